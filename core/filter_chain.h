@@ -1,0 +1,80 @@
+// Copyright urlguard authors.
+//
+// FilterChain: the lookup over a set of open snapshots (ARCHITECTURE §3, steps 1-4). For one URL:
+//   1. canonicalize (failure -> invalid, never a match);
+//   2. generate the host-suffix x path-prefix expressions and hash each with SHA-256;
+//   3. probe every list: the domain layer with the whole-host expressions ("a.b.c/"), the url layer with the
+//      others, and for IP hosts the ip layer once per prefix length that list's ip layer contains;
+//   4. report every hit (list, layer, expression, key), or none: safe.
+// All probes of a URL (and of a batch of URLs) are prefetched before any is resolved, so their cache misses
+// overlap.
+//
+// Allocation: none once a LookupScratch has served a URL of the current size (reuse one per thread).
+// Thread safety: a FilterChain is immutable after construction; any number of threads may probe it, each
+// with its own LookupScratch.
+#ifndef URLGUARD_CORE_FILTER_CHAIN_H_
+#define URLGUARD_CORE_FILTER_CHAIN_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "core/entry.h"
+#include "core/sha256.h"
+#include "core/snapshot.h"
+#include "core/url_canon.h"
+#include "urlguard/status.h"
+
+namespace urlguard {
+
+// At most this many hits are reported for one URL (more are counted in LookupResult::hits_dropped).
+constexpr size_t kMaxHitsPerUrl = 16;
+// IPv4 has 33 prefix lengths, IPv6 129: the most ip-layer probes one list can need.
+constexpr size_t kMaxIpProbes = 129;
+
+struct LookupHit {
+  uint32_t list;        // index into the chain's lists
+  LayerKind layer;
+  uint32_t expression;  // index into LookupScratch::expressions, or kIpExpression
+  int prefix_length;    // ip layer only: the expression is IpPrefixExpression(url.ip, ..., prefix_length)
+  Sha256Digest key;
+};
+constexpr uint32_t kIpExpression = 0xffffffffu;
+
+// Per-thread working memory for lookups.
+struct LookupScratch {
+  CanonicalUrl url;
+  ExpressionList expressions;
+  Sha256Digest digests[kMaxExpressions];
+  LookupHit hits[kMaxHitsPerUrl];
+  size_t hit_count = 0;
+  size_t hits_dropped = 0;
+};
+
+class FilterChain {
+ public:
+  FilterChain() = default;
+  explicit FilterChain(std::vector<SnapshotView> lists) : lists_(std::move(lists)) {}
+
+  const std::vector<SnapshotView>& lists() const { return lists_; }
+
+  // Steps 1-4 for one URL. Returns the canonicalization status (then no probe was made); on ok,
+  // scratch->hit_count says how many hits scratch->hits holds.
+  Status LookupUrl(std::string_view url, LookupScratch* scratch) const;
+
+  // Probes an already canonicalized URL whose expressions and digests are in `scratch` (steps 3-4).
+  void Probe(LookupScratch* scratch) const;
+  // Issues the prefetches of Probe(scratch) without resolving them.
+  void PrefetchProbes(const LookupScratch& scratch) const;
+
+  // Fills scratch->expressions and digests from scratch->url (step 2).
+  static void HashExpressions(LookupScratch* scratch);
+
+ private:
+  std::vector<SnapshotView> lists_;
+};
+
+}  // namespace urlguard
+
+#endif  // URLGUARD_CORE_FILTER_CHAIN_H_

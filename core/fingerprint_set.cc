@@ -1,0 +1,323 @@
+// Copyright urlguard authors.
+#include "core/fingerprint_set.h"
+
+#include <bit>
+#include <cassert>
+#include <cmath>
+
+#include "core/byte_io.h"
+
+#if defined(__BMI2__)
+#include <immintrin.h>
+#endif
+
+namespace urlguard {
+namespace {
+
+constexpr uint32_t kSampleShift = 7;  // one u32 sample per 128 buckets
+
+struct Params {
+  uint32_t r;
+  uint64_t buckets;
+};
+
+uint64_t CeilDiv(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
+
+uint64_t BodyBits(uint64_t n, uint64_t buckets, uint32_t r) {
+  uint64_t samples = (buckets >> kSampleShift) + 2;
+  return n * r + (n + buckets) + samples * 32;
+}
+
+// Chooses r (and so Q = ceil(U / 2^r)) minimising the body size.
+Params ChooseParams(uint64_t n, uint64_t universe) {
+  if (n == 0) return {63, CeilDiv(universe, uint64_t{1} << 63)};  // empty: one or two empty buckets
+  double ratio = static_cast<double>(universe) / static_cast<double>(n);
+  int base = ratio < 2 ? 0 : static_cast<int>(std::floor(std::log2(ratio)));
+  Params best{0, 0};
+  uint64_t best_bits = UINT64_MAX;
+  for (int r = std::max(0, base - 1); r <= std::min(63, base + 2); ++r) {
+    uint64_t buckets = CeilDiv(universe, uint64_t{1} << r);
+    if (buckets > (uint64_t{1} << 40)) continue;  // absurd universes: keep the unary stream bounded
+    uint64_t bits = BodyBits(n, buckets, static_cast<uint32_t>(r));
+    if (bits < best_bits) {
+      best_bits = bits;
+      best = {static_cast<uint32_t>(r), buckets};
+    }
+  }
+  assert(best.buckets > 0);
+  return best;
+}
+
+class BitAppender {
+ public:
+  explicit BitAppender(std::vector<uint64_t>* words) : words_(words) {}
+  void Put(uint64_t value, uint32_t bits) {  // bits <= 64, value < 2^bits
+    if (bits == 0) return;
+    uint32_t off = static_cast<uint32_t>(pos_ & 63);
+    size_t idx = pos_ >> 6;
+    if (idx >= words_->size()) words_->push_back(0);
+    (*words_)[idx] |= value << off;
+    if (off + bits > 64) {
+      words_->push_back(value >> (64 - off));
+    }
+    pos_ += bits;
+  }
+  void PutOnes(uint64_t count) {
+    while (count >= 32) {
+      Put(0xffffffffu, 32);
+      count -= 32;
+    }
+    if (count > 0) Put((uint64_t{1} << count) - 1, static_cast<uint32_t>(count));
+  }
+  uint64_t pos() const { return pos_; }
+
+ private:
+  std::vector<uint64_t>* words_;
+  uint64_t pos_ = 0;
+};
+
+// Position (0-63) of the k-th (0-based) set bit of x; x must have more than k set bits.
+inline uint32_t SelectInWord(uint64_t x, uint32_t k) {
+#if defined(__BMI2__)
+  return static_cast<uint32_t>(std::countr_zero(_pdep_u64(uint64_t{1} << k, x)));
+#else
+  // Find the byte by popcounts, then the bit inside it.
+  for (uint32_t byte = 0; byte < 8; ++byte) {
+    uint32_t c = static_cast<uint32_t>(std::popcount((x >> (byte * 8)) & 0xff));
+    if (k < c) {
+      uint64_t b = (x >> (byte * 8)) & 0xff;
+      for (uint32_t i = 0; i < k; ++i) b &= b - 1;
+      return byte * 8 + static_cast<uint32_t>(std::countr_zero(b));
+    }
+    k -= c;
+  }
+  return 64;
+#endif
+}
+
+}  // namespace
+
+double FingerprintSetBitsPerEntry(uint64_t n, uint64_t universe) {
+  if (n == 0) return 0;
+  Params p = ChooseParams(n, universe);
+  return static_cast<double>(BodyBits(n, p.buckets, p.r) + kFingerprintSetHeaderBytes * 8) /
+         static_cast<double>(n);
+}
+
+std::string BuildFingerprintSet(const std::vector<uint64_t>& fps, uint64_t universe) {
+  assert(universe >= 1);
+  assert(fps.size() <= kMaxLayerEntries);
+  const uint64_t n = fps.size();
+  Params p = ChooseParams(n, universe);
+  const uint64_t samples = (p.buckets >> kSampleShift) + 2;  // + a final sample equal to n
+
+  std::vector<uint64_t> unary;
+  std::vector<uint64_t> rems;
+  BitAppender unary_bits(&unary);
+  BitAppender rem_bits(&rems);
+  std::vector<uint32_t> sample_values;
+  sample_values.reserve(samples);
+  const uint64_t rem_mask = p.r == 0 ? 0 : (p.r == 64 ? ~uint64_t{0} : (uint64_t{1} << p.r) - 1);
+
+  uint64_t i = 0;
+  for (uint64_t bucket = 0; bucket < p.buckets; ++bucket) {
+    if ((bucket & ((uint64_t{1} << kSampleShift) - 1)) == 0) {
+      sample_values.push_back(static_cast<uint32_t>(i));
+    }
+    uint64_t start = i;
+    while (i < n && (fps[i] >> p.r) == bucket) {
+      assert(fps[i] < universe);
+      assert(i == 0 || fps[i] > fps[i - 1]);
+      rem_bits.Put(fps[i] & rem_mask, p.r);
+      ++i;
+    }
+    unary_bits.PutOnes(i - start);
+    unary_bits.Put(0, 1);
+  }
+  assert(i == n);
+  while (sample_values.size() < samples) sample_values.push_back(static_cast<uint32_t>(n));
+  const uint64_t unary_words = CeilDiv(n + p.buckets, 64);
+  unary.resize(unary_words, 0);
+  const uint64_t rem_words = CeilDiv(n * p.r, 64) + 1;  // + 1: a two-word read is always in bounds
+  rems.resize(rem_words, 0);
+
+  std::string out;
+  out.reserve(kFingerprintSetHeaderBytes + samples * 4 + 8 + (unary_words + rem_words) * 8);
+  AppendLE64(&out, universe);
+  AppendLE64(&out, n);
+  AppendLE64(&out, p.buckets);
+  AppendLE32(&out, p.r);
+  AppendLE32(&out, kSampleShift);
+  AppendLE64(&out, samples);
+  AppendLE64(&out, unary_words);
+  AppendLE64(&out, rem_words);
+  assert(out.size() == kFingerprintSetHeaderBytes);
+  for (uint32_t s : sample_values) AppendLE32(&out, s);
+  PadTo(&out, 8);
+  for (uint64_t w : unary) AppendLE64(&out, w);
+  for (uint64_t w : rems) AppendLE64(&out, w);
+  return out;
+}
+
+Result<FingerprintSetView> FingerprintSetView::Open(const uint8_t* data, size_t size) {
+  if (size < kFingerprintSetHeaderBytes) return Status::Corruption("fingerprint set: body too short");
+  if (reinterpret_cast<uintptr_t>(data) % 8 != 0) {
+    return Status::Corruption("fingerprint set: body not 8-byte aligned");
+  }
+  FingerprintSetView v;
+  v.universe_ = LoadLE64(data);
+  v.n_ = LoadLE64(data + 8);
+  v.buckets_ = LoadLE64(data + 16);
+  v.r_ = LoadLE32(data + 24);
+  v.sample_shift_ = LoadLE32(data + 28);
+  v.sample_count_ = LoadLE64(data + 32);
+  v.unary_words_ = LoadLE64(data + 40);
+  v.remainder_words_ = LoadLE64(data + 48);
+
+  if (v.universe_ == 0) return Status::Corruption("fingerprint set: zero universe");
+  if (v.n_ > kMaxLayerEntries) return Status::Corruption("fingerprint set: too many entries");
+  if (v.r_ > 63) return Status::Corruption("fingerprint set: remainder width over 63 bits");
+  if (v.sample_shift_ != kSampleShift) return Status::Corruption("fingerprint set: unknown sample spacing");
+  if (v.buckets_ == 0 || v.buckets_ > (uint64_t{1} << 40) ||
+      v.buckets_ != CeilDiv(v.universe_, uint64_t{1} << v.r_)) {
+    return Status::Corruption("fingerprint set: bucket count does not match universe and remainder width");
+  }
+  if (v.sample_count_ != (v.buckets_ >> kSampleShift) + 2) {
+    return Status::Corruption("fingerprint set: wrong sample count");
+  }
+  if (v.unary_words_ != CeilDiv(v.n_ + v.buckets_, 64)) {
+    return Status::Corruption("fingerprint set: wrong unary length");
+  }
+  if (v.remainder_words_ != CeilDiv(v.n_ * v.r_, 64) + 1) {
+    return Status::Corruption("fingerprint set: wrong remainder length");
+  }
+  uint64_t samples_bytes = (v.sample_count_ * 4 + 7) / 8 * 8;
+  uint64_t need = kFingerprintSetHeaderBytes + samples_bytes + (v.unary_words_ + v.remainder_words_) * 8;
+  if (need != size) {
+    return Status::Corruption("fingerprint set: body is " + std::to_string(size) + " bytes, header implies " +
+                              std::to_string(need));
+  }
+  v.samples_ = data + kFingerprintSetHeaderBytes;
+  v.unary_ = v.samples_ + samples_bytes;
+  v.remainders_ = v.unary_ + v.unary_words_ * 8;
+
+  // Samples: start at 0, never decrease, end at n. This is what bounds every probe.
+  uint32_t prev = 0;
+  if (LoadLE32(v.samples_) != 0) return Status::Corruption("fingerprint set: first sample not 0");
+  for (uint64_t i = 1; i < v.sample_count_; ++i) {
+    uint32_t s = LoadLE32(v.samples_ + i * 4);
+    if (s < prev) return Status::Corruption("fingerprint set: samples decrease");
+    prev = s;
+  }
+  if (prev != v.n_) return Status::Corruption("fingerprint set: last sample is not the entry count");
+  uint64_t ones = 0;
+  for (uint64_t i = 0; i < v.unary_words_; ++i) ones += std::popcount(LoadLE64(v.unary_ + i * 8));
+  if (ones != v.n_) return Status::Corruption("fingerprint set: unary stream does not hold n entries");
+  return v;
+}
+
+uint64_t FingerprintSetView::FingerprintOf(uint64_t h) const { return MulHi64(h, universe_); }
+
+void FingerprintSetView::Prefetch(uint64_t fp) const {
+  uint64_t bucket = fp >> r_;
+  uint64_t block = bucket >> kSampleShift;
+  if (block + 1 >= sample_count_) return;
+  uint64_t first = LoadLE32(samples_ + block * 4);
+  __builtin_prefetch(unary_ + ((first + (block << kSampleShift)) >> 6) * 8);
+  __builtin_prefetch(remainders_ + ((first * r_) >> 6) * 8);
+}
+
+bool FingerprintSetView::ContainsFingerprint(uint64_t fp) const {
+  if (n_ == 0 || fp >= universe_) return false;
+  const uint64_t bucket = fp >> r_;
+  const uint64_t block = bucket >> kSampleShift;
+  const uint32_t within = static_cast<uint32_t>(bucket & ((uint64_t{1} << kSampleShift) - 1));
+  const uint64_t first = LoadLE32(samples_ + block * 4);
+  const uint64_t limit = LoadLE32(samples_ + (block + 1) * 4);  // entries of this block end before it
+  // Bits of this block in the unary stream: [begin, end).
+  const uint64_t begin = first + (block << kSampleShift);
+  const uint64_t stream_bits = unary_words_ * 64;
+  const uint64_t end = std::min(stream_bits, limit + ((block + 1) << kSampleShift));
+
+  // Skip `within` zeros (closed buckets) from `begin`.
+  uint64_t pos = begin;
+  uint32_t zeros_left = within;
+  while (zeros_left > 0) {
+    if (pos >= end) return false;  // malformed block: treat as absent
+    uint64_t word_index = pos >> 6;
+    uint32_t off = static_cast<uint32_t>(pos & 63);
+    // The stream's zero bits from `pos` on, as ones; the shift brings in zeros above them.
+    uint64_t zeros = ~LoadLE64(unary_ + word_index * 8) >> off;
+    uint32_t avail = 64 - off;
+    uint32_t count = static_cast<uint32_t>(std::popcount(zeros));
+    if (count >= zeros_left) {
+      pos += SelectInWord(zeros, zeros_left - 1) + 1;
+      zeros_left = 0;
+    } else {
+      zeros_left -= count;
+      pos += avail;
+    }
+  }
+  // Entries of earlier buckets in this block = bits consumed minus zeros consumed.
+  uint64_t entry = first + (pos - begin) - within;
+  // Count the ones of this bucket (its size).
+  uint64_t count = 0;
+  for (;;) {
+    if (pos >= end) return false;
+    uint64_t word_index = pos >> 6;
+    uint32_t off = static_cast<uint32_t>(pos & 63);
+    uint64_t bits = LoadLE64(unary_ + word_index * 8) >> off;
+    uint32_t run = static_cast<uint32_t>(std::countr_one(bits));
+    uint32_t avail = 64 - off;
+    if (run < avail) {
+      count += run;
+      break;
+    }
+    count += avail;
+    pos += avail;
+  }
+  if (entry + count > limit) return false;  // malformed: more ones than the samples allow
+  const uint64_t rem = fp & ((uint64_t{1} << r_) - 1);
+  if (r_ == 0) return count > 0;
+  const uint64_t mask = (uint64_t{1} << r_) - 1;
+  for (uint64_t e = entry; e < entry + count; ++e) {
+    uint64_t bit = e * r_;
+    uint64_t w = bit >> 6;
+    uint32_t off = static_cast<uint32_t>(bit & 63);
+    uint64_t lo = LoadLE64(remainders_ + w * 8) >> off;
+    if (off + r_ > 64) lo |= LoadLE64(remainders_ + (w + 1) * 8) << (64 - off);
+    uint64_t value = lo & mask;
+    if (value == rem) return true;
+    if (value > rem) return false;  // sorted within the bucket
+  }
+  return false;
+}
+
+void FingerprintSetView::Decode(std::vector<uint64_t>* out) const {
+  out->clear();
+  out->reserve(n_);
+  uint64_t bucket = 0;
+  uint64_t entry = 0;
+  const uint64_t mask = r_ == 0 ? 0 : (uint64_t{1} << r_) - 1;
+  const uint64_t total_bits = n_ + buckets_;
+  for (uint64_t pos = 0; pos < total_bits && entry < n_; ++pos) {
+    bool one = (LoadLE64(unary_ + (pos >> 6) * 8) >> (pos & 63)) & 1;
+    if (!one) {
+      ++bucket;
+      continue;
+    }
+    uint64_t value = 0;
+    if (r_ > 0) {
+      uint64_t bit = entry * r_;
+      uint64_t w = bit >> 6;
+      uint32_t off = static_cast<uint32_t>(bit & 63);
+      uint64_t lo = LoadLE64(remainders_ + w * 8) >> off;
+      if (off + r_ > 64) lo |= LoadLE64(remainders_ + (w + 1) * 8) << (64 - off);
+      value = lo & mask;
+    }
+    out->push_back((bucket << r_) | value);
+    ++entry;
+  }
+}
+
+}  // namespace urlguard

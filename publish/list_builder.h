@@ -1,0 +1,79 @@
+// Copyright urlguard authors.
+//
+// ListBuilder: turns list entries (text) into a snapshot's layers.
+//
+// Sizing (ARCHITECTURE §2, §4). The target is a per-URL false-positive rate p. A URL probes each layer L about
+// k_L times (kExpectedProbes below), and a probe of a layer holding n_L fingerprints in universe U_L hits
+// falsely with probability n_L / U_L, so the per-URL rate is sum_L k_L n_L / U_L. Minimising the total size
+// sum_L n_L log2(U_L / n_L) under that constraint (Lagrange) gives U_L = k_L * N / p with N the total entry
+// count: every layer gets the same "false hits per probe per entry", and big layers are not starved.
+// The universes are exact integers, not powers of two, so no bits are lost to rounding.
+//
+// Thread safety: not thread-safe; one builder per thread.
+#ifndef URLGUARD_PUBLISH_LIST_BUILDER_H_
+#define URLGUARD_PUBLISH_LIST_BUILDER_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/entry.h"
+#include "core/snapshot.h"
+#include "urlguard/status.h"
+
+namespace urlguard {
+
+// Expected probes per URL in each layer, for sizing. Measured on bench/'s browsing corpus (1 M URLs modelled on
+// public click-stream statistics): 2.6 whole-host expressions (domain layer) and 6.9 others (url layer) per URL;
+// rounded up. An IP-host URL probes its ip layer once per prefix length present, so that layer is sized with
+// its own prefix-length count.
+constexpr double kExpectedDomainProbes = 3.0;
+constexpr double kExpectedUrlProbes = 8.0;
+
+struct BuildOptions {
+  std::string list_name;
+  uint64_t version = 1;
+  int64_t created_unix = 0;
+  double fp_rate = 0.001;  // per-URL false-positive target, 0 < p < 1
+  FilterKind filter = FilterKind::kFingerprintArray;
+  // When nonzero, use these universes instead of sizing (the publisher keeps a list's universes stable across
+  // versions so diffs stay small). Index by LayerKind.
+  uint64_t universe_override[3] = {0, 0, 0};
+};
+
+struct LayerBuildStats {
+  uint64_t entries = 0;     // unique keys
+  uint64_t duplicates = 0;  // entries whose key was already present
+  uint64_t universe = 0;    // fingerprint arrays
+  uint64_t collisions = 0;  // distinct keys that share a fingerprint (harmless: still no false negative)
+  double expected_fp_per_probe = 0;
+};
+
+class ListBuilder {
+ public:
+  ListBuilder() = default;
+
+  // Adds one entry (see core/entry.h for how text maps to a layer). kInvalidArgument with the reason when the
+  // text is not a URL, domain, address or range; the builder is unchanged then.
+  Status Add(std::string_view entry);
+  // Adds a computed key: the SHA-256 of `key.expression`.
+  void AddKey(const EntryKey& key);
+
+  uint64_t added() const { return added_; }
+
+  // Sizes and builds the layers. Fails with kInvalidArgument for bad options (list name, fp rate).
+  Result<SnapshotContent> Finish(const BuildOptions& options, LayerBuildStats stats[3]);
+
+  // The universe Finish would choose for `layer` given the current contents.
+  uint64_t UniverseFor(LayerKind layer, double fp_rate) const;
+
+ private:
+  std::vector<uint64_t> keys_[3];  // first 8 bytes of each key: all that either filter uses
+  IpPrefixLengths ip_prefixes_;
+  uint64_t added_ = 0;
+};
+
+}  // namespace urlguard
+
+#endif  // URLGUARD_PUBLISH_LIST_BUILDER_H_
