@@ -73,6 +73,13 @@ Result<EntryKey> EntryKeyFor(std::string_view entry) {
     entry.remove_suffix(1);
   }
   if (entry.empty()) return Status::InvalidArgument("empty entry");
+  if (entry.size() > kMaxUrlBytes) return Status::InvalidArgument("entry longer than 8 KiB");
+  for (char c : entry) {
+    // Feeds are text: an entry with a space or control byte inside is a parsing slip, not a URL to list.
+    if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f) {
+      return Status::InvalidArgument("entry contains whitespace or a control character");
+    }
+  }
 
   EntryKey key;
   uint8_t addr[16];

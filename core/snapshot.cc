@@ -16,15 +16,6 @@ const char* FilterKindName(FilterKind kind) {
   return "unknown";
 }
 
-bool IsValidListName(std::string_view name) {
-  if (name.empty() || name.size() > kMaxListNameBytes) return false;
-  for (char c : name) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
-    if (!ok) return false;
-  }
-  return true;
-}
-
 bool IpPrefixLengths::Empty() const {
   return std::all_of(bits.begin(), bits.end(), [](uint8_t b) { return b == 0; });
 }

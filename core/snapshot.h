@@ -27,6 +27,7 @@
 #include "core/blocked_bloom.h"
 #include "core/fingerprint_set.h"
 #include "core/layer_kind.h"
+#include "core/list_name.h"
 #include "core/sha256.h"
 #include "urlguard/status.h"
 
@@ -36,15 +37,12 @@ constexpr uint32_t kSnapshotFormatVersion = 1;
 inline constexpr char kSnapshotMagic[8] = {'U', 'G', 'S', 'N', 'A', 'P', '\x1a', '\n'};
 constexpr size_t kSnapshotHeaderBytes = 64;
 constexpr size_t kSnapshotLayerEntryBytes = 64;
-constexpr size_t kMaxListNameBytes = 64;
 constexpr size_t kMaxSnapshotLayers = 3;
 constexpr uint64_t kMaxSnapshotBytes = uint64_t{4} << 30;  // 4 GiB
 
 enum class FilterKind : uint8_t { kFingerprintArray = 1, kBlockedBloom = 2 };
 
 const char* FilterKindName(FilterKind kind);  // "fingerprint-array", "blocked-bloom"
-// True for 1-64 bytes of [a-z0-9_-]: list names appear in file names and URLs.
-bool IsValidListName(std::string_view name);
 
 // The IP prefix lengths present in an ip layer: bit L for IPv4 /L (0-32), bit 64+L for IPv6 /L (0-128).
 struct IpPrefixLengths {

@@ -1,0 +1,27 @@
+// Copyright urlguard authors.
+//
+// List names appear in file names, URLs and every file format, so they are restricted to 1-64 bytes of
+// [a-z0-9_-]. Changes the on-disk formats: the snapshot and diff readers refuse other names.
+#ifndef URLGUARD_CORE_LIST_NAME_H_
+#define URLGUARD_CORE_LIST_NAME_H_
+
+#include <cstddef>
+#include <string_view>
+
+namespace urlguard {
+
+constexpr size_t kMaxListNameBytes = 64;
+
+// True for 1-64 bytes of [a-z0-9_-].
+constexpr bool IsValidListName(std::string_view name) {
+  if (name.empty() || name.size() > kMaxListNameBytes) return false;
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+}  // namespace urlguard
+
+#endif  // URLGUARD_CORE_LIST_NAME_H_
