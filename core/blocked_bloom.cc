@@ -80,6 +80,32 @@ BloomSizing SizeBlockedBloom(uint64_t n, double p) {
   return s;
 }
 
+BloomSizing SizeBlockedBloomForTarget(uint64_t n, double p) {
+  n = std::max<uint64_t>(n, 1);
+  BloomSizing base = SizeBlockedBloom(n, p);
+  BloomSizing best = base;
+  best.blocks = 0;
+  for (uint32_t k = base.hashes > 2 ? base.hashes - 2 : 1; k <= std::min(kMaxBloomHashes, base.hashes + 3); ++k) {
+    // Grow the block count by 1% steps until the blocked rate meets the target.
+    uint64_t blocks = base.blocks;
+    for (int step = 0; step < 200; ++step) {
+      double rate = BlockedBloomFalsePositiveRate(n, blocks, k);
+      if (rate <= p) {
+        if (best.blocks == 0 || blocks < best.blocks) {
+          best.blocks = blocks;
+          best.hashes = k;
+          best.expected_fp_rate = rate;
+        }
+        break;
+      }
+      blocks = std::max(blocks + 1, blocks + blocks / 100);
+    }
+  }
+  if (best.blocks == 0) return base;  // target unreachable within the search: fall back to classic sizing
+  best.bits_per_entry = static_cast<double>(best.blocks * 512) / static_cast<double>(n);
+  return best;
+}
+
 Result<BlockedBloomView> BlockedBloomView::Open(const uint8_t* data, size_t size) {
   if (size < kBloomHeaderBytes) return Status::Corruption("bloom: body too short");
   BlockedBloomView v;
@@ -112,7 +138,7 @@ BlockedBloom::BlockedBloom(uint64_t blocks, uint32_t hashes)
 }
 
 BlockedBloom BlockedBloom::ForCapacity(uint64_t n, double p) {
-  BloomSizing s = SizeBlockedBloom(n, p);
+  BloomSizing s = SizeBlockedBloomForTarget(n, p);
   return BlockedBloom(s.blocks, s.hashes);
 }
 

@@ -44,7 +44,11 @@ struct BloomSizing {
 };
 
 // Sizes a blocked Bloom filter for `n` keys at false-positive rate `p` (0 < p < 1) with the classic formulas.
+// The blocking penalty makes the real rate (expected_fp_rate) somewhat higher than p.
 BloomSizing SizeBlockedBloom(uint64_t n, double p);
+// The smallest blocked Bloom filter (searching block count and k around the classic sizing) whose expected
+// rate, blocking penalty included, is at most p. This is what list builders use.
+BloomSizing SizeBlockedBloomForTarget(uint64_t n, double p);
 // The expected false-positive rate of `blocks` blocks with `hashes` bits per key after `n` inserts.
 double BlockedBloomFalsePositiveRate(uint64_t n, uint64_t blocks, uint32_t hashes);
 
@@ -76,6 +80,7 @@ class BlockedBloomView {
 class BlockedBloom {
  public:
   BlockedBloom(uint64_t blocks, uint32_t hashes);  // blocks >= 1, 1 <= hashes <= kMaxBloomHashes
+  // Sized by SizeBlockedBloomForTarget: meets `p` with the blocking penalty included.
   static BlockedBloom ForCapacity(uint64_t n, double p);
 
   void Insert(uint64_t key);

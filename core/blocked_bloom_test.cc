@@ -19,6 +19,15 @@ TEST(BlockedBloom, ClassicSizingFormulas) {
   EXPECT_LT(s.expected_fp_rate, 0.013);
 }
 
+TEST(BlockedBloom, SizingForTargetIncludesTheBlockingPenalty) {
+  for (double p : {0.01, 0.001, 1e-4}) {
+    BloomSizing s = SizeBlockedBloomForTarget(1000000, p);
+    EXPECT_LE(s.expected_fp_rate, p);
+    EXPECT_GT(s.bits_per_entry, SizeBlockedBloom(1000000, p).bits_per_entry);  // pays for the penalty
+    EXPECT_LT(s.bits_per_entry, SizeBlockedBloom(1000000, p).bits_per_entry * 1.4);
+  }
+}
+
 TEST(BlockedBloom, NoFalseNegativesAndMeasuredRateNearExpected) {
   const uint64_t n = 200000;
   BlockedBloom f = BlockedBloom::ForCapacity(n, 0.001);

@@ -100,6 +100,14 @@ Result<EntryKey> EntryKeyFor(std::string_view entry) {
     key.expression.assign(buf, IpPrefixExpression(addr, v6, len, buf));
     return key;
   }
+  // "203.0.113.0/33" looks like a CIDR range with a bad length; reading it as the URL path "/33" would list
+  // something nobody meant.
+  size_t slash = entry.find('/');
+  if (slash != std::string_view::npos && slash + 1 < entry.size() &&
+      entry.find_first_not_of("0123456789", slash + 1) == std::string_view::npos &&
+      ParseIpOrCidr(entry.substr(0, slash), addr, &v6, &len)) {
+    return Status::InvalidArgument("CIDR prefix length out of range: " + std::string(entry));
+  }
 
   CanonicalUrl url;
   Status s = Canonicalize(entry, &url);
