@@ -20,9 +20,12 @@ constexpr bool IsValidLayerKind(uint8_t value) { return value < kLayerKindCount;
 // "domain", "url", "ip"; "invalid" for a value outside the enum. Never null.
 constexpr const char* LayerKindName(LayerKind kind) {
   switch (kind) {
-    case LayerKind::kDomain: return "domain";
-    case LayerKind::kUrl: return "url";
-    case LayerKind::kIp: return "ip";
+    case LayerKind::kDomain:
+      return "domain";
+    case LayerKind::kUrl:
+      return "url";
+    case LayerKind::kIp:
+      return "ip";
   }
   return "invalid";
 }

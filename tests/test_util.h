@@ -52,7 +52,7 @@ struct RunResult {
 };
 
 // Runs a shell command line, capturing stdout (stderr goes to `stderr_file` when given, else passes through).
-inline RunResult Run(const std::string& command, const std::string& stdin_text = "",
+inline RunResult RunCommand(const std::string& command, const std::string& stdin_text = "",
                      const std::string& stderr_file = "") {
   std::string cmd = command;
   std::string in_file;

@@ -1,0 +1,592 @@
+// Copyright urlguard authors.
+#include "core/diff_codec.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/byte_io.h"
+#include "core/sha256.h"
+
+// ---- allocation tracking: the largest single allocation while g_track is set ---------------------------
+// The replaced operator new/delete pair uses malloc/free; GCC cannot see that they match.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
+namespace {
+std::atomic<bool> g_track{false};
+std::atomic<size_t> g_largest_alloc{0};
+}  // namespace
+
+void* operator new(size_t size) {
+  if (g_track.load(std::memory_order_relaxed)) {
+    size_t prev = g_largest_alloc.load(std::memory_order_relaxed);
+    while (size > prev && !g_largest_alloc.compare_exchange_weak(prev, size)) {
+    }
+  }
+  void* p = std::malloc(size == 0 ? 1 : size);
+  if (p == nullptr) throw std::bad_alloc();
+  return p;
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, size_t) noexcept { std::free(p); }
+
+namespace urlguard {
+namespace {
+
+// Sorted unique values in [0, universe), n of them, deterministic for the seed.
+std::vector<uint64_t> RandomSet(size_t n, uint64_t universe, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<uint64_t> v;
+  v.reserve(n);
+  while (v.size() < n) {
+    while (v.size() < n) v.push_back(rng() % universe);
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+  }
+  return v;
+}
+
+// `old` with `removals` random entries dropped and `additions` random values (not in old) added.
+std::vector<uint64_t> Mutate(const std::vector<uint64_t>& old, size_t removals, size_t additions,
+                             uint64_t universe, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<uint64_t> out = old;
+  std::shuffle(out.begin(), out.end(), rng);
+  out.resize(out.size() - std::min(removals, out.size()));
+  std::vector<uint64_t> sorted_old = old;  // already sorted
+  size_t added = 0;
+  std::vector<uint64_t> extra;
+  while (added < additions) {
+    const uint64_t v = rng() % universe;
+    if (std::binary_search(sorted_old.begin(), sorted_old.end(), v)) continue;
+    if (std::find(extra.begin(), extra.end(), v) != extra.end()) continue;
+    extra.push_back(v);
+    ++added;
+  }
+  out.insert(out.end(), extra.begin(), extra.end());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Recomputes the SHA-256 trailer after a test edits the bytes before it, so the edit reaches the parser.
+std::string Reseal(std::string bytes) {
+  bytes.resize(bytes.size() - kDiffTrailerBytes);
+  const Sha256Digest d = Sha256(bytes);
+  bytes.append(reinterpret_cast<const char*>(d.data()), d.size());
+  return bytes;
+}
+
+// Offset of layer record i in a diff whose list name has `name_length` bytes.
+size_t RecordOffset(size_t name_length, size_t i) {
+  return kDiffFixedHeaderBytes + name_length + kDiffLayerRecordBytes * i;
+}
+
+void Put64(std::string* s, size_t offset, uint64_t v) {
+  StoreLE64(reinterpret_cast<uint8_t*>(&(*s)[offset]), v);
+}
+void Put32(std::string* s, size_t offset, uint32_t v) {
+  StoreLE32(reinterpret_cast<uint8_t*>(&(*s)[offset]), v);
+}
+
+// The golden diff: two layers, a handful of entries.
+Diff GoldenDiff() {
+  Diff d;
+  d.list_name = "phishing";
+  d.from_version = 41;
+  d.to_version = 42;
+  LayerDiff domain;
+  domain.layer = LayerKind::kDomain;
+  domain.universe = 1000;
+  domain.old_count = 10;
+  domain.new_count = 10;
+  domain.removed_positions = {1, 4, 9};
+  domain.added = {7, 300, 999};
+  LayerDiff ip;
+  ip.layer = LayerKind::kIp;
+  ip.universe = uint64_t{1} << 37;
+  ip.old_count = 5;
+  ip.new_count = 7;
+  ip.added = {12345, 99999999};
+  d.layers = {domain, ip};
+  return d;
+}
+
+// Changes the on-disk format: a deliberate format change updates this string and kDiffFormatVersion.
+// Annotated byte by byte in docs/diff-format.md ("Worked example").
+constexpr char kGoldenHex[] =
+    "5547444946460d0a"  // magic "UGDIFF\r\n"
+    "01000000"          // format version 1
+    "a2000000"          // header length 162 = 34 + 8 + 2 * 60
+    "08"
+    "7068697368696e67"  // name "phishing"
+    "2900000000000000"  // from_version 41
+    "2a00000000000000"  // to_version 42
+    "02"                // 2 layers
+    // domain record: kind 0, removed k 1, added k 8, reserved; universe 1000, old 10, new 10, removed 3,
+    // added 3, removed stream 2 bytes, added stream 4 bytes
+    "00"
+    "01"
+    "08"
+    "00"
+    "e803000000000000"
+    "0a00000000000000"
+    "0a00000000000000"
+    "0300000000000000"
+    "0300000000000000"
+    "0200000000000000"
+    "0400000000000000"
+    // ip record: kind 2, removed k 0 (empty), added k 25, reserved; universe 2^37, old 5, new 7, removed 0,
+    // added 2, removed stream 0 bytes, added stream 7 bytes
+    "02"
+    "00"
+    "19"
+    "00"
+    "0000000020000000"
+    "0500000000000000"
+    "0700000000000000"
+    "0000000000000000"
+    "0200000000000000"
+    "0000000000000000"
+    "0700000000000000"
+    // streams: domain removed (gaps 1 2 4, k 1), domain added (gaps 7 292 698, k 8), ip removed (empty),
+    // ip added (gaps 12345 99987653, k 25)
+    "6600"
+    "0e22992e"
+    "726000ac18b63e";
+constexpr char kGoldenTrailerHex[] = "8ee680e4125c6470c216b6e46294f2487af95b452cbaa0f2e7c46a44ed85c06b";
+
+TEST(DiffGoldenTest, EncodesToPinnedBytes) {
+  const std::string bytes = EncodeDiff(GoldenDiff());
+  EXPECT_EQ(ToHex(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()),
+            std::string(kGoldenHex) + kGoldenTrailerHex);
+  EXPECT_EQ(bytes.size(), 162u + 2 + 4 + 0 + 7 + 32);
+}
+
+TEST(DiffGoldenTest, DecodesPinnedBytes) {
+  const std::string hex = std::string(kGoldenHex) + kGoldenTrailerHex;
+  std::string bytes(hex.size() / 2, '\0');
+  ASSERT_TRUE(FromHex(hex, reinterpret_cast<uint8_t*>(bytes.data()), bytes.size()));
+  Result<Diff> d = DecodeDiff(bytes);
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(*d, GoldenDiff());
+}
+
+TEST(DiffGoldenTest, AppliesToAnOldState) {
+  const Diff d = GoldenDiff();
+  const std::vector<uint64_t> old_domain = {3, 7 + 1, 20, 50, 51, 100, 200, 500, 800, 998};
+  // Removes positions 1, 4, 9 (8, 51, 998) and adds 7, 300, 999.
+  std::vector<uint64_t> out;
+  ASSERT_TRUE(ApplyLayerDiff(old_domain, d.layers[0], &out).ok());
+  EXPECT_EQ(out, (std::vector<uint64_t>{3, 7, 20, 50, 100, 200, 300, 500, 800, 999}));
+}
+
+// ---- round trips ---------------------------------------------------------------------------------------
+
+TEST(DiffRoundTripTest, RandomSetsAllSizesAndUniverses) {
+  const uint64_t kUniverses[] = {uint64_t{1} << 20, uint64_t{1} << 37, uint64_t{1} << 63};
+  const size_t kSizes[] = {0, 1, 1000, 100000};
+  uint64_t seed = 100;
+  for (uint64_t universe : kUniverses) {
+    for (size_t n : kSizes) {
+      SCOPED_TRACE("universe " + std::to_string(universe) + " n " + std::to_string(n));
+      const std::vector<uint64_t> old_set = RandomSet(n, universe, seed++);
+      const std::vector<uint64_t> new_set = Mutate(old_set, n / 10 + (n > 0), n / 10 + 1, universe, seed++);
+      Diff diff;
+      diff.list_name = "malware";
+      diff.from_version = seed;
+      diff.to_version = seed + 1000;
+      diff.layers.push_back(MakeLayerDiff(LayerKind::kDomain, universe, old_set, new_set));
+      diff.layers.push_back(MakeLayerDiff(LayerKind::kUrl, universe, new_set, old_set));  // the reverse
+      diff.layers.push_back(MakeLayerDiff(LayerKind::kIp, universe, {}, old_set));        // from empty
+      ASSERT_TRUE(ValidateDiff(diff).ok()) << ValidateDiff(diff).ToString();
+      EXPECT_EQ(diff.layers[0].old_count, old_set.size());
+      EXPECT_EQ(diff.layers[0].new_count, new_set.size());
+
+      const std::string bytes = EncodeDiff(diff);
+      EXPECT_EQ(EncodeDiff(diff), bytes);  // deterministic
+      Result<Diff> decoded = DecodeDiff(bytes);
+      ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+      ASSERT_EQ(*decoded, diff);
+
+      std::vector<uint64_t> out;
+      ASSERT_TRUE(ApplyLayerDiff(old_set, decoded->layers[0], &out).ok());
+      EXPECT_EQ(out, new_set);
+      ASSERT_TRUE(ApplyLayerDiff(new_set, decoded->layers[1], &out).ok());
+      EXPECT_EQ(out, old_set);
+      ASSERT_TRUE(ApplyLayerDiff({}, decoded->layers[2], &out).ok());
+      EXPECT_EQ(out, old_set);
+      // To empty.
+      const LayerDiff to_empty = MakeLayerDiff(LayerKind::kDomain, universe, old_set, {});
+      ASSERT_TRUE(ApplyLayerDiff(old_set, to_empty, &out).ok());
+      EXPECT_TRUE(out.empty());
+    }
+  }
+}
+
+TEST(DiffRoundTripTest, NoLayersAndIdenticalSets) {
+  Diff diff;
+  diff.list_name = "a";
+  diff.from_version = 0;
+  diff.to_version = 1;
+  std::string bytes = EncodeDiff(diff);
+  EXPECT_EQ(bytes.size(), kDiffFixedHeaderBytes + 1 + kDiffTrailerBytes);
+  Result<Diff> d = DecodeDiff(bytes);
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(*d, diff);
+
+  const std::vector<uint64_t> s = RandomSet(50, 1000, 1);
+  diff.layers.push_back(MakeLayerDiff(LayerKind::kUrl, 1000, s, s));
+  EXPECT_TRUE(diff.layers[0].removed_positions.empty());
+  EXPECT_TRUE(diff.layers[0].added.empty());
+  bytes = EncodeDiff(diff);
+  d = DecodeDiff(bytes);
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(*d, diff);
+}
+
+TEST(DiffRoundTripTest, MaximalNameAndVersions) {
+  Diff diff;
+  diff.list_name = std::string(kMaxListNameBytes, 'z');
+  diff.list_name[0] = '0';
+  diff.list_name[1] = '_';
+  diff.list_name[2] = '-';
+  diff.from_version = ~uint64_t{0} - 1;
+  diff.to_version = ~uint64_t{0};
+  LayerDiff l;
+  l.layer = LayerKind::kIp;
+  l.universe = ~uint64_t{0};
+  l.old_count = 0;
+  l.new_count = 2;
+  l.added = {0, ~uint64_t{0} - 1};
+  diff.layers.push_back(l);
+  Result<Diff> d = DecodeDiff(EncodeDiff(diff));
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(*d, diff);
+}
+
+// ---- size: the formula of ARCHITECTURE §5 (math, not timing) -------------------------------------------
+
+TEST(DiffSizeTest, WithinFivePercentOfFormula) {
+  const size_t n = 1000000;
+  const uint64_t universe = uint64_t{n} << 14;
+  const size_t changes_each = 2500;
+  const std::vector<uint64_t> old_set = RandomSet(n, universe, 2024);
+  const std::vector<uint64_t> new_set = Mutate(old_set, changes_each, changes_each, universe, 2025);
+  Diff diff;
+  diff.list_name = "phishing";
+  diff.from_version = 1;
+  diff.to_version = 2;
+  diff.layers.push_back(MakeLayerDiff(LayerKind::kUrl, universe, old_set, new_set));
+  ASSERT_EQ(diff.layers[0].added.size(), changes_each);
+  ASSERT_EQ(diff.layers[0].removed_positions.size(), changes_each);
+  const std::string bytes = EncodeDiff(diff);
+
+  const double added_bits = changes_each * (std::log2(static_cast<double>(universe) / changes_each) + 1.5);
+  const double removed_bits = changes_each * (std::log2(static_cast<double>(n) / changes_each) + 1.5);
+  const double formula_bytes = (added_bits + removed_bits) / 8;
+  const double actual = static_cast<double>(bytes.size());  // the whole file: header and trailer included
+  EXPECT_LT(std::abs(actual - formula_bytes) / formula_bytes, 0.05)
+      << "encoded " << actual << " bytes, formula " << formula_bytes;
+  EXPECT_LT(actual / (2 * changes_each), 2.5);  // the budget: bytes per changed entry
+}
+
+// ---- corruption ------------------------------------------------------------------------------------------
+
+TEST(DiffCorruptionTest, EveryTruncationFails) {
+  const std::string bytes = EncodeDiff(GoldenDiff());
+  for (size_t len = 0; len < bytes.size(); ++len) {
+    Result<Diff> d = DecodeDiff(std::string_view(bytes).substr(0, len));
+    ASSERT_FALSE(d.ok()) << len;
+    EXPECT_EQ(d.status().code(), StatusCode::kCorruption) << len;
+  }
+  EXPECT_FALSE(DecodeDiff(bytes + '\0').ok());  // an extra byte too
+}
+
+TEST(DiffCorruptionTest, EveryBitFlipFails) {
+  const std::string bytes = EncodeDiff(GoldenDiff());
+  for (size_t bit = 0; bit < bytes.size() * 8; ++bit) {
+    std::string flipped = bytes;
+    flipped[bit / 8] = static_cast<char>(flipped[bit / 8] ^ (1 << (bit % 8)));
+    Result<Diff> d = DecodeDiff(flipped);
+    ASSERT_FALSE(d.ok()) << "bit " << bit;
+    EXPECT_EQ(d.status().code(), StatusCode::kCorruption) << bit;
+  }
+}
+
+TEST(DiffCorruptionTest, TinyInputsAndWrongFiles) {
+  for (size_t len : {0, 1, 8, 20, 66}) {
+    Result<Diff> d = DecodeDiff(std::string(len, '\0'));
+    ASSERT_FALSE(d.ok());
+    EXPECT_EQ(d.status().code(), StatusCode::kCorruption);
+  }
+  std::string bytes = EncodeDiff(GoldenDiff());
+  bytes[0] = 'X';
+  EXPECT_NE(DecodeDiff(bytes).status().message().find("bad magic"), std::string::npos);
+  bytes = EncodeDiff(GoldenDiff());
+  Put32(&bytes, 8, 2);
+  EXPECT_NE(DecodeDiff(Reseal(bytes)).status().message().find("unsupported format version 2"),
+            std::string::npos);
+  bytes = EncodeDiff(GoldenDiff());
+  bytes[50] ^= 1;
+  EXPECT_NE(DecodeDiff(bytes).status().message().find("SHA-256"), std::string::npos);
+}
+
+TEST(DiffCorruptionTest, OversizeInputIsRefusedByTheCap) {
+  const std::string big(kMaxDiffBytes + 1, '\0');
+  Result<Diff> d = DecodeDiff(big);
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.status().code(), StatusCode::kResourceExhausted);
+}
+
+// One field overwritten in the golden diff: `width` bytes (1, 4 or 8) little-endian at `offset`.
+struct FieldEdit {
+  size_t offset;
+  int width;
+  uint64_t value;
+};
+
+// A set of edits behind a valid (recomputed) checksum, and the rejection it must cause.
+struct RejectCase {
+  std::vector<FieldEdit> edits;
+  const char* needle;  // part of the expected message
+  StatusCode code = StatusCode::kCorruption;
+};
+
+void ExpectAllRejected(const std::vector<RejectCase>& cases) {
+  const std::string good = EncodeDiff(GoldenDiff());
+  for (const RejectCase& c : cases) {
+    std::string b = good;
+    for (const FieldEdit& e : c.edits) {
+      if (e.width == 1) b[e.offset] = static_cast<char>(e.value);
+      if (e.width == 4) Put32(&b, e.offset, static_cast<uint32_t>(e.value));
+      if (e.width == 8) Put64(&b, e.offset, e.value);
+    }
+    Result<Diff> d = DecodeDiff(Reseal(b));
+    ASSERT_FALSE(d.ok()) << "accepted an edit expected to fail with: " << c.needle;
+    EXPECT_EQ(d.status().code(), c.code) << d.status().ToString();
+    EXPECT_NE(d.status().message().find(c.needle), std::string::npos) << d.status().ToString();
+  }
+}
+
+constexpr size_t kName = 8;  // "phishing"
+constexpr uint64_t kAllOnes = ~uint64_t{0};
+
+TEST(DiffCorruptionTest, HeaderFieldsBehindAValidChecksum) {
+  const size_t r0 = RecordOffset(kName, 0);
+  const size_t r1 = RecordOffset(kName, 1);
+  ExpectAllRejected({
+      {{{12, 4, 161}}, "header length 161"},
+      {{{12, 4, 100000}}, "exceeds"},
+      {{{16, 1, 0}}, "list name length 0"},
+      {{{16, 1, 65}}, "list name length 65"},
+      {{{17, 1, 'P'}}, "outside [a-z0-9_-]"},
+      {{{18, 1, '.'}}, "outside [a-z0-9_-]"},
+      {{{17 + kName, 8, 42}}, "from_version 42 is not < to_version 42"},
+      {{{33 + kName, 1, 4}}, "4 layers"},
+      {{{33 + kName, 1, 1}}, "header length 162 != 102"},
+      {{{r0, 1, 3}}, "invalid layer kind 3"},
+      {{{r1, 1, 0}}, "ascending"},
+      {{{r0, 1, 2}}, "ascending"},
+      {{{r0 + 1, 1, 64}}, "rice parameter"},
+      {{{r1 + 2, 1, 200}}, "rice parameter"},
+      {{{r0 + 3, 1, 1}}, "reserved"},
+      {{{r0 + 4, 8, 9}}, "old count 10 exceeds the universe 9"},
+      {{{r0 + 20, 8, 11}}, "new count 11 != old count 10"},
+      {{{r1 + 4, 8, 6}}, "new count 7 exceeds the universe 6"},
+      {{{r0 + 12, 8, 2}}, "3 removals from only 2"},
+      {{{r0 + 28, 8, kMaxDiffEntries + 1}}, "exceed the cap", StatusCode::kResourceExhausted},
+      {{{r1 + 36, 8, kAllOnes}}, "exceed the cap", StatusCode::kResourceExhausted},
+      // old - removed + added cannot overflow into a match: counts at the top of u64.
+      {{{r1 + 4, 8, kAllOnes}, {r1 + 12, 8, kAllOnes}}, "new count 7 != old count"},
+      // Stream lengths.
+      {{{r0 + 44, 8, 1000}}, "runs past the end"},
+      {{{r1 + 52, 8, kAllOnes}}, "runs past the end"},
+      {{{r1 + 52, 8, 6}}, "1 unexpected bytes"},
+      {{{r0 + 44, 8, 0}, {r0 + 52, 8, 4}}, "empty sequence"},
+      {{{r1 + 44, 8, 1}, {r1 + 52, 8, 6}}, "empty sequence"},
+  });
+}
+
+TEST(DiffCorruptionTest, StreamContentsBehindAValidChecksum) {
+  const size_t r0 = RecordOffset(kName, 0);
+  ExpectAllRejected({
+      // The domain removals decode to positions 1, 4, 9: with old_count 9 (new_count 9), 9 is out of range.
+      {{{r0 + 12, 8, 9}, {r0 + 20, 8, 9}}, "removed positions"},
+      // Universe 999 excludes the added 999.
+      {{{r0 + 4, 8, 999}}, "added fingerprints"},
+      // Another rice parameter reads the same bits differently and does not end cleanly.
+      {{{r0 + 2, 1, 6}}, "added fingerprints"},
+      // Fewer values than the stream holds: bits are left over.
+      {{{r0 + 36, 8, 2}, {r0 + 20, 8, 9}}, "after the last value"},
+  });
+}
+
+TEST(DiffCorruptionTest, HugeCountsInATinyFileDoNotAllocate) {
+  // A 20-byte stream claiming 16 M additions: refused before any large allocation.
+  Diff diff = GoldenDiff();
+  diff.layers.resize(1);
+  std::string b = EncodeDiff(diff);
+  const size_t r0 = RecordOffset(8, 0);
+  Put64(&b, r0 + 4, ~uint64_t{0});               // universe
+  Put64(&b, r0 + 36, kMaxDiffEntries);           // added count at the cap
+  Put64(&b, r0 + 20, 10 - 3 + kMaxDiffEntries);  // new count consistent with it
+  b = Reseal(b);
+  g_largest_alloc = 0;
+  g_track = true;
+  Result<Diff> d = DecodeDiff(b);
+  g_track = false;
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.status().code(), StatusCode::kCorruption);
+  EXPECT_NE(d.status().message().find("need at least"), std::string::npos) << d.status().ToString();
+  EXPECT_LT(g_largest_alloc.load(), size_t{4096});
+}
+
+TEST(DiffCorruptionTest, RandomGarbageBehindAValidChecksumNeverCrashes) {
+  // Random headers with a valid magic, version and trailer: exercise every check without a crash.
+  const std::string good = EncodeDiff(GoldenDiff());
+  std::mt19937_64 rng(77);
+  int accepted = 0;
+  for (int trial = 0; trial < 20000; ++trial) {
+    std::string b = good;
+    const int edits = 1 + static_cast<int>(rng() % 4);
+    for (int e = 0; e < edits; ++e) {
+      const size_t at = 12 + rng() % (b.size() - 12 - kDiffTrailerBytes);
+      b[at] = static_cast<char>(rng());
+    }
+    Result<Diff> d = DecodeDiff(Reseal(b));
+    if (d.ok()) {
+      ++accepted;
+      ASSERT_TRUE(ValidateDiff(*d).ok()) << ValidateDiff(*d).ToString();
+      Result<Diff> again = DecodeDiff(EncodeDiff(*d));
+      ASSERT_TRUE(again.ok());
+      EXPECT_EQ(*again, *d);
+    }
+  }
+  EXPECT_LT(accepted, 20000);
+}
+
+// ---- ApplyLayerDiff and ValidateDiff failures
+// ----------------------------------------------------------------
+
+TEST(ApplyLayerDiffTest, RejectsEveryInconsistency) {
+  const std::vector<uint64_t> old_set = {10, 20, 30, 40};
+  LayerDiff base;
+  base.layer = LayerKind::kUrl;
+  base.universe = 100;
+  base.old_count = 4;
+  base.new_count = 4;
+  base.removed_positions = {1};
+  base.added = {25};
+  std::vector<uint64_t> out;
+  ASSERT_TRUE(ApplyLayerDiff(old_set, base, &out).ok());
+  EXPECT_EQ(out, (std::vector<uint64_t>{10, 25, 30, 40}));
+
+  auto expect_fail = [&](const std::vector<uint64_t>& old, const LayerDiff& d, const std::string& needle) {
+    std::vector<uint64_t> o = {1, 2, 3};
+    Status s = ApplyLayerDiff(old, d, &o);
+    EXPECT_EQ(s.code(), StatusCode::kCorruption) << needle;
+    EXPECT_NE(s.message().find(needle), std::string::npos) << s.ToString();
+    EXPECT_TRUE(o.empty());
+  };
+  LayerDiff d = base;
+  d.old_count = 5;
+  expect_fail(old_set, d, "the state has 4 entries");
+  d = base;
+  d.removed_positions = {4};
+  expect_fail(old_set, d, "out of range");
+  d = base;
+  d.removed_positions = {2, 1};
+  d.new_count = 3;
+  expect_fail(old_set, d, "not strictly increasing");
+  d = base;
+  d.added = {100};
+  expect_fail(old_set, d, ">= the universe");
+  d = base;
+  d.added = {26, 25};
+  d.new_count = 5;
+  expect_fail(old_set, d, "not strictly increasing");
+  d = base;
+  d.added = {30};
+  expect_fail(old_set, d, "already present");
+  d = base;
+  d.new_count = 5;
+  expect_fail(old_set, d, "the result would have 4 entries");
+  expect_fail({10, 30, 20, 40}, base, "the state is not strictly increasing");
+  expect_fail({10, 20, 30, 140}, base, "the state holds fingerprint 140");
+
+  // Re-adding a value whose old position is removed is allowed.
+  d = base;
+  d.added = {20};
+  ASSERT_TRUE(ApplyLayerDiff(old_set, d, &out).ok());
+  EXPECT_EQ(out, old_set);
+}
+
+TEST(ValidateDiffTest, RejectsInvalidDiffs) {
+  EXPECT_TRUE(ValidateDiff(GoldenDiff()).ok());
+  Diff d = GoldenDiff();
+  d.list_name = "";
+  EXPECT_EQ(ValidateDiff(d).code(), StatusCode::kInvalidArgument);
+  d = GoldenDiff();
+  d.list_name = "Phishing";
+  EXPECT_FALSE(ValidateDiff(d).ok());
+  d = GoldenDiff();
+  d.list_name = std::string(kMaxListNameBytes + 1, 'a');
+  EXPECT_FALSE(ValidateDiff(d).ok());
+  d = GoldenDiff();
+  d.to_version = d.from_version;
+  EXPECT_FALSE(ValidateDiff(d).ok());
+  d = GoldenDiff();
+  std::swap(d.layers[0], d.layers[1]);
+  EXPECT_FALSE(ValidateDiff(d).ok());
+  d = GoldenDiff();
+  d.layers[1].layer = LayerKind::kDomain;
+  EXPECT_FALSE(ValidateDiff(d).ok());
+  d = GoldenDiff();
+  d.layers.push_back(d.layers[0]);
+  d.layers.push_back(d.layers[0]);
+  EXPECT_FALSE(ValidateDiff(d).ok());
+  d = GoldenDiff();
+  d.layers[0].removed_positions = {1, 1, 9};
+  EXPECT_FALSE(ValidateDiff(d).ok());
+  d = GoldenDiff();
+  d.layers[0].removed_positions = {1, 4, 10};
+  EXPECT_FALSE(ValidateDiff(d).ok());
+  d = GoldenDiff();
+  d.layers[0].added = {7, 300, 1000};
+  EXPECT_FALSE(ValidateDiff(d).ok());
+  d = GoldenDiff();
+  d.layers[0].new_count = 11;
+  EXPECT_FALSE(ValidateDiff(d).ok());
+  d = GoldenDiff();
+  d.layers[0].layer = static_cast<LayerKind>(7);
+  EXPECT_FALSE(ValidateDiff(d).ok());
+}
+
+TEST(EncodeDiffDeathTest, InvalidDiffAborts) {
+  Diff d = GoldenDiff();
+  d.layers[0].added = {300, 7, 999};
+  EXPECT_DEATH((void)EncodeDiff(d), "invalid diff");
+}
+
+TEST(IsValidListNameTest, Charset) {
+  EXPECT_TRUE(IsValidListName("phishing"));
+  EXPECT_TRUE(IsValidListName("a-b_c9"));
+  EXPECT_FALSE(IsValidListName(""));
+  EXPECT_FALSE(IsValidListName("a b"));
+  EXPECT_FALSE(IsValidListName("a/b"));
+  EXPECT_FALSE(IsValidListName(std::string("a\0b", 3)));
+  EXPECT_TRUE(IsValidListName(std::string(64, 'x')));
+  EXPECT_FALSE(IsValidListName(std::string(65, 'x')));
+}
+
+}  // namespace
+}  // namespace urlguard

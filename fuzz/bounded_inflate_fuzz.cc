@@ -1,0 +1,45 @@
+// Copyright urlguard authors.
+//
+// libFuzzer target for InflateBounded (sync/bounded_inflate.h): arbitrary bytes must never crash it, an
+// accepted stream never exceeds the cap, and the cap is exact (the same stream passes with a cap equal to
+// its output size and is refused, as kResourceExhausted, one byte below).
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string_view>
+
+#include "sync/bounded_inflate.h"
+
+namespace {
+
+[[noreturn]] void Fail(const char* what) {
+  std::fprintf(stderr, "bounded_inflate_fuzz: %s\n", what);
+  std::abort();
+}
+
+constexpr size_t kFuzzCap = size_t{1} << 20;
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string_view input(reinterpret_cast<const char*>(data), size);
+  urlguard::Result<std::string> out = urlguard::InflateBounded(input, kFuzzCap);
+  if (!out.ok()) {
+    const urlguard::StatusCode code = out.status().code();
+    if (code != urlguard::StatusCode::kCorruption && code != urlguard::StatusCode::kResourceExhausted) {
+      Fail("unexpected status code");
+    }
+    return 0;
+  }
+  if (out->size() > kFuzzCap) Fail("output exceeds the cap");
+  urlguard::Result<std::string> exact = urlguard::InflateBounded(input, out->size());
+  if (!exact.ok() || *exact != *out) Fail("an exact cap refused or changed the output");
+  if (!out->empty()) {
+    urlguard::Result<std::string> below = urlguard::InflateBounded(input, out->size() - 1);
+    if (below.ok() || below.status().code() != urlguard::StatusCode::kResourceExhausted) {
+      Fail("a cap one byte below the output was not refused");
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,237 @@
+// Copyright urlguard authors.
+#include "sync/bounded_inflate.h"
+
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+#include <random>
+#include <string>
+
+// ---- allocation tracking: the largest single allocation while g_track is set ---------------------------
+// The replaced operator new/delete pair uses malloc/free; GCC cannot see that they match.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
+namespace {
+std::atomic<bool> g_track{false};
+std::atomic<size_t> g_largest_alloc{0};
+}  // namespace
+
+void* operator new(size_t size) {
+  if (g_track.load(std::memory_order_relaxed)) {
+    size_t prev = g_largest_alloc.load(std::memory_order_relaxed);
+    while (size > prev && !g_largest_alloc.compare_exchange_weak(prev, size)) {
+    }
+  }
+  void* p = std::malloc(size == 0 ? 1 : size);
+  if (p == nullptr) throw std::bad_alloc();
+  return p;
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, size_t) noexcept { std::free(p); }
+
+namespace urlguard {
+namespace {
+
+// Compresses with zlib directly (the publisher's DeflateBytes lives in publish/, above sync/).
+// window_bits 15: zlib format; 31: gzip; -15: raw deflate.
+std::string Compress(std::string_view data, int window_bits, int level = 6) {
+  z_stream z{};
+  EXPECT_EQ(deflateInit2(&z, level, Z_DEFLATED, window_bits, 8, Z_DEFAULT_STRATEGY), Z_OK);
+  std::string out(deflateBound(&z, data.size()) + 64, '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  z.avail_in = static_cast<uInt>(data.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  EXPECT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
+std::string RandomBytes(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::string s(n, '\0');
+  for (char& c : s) c = static_cast<char>(rng());
+  return s;
+}
+
+// Text-like data: compressible, but not trivially.
+std::string Compressible(size_t n) {
+  std::string s;
+  s.reserve(n);
+  for (size_t i = 0; s.size() < n; ++i) s += "evil" + std::to_string(i % 977) + ".example/login.php\n";
+  s.resize(n);
+  return s;
+}
+
+TEST(InflateBoundedTest, RoundTripsZlibAndGzip) {
+  for (const std::string& data :
+       {std::string(), std::string("x"), RandomBytes(100000, 1), Compressible(3 << 20)}) {
+    for (int window_bits : {15, 31}) {
+      const std::string packed = Compress(data, window_bits);
+      Result<std::string> out = InflateBounded(packed, data.size());
+      ASSERT_TRUE(out.ok()) << out.status().ToString() << " size " << data.size() << " wb " << window_bits;
+      EXPECT_EQ(*out, data);
+      // Never grown past the cap (an empty std::string already holds 15 bytes, the first growth 30).
+      EXPECT_LE(out->capacity(), std::max<size_t>(data.size(), 30));
+    }
+  }
+}
+
+TEST(InflateBoundedTest, CapIsExact) {
+  const std::string data = Compressible(200000);
+  const std::string packed = Compress(data, 15);
+  EXPECT_TRUE(InflateBounded(packed, data.size()).ok());
+  EXPECT_TRUE(InflateBounded(packed, data.size() + 1).ok());
+  Result<std::string> r = InflateBounded(packed, data.size() - 1);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(InflateBounded(packed, 0).status().code(), StatusCode::kResourceExhausted);
+  // An empty payload fits a zero cap; a one-byte payload does not.
+  EXPECT_TRUE(InflateBounded(Compress("", 15), 0).ok());
+  EXPECT_EQ(InflateBounded(Compress("a", 15), 0).status().code(), StatusCode::kResourceExhausted);
+}
+
+TEST(InflateBoundedTest, EveryTruncationIsCorruption) {
+  const std::string packed = Compress(Compressible(5000), 15);
+  for (size_t len = 0; len < packed.size(); ++len) {
+    Result<std::string> r = InflateBounded(std::string_view(packed).substr(0, len), 1 << 20);
+    ASSERT_FALSE(r.ok()) << len;
+    EXPECT_EQ(r.status().code(), StatusCode::kCorruption) << len << " " << r.status().ToString();
+  }
+  const std::string gz = Compress(Compressible(5000), 31);
+  for (size_t len = 0; len < gz.size(); ++len) {
+    Result<std::string> r = InflateBounded(std::string_view(gz).substr(0, len), 1 << 20);
+    ASSERT_FALSE(r.ok()) << len;
+    EXPECT_EQ(r.status().code(), StatusCode::kCorruption) << len;
+  }
+}
+
+TEST(InflateBoundedTest, TrailingGarbageIsCorruption) {
+  const std::string packed = Compress("payload", 15);
+  Result<std::string> r = InflateBounded(packed + '\0', 1000);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kCorruption);
+  EXPECT_NE(r.status().message().find("trailing garbage"), std::string::npos);
+  // A second gzip member counts as trailing data too.
+  const std::string gz = Compress("payload", 31);
+  r = InflateBounded(gz + gz, 1000);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kCorruption);
+}
+
+TEST(InflateBoundedTest, BadStreamsAreCorruption) {
+  const std::string data = Compressible(10000);
+  // Checksum: flip a bit of the Adler-32 (zlib) and of the CRC-32 (gzip).
+  std::string packed = Compress(data, 15);
+  packed.back() ^= 1;
+  EXPECT_EQ(InflateBounded(packed, 1 << 20).status().code(), StatusCode::kCorruption);
+  std::string gz = Compress(data, 31);
+  gz[gz.size() - 8] ^= 1;
+  EXPECT_EQ(InflateBounded(gz, 1 << 20).status().code(), StatusCode::kCorruption);
+  // Raw deflate (no header), garbage and an empty input.
+  EXPECT_EQ(InflateBounded(Compress(data, -15), 1 << 20).status().code(), StatusCode::kCorruption);
+  EXPECT_EQ(InflateBounded(RandomBytes(1000, 3), 1 << 20).status().code(), StatusCode::kCorruption);
+  EXPECT_EQ(InflateBounded("", 1 << 20).status().code(), StatusCode::kCorruption);
+  // A stream that needs a preset dictionary.
+  z_stream z{};
+  ASSERT_EQ(deflateInit(&z, 6), Z_OK);
+  const char dict[] = "evil.example";
+  ASSERT_EQ(deflateSetDictionary(&z, reinterpret_cast<const Bytef*>(dict), sizeof(dict) - 1), Z_OK);
+  std::string with_dict(1000, '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  z.avail_in = 100;
+  z.next_out = reinterpret_cast<Bytef*>(with_dict.data());
+  z.avail_out = static_cast<uInt>(with_dict.size());
+  ASSERT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
+  with_dict.resize(z.total_out);
+  deflateEnd(&z);
+  Result<std::string> r = InflateBounded(with_dict, 1 << 20);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kCorruption);
+  EXPECT_NE(r.status().message().find("dictionary"), std::string::npos);
+  // Random garbage with a valid zlib header: never a crash, never an ok result past the cap.
+  std::mt19937_64 rng(9);
+  for (int trial = 0; trial < 2000; ++trial) {
+    std::string junk = "\x78\x9c" + RandomBytes(rng() % 200, rng());
+    Result<std::string> j = InflateBounded(junk, 4096);
+    if (j.ok()) {
+      EXPECT_LE(j->size(), 4096u);
+    }
+  }
+}
+
+// Runs one deflate() call over `in` with `flush` and returns what it wrote.
+std::string DeflateStep(z_stream* z, const std::string& in, int flush) {
+  std::string out;
+  std::string buf(1 << 16, '\0');
+  z->next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  z->avail_in = static_cast<uInt>(in.size());
+  int rc;
+  do {
+    z->next_out = reinterpret_cast<Bytef*>(buf.data());
+    z->avail_out = static_cast<uInt>(buf.size());
+    rc = deflate(z, flush);
+    EXPECT_NE(rc, Z_STREAM_ERROR);
+    out.append(buf.data(), buf.size() - z->avail_out);
+  } while (z->avail_out == 0 || (flush == Z_FINISH && rc != Z_STREAM_END));
+  return out;
+}
+
+// `pieces` MiB of zeros as one valid zlib stream of about pieces KB, without compressing them all (that
+// takes seconds per GiB): after a Z_FULL_FLUSH the compressor starts afresh, so every piece after the first
+// compresses to the same bytes. Those are repeated, and the Adler-32 trailer is recomputed for the whole
+// output with adler32_combine.
+std::string ZeroBomb(size_t pieces) {
+  const std::string zeros(size_t{1} << 20, '\0');
+  z_stream z{};
+  EXPECT_EQ(deflateInit(&z, 9), Z_OK);
+  const std::string first = DeflateStep(&z, zeros, Z_FULL_FLUSH);  // zlib header + piece 1
+  const std::string second = DeflateStep(&z, zeros, Z_FULL_FLUSH);
+  const std::string third = DeflateStep(&z, zeros, Z_FULL_FLUSH);
+  std::string tail = DeflateStep(&z, "", Z_FINISH);  // final empty block + Adler-32 (of 3 pieces)
+  deflateEnd(&z);
+  EXPECT_EQ(second, third);  // the premise of the repetition
+  EXPECT_GE(tail.size(), 4u);
+  std::string bomb = first;
+  for (size_t i = 1; i < pieces; ++i) bomb += second;
+  const uLong piece_adler = adler32(adler32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(zeros.data()),
+                                    static_cast<uInt>(zeros.size()));
+  uLong total = piece_adler;
+  for (size_t i = 1; i < pieces; ++i)
+    total = adler32_combine(total, piece_adler, static_cast<z_off_t>(zeros.size()));
+  for (int i = 0; i < 4; ++i) tail[tail.size() - 4 + i] = static_cast<char>((total >> (24 - 8 * i)) & 0xff);
+  return bomb + tail;
+}
+
+TEST(InflateBoundedTest, ZeroBombConstructionIsAValidStream) {
+  // The construction below, checked end to end at a size that is cheap to inflate fully.
+  const std::string small = ZeroBomb(5);
+  Result<std::string> r = InflateBounded(small, size_t{5} << 20);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(*r, std::string(size_t{5} << 20, '\0'));
+}
+
+TEST(InflateBoundedTest, DecompressionBombIsRefusedAtTheCap) {
+  // 1 GiB of zeros in about 1 MB (deflate's expansion limit is ~1032:1).
+  const std::string bomb = ZeroBomb(1024);
+  ASSERT_LT(bomb.size(), size_t{2} << 20);
+
+  constexpr size_t kCap = size_t{64} << 20;
+  g_largest_alloc = 0;
+  g_track = true;
+  Result<std::string> r = InflateBounded(bomb, kCap);
+  g_track = false;
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted);
+  // Memory: the output string (at most the cap, plus its terminator) and one chunk.
+  EXPECT_LE(g_largest_alloc.load(), kCap + 1);
+  EXPECT_GT(g_largest_alloc.load(), kCap / 2);  // the tracker did see the output buffer
+}
+
+}  // namespace
+}  // namespace urlguard

@@ -1,0 +1,153 @@
+// Copyright urlguard authors.
+//
+// The command-line tools as a user runs them: real binaries, real files, exit codes, JSON output.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "tests/test_util.h"
+
+namespace urlguard {
+namespace {
+
+using testing::BinPath;
+using testing::RunCommand;
+using Json = nlohmann::json;
+
+std::string Snapshots() {
+  std::string dir = std::getenv("URLGUARD_FIXTURE_SNAPSHOTS");
+  return " --snapshot " + dir + "/phishing.ugs --snapshot " + dir + "/malware.ugs ";
+}
+
+std::vector<Json> JsonLines(const std::string& out) {
+  std::vector<Json> v;
+  std::istringstream in(out);
+  std::string line;
+  while (std::getline(in, line)) {
+    Json j = Json::parse(line, nullptr, false);
+    EXPECT_FALSE(j.is_discarded()) << "not JSON: " << line;
+    v.push_back(j);
+  }
+  return v;
+}
+
+TEST(Cli, CanonPrintsCanonicalUrlExpressionsAndHashes) {
+  auto r = RunCommand(BinPath("urlguard") + " canon --json -- 'http://a.b.c/1/2.html?param=1'");
+  ASSERT_EQ(r.exit_code, 0);
+  auto lines = JsonLines(r.out);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0]["canonical"], "http://a.b.c/1/2.html?param=1");
+  EXPECT_TRUE(lines[0]["error"].is_null());
+  EXPECT_EQ(lines[0]["expressions"].size(), 8u);
+  bool found = false;
+  for (const Json& e : lines[0]["expressions"]) {
+    if (e["expression"] == "a.b.c/1/2.html?param=1") {
+      // hashes.tsv (COMPUTED row for the SBV4DOC example)
+      EXPECT_EQ(e["sha256"], "1cd5cf5ed8e6df424bdbb400f7b2a3fcb215c4c3f7fa2965a11446cde3c162f3");
+      found = true;
+    }
+  }
+  EXPECT_TRUE(found);
+  auto text = RunCommand(BinPath("urlguard") + " canon 'HTTP://WWW.Example.COM:80/a/../b'");
+  EXPECT_EQ(text.exit_code, 0);
+  EXPECT_NE(text.out.find("http://www.example.com/b"), std::string::npos) << text.out;
+}
+
+TEST(Cli, CanonJsonStaysValidForInvalidUtf8AndErrors) {
+  auto r = RunCommand(BinPath("urlguard") + " canon --json -", "http://ok.example/\xff\xfe\n\xc3(bad\njavascript:x\n");
+  EXPECT_EQ(r.exit_code, 2);  // at least one invalid input
+  auto lines = JsonLines(r.out);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[0]["canonical"], "http://ok.example/%FF%FE");
+  EXPECT_TRUE(lines[2]["canonical"].is_null());
+  EXPECT_TRUE(lines[2]["error"].is_string());
+}
+
+TEST(Cli, CheckVerdictsAndExitBitmask) {
+  const std::string check = BinPath("urlguard") + " check" + Snapshots();
+  EXPECT_EQ(RunCommand(check + "http://www.example.com/").exit_code, 0);
+  EXPECT_EQ(RunCommand(check + "http://evil.example/").exit_code, 1);
+  EXPECT_EQ(RunCommand(check + "javascript:x").exit_code, 2);
+  EXPECT_EQ(RunCommand(check + "http://evil.example/ javascript:x").exit_code, 3);
+  EXPECT_EQ(RunCommand(BinPath("urlguard") + " check http://x.example/").exit_code, 4);      // no snapshot
+  EXPECT_EQ(RunCommand(BinPath("urlguard") + " frobnicate").exit_code, 4);                  // unknown command
+  EXPECT_EQ(RunCommand(BinPath("urlguard") + " check --snapshot /nonexistent x").exit_code, 4);
+
+  auto r = RunCommand(check + "--json -", "http://secure-bank.example/login.php?x=1\nhttp://www.example.com/\n\xff\n");
+  EXPECT_EQ(r.exit_code, 1);
+  auto lines = JsonLines(r.out);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[0]["verdict"], "hit");
+  EXPECT_EQ(lines[0]["list"], "phishing");
+  EXPECT_EQ(lines[0]["layer"], "url");
+  EXPECT_EQ(lines[0]["expression"], "secure-bank.example/login.php");
+  EXPECT_EQ(lines[1]["verdict"], "safe");
+  EXPECT_TRUE(lines[1]["list"].is_null());
+  EXPECT_EQ(lines[2]["verdict"], "safe");  // "\xff" is a host name (escaped): valid, not listed
+}
+
+TEST(Cli, CheckRefusesACorruptSnapshot) {
+  std::string dir = testing::ScratchDir("cli-corrupt");
+  testing::WriteFileOrDie(dir + "/bad.ugs", std::string(500, 'z'));
+  std::string err = dir + "/err.txt";
+  auto r = RunCommand(BinPath("urlguard") + " check --snapshot " + dir + "/bad.ugs http://x.example/", "", err);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(testing::ReadFileOrDie(err).find("bad magic"), std::string::npos);
+}
+
+TEST(Cli, ScanFindsUrlsInChatMessagesIncludingDefangedOnes) {
+  std::string dir = testing::ScratchDir("cli-scan");
+  testing::WriteFileOrDie(dir + "/chat.txt",
+                          "hey check this out: hxxp://evil[.]example/login (lol)\n"
+                          "meeting notes at https://docs.example.com/x, see you at 10.30\n"
+                          "grab it from www.phish.test/wp-admin/ now! or http://downloads.example/setup.exe\n"
+                          "nothing here, version 1.2.3 of readme.txt\n");
+  auto r = RunCommand(BinPath("urlguard") + " scan --json" + Snapshots() + dir + "/chat.txt");
+  EXPECT_EQ(r.exit_code, 1);
+  auto lines = JsonLines(r.out);
+  ASSERT_EQ(lines.size(), 4u) << r.out;
+  EXPECT_EQ(lines[0]["verdict"], "hit");
+  EXPECT_EQ(lines[0]["defanged"], true);
+  EXPECT_EQ(lines[0]["line"], 1);
+  EXPECT_EQ(lines[1]["verdict"], "safe");
+  EXPECT_EQ(lines[2]["verdict"], "hit");
+  EXPECT_EQ(lines[2]["list"], "phishing");
+  EXPECT_EQ(lines[2]["line"], 3);
+  EXPECT_EQ(lines[3]["list"], "malware");
+}
+
+TEST(Cli, PlanShowsBloomAndDefaultSideBySide) {
+  auto r = RunCommand(BinPath("urlguard") + " plan --entries 10000000 --fp-rate 0.001");
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("Bloom (classic formulas)"), std::string::npos);
+  EXPECT_NE(r.out.find("fingerprint array (default)"), std::string::npos);
+  EXPECT_EQ(RunCommand(BinPath("urlguard") + " plan --entries 0 --fp-rate 0.001").exit_code, 4);
+  EXPECT_EQ(RunCommand(BinPath("urlguard") + " plan --entries 10 --fp-rate 2").exit_code, 4);
+}
+
+TEST(Cli, PublishBuildReportsBadLinesAndStillBuilds) {
+  std::string dir = testing::ScratchDir("cli-build");
+  testing::WriteFileOrDie(dir + "/in.txt",
+                          "# comment\n\nevil.example\nnot a url\n10.0.0.1/8\nhttp://x.example/a.php  # inline\n");
+  std::string err = dir + "/err.txt";
+  auto r = RunCommand(BinPath("urlguard-publish") + " build --list t --input " + dir + "/in.txt --out " + dir + "/t.ugs",
+               "", err);
+  EXPECT_EQ(r.exit_code, 0);
+  std::string errors = testing::ReadFileOrDie(err);
+  EXPECT_NE(errors.find("in.txt:4:"), std::string::npos) << errors;
+  EXPECT_NE(errors.find("in.txt:5:"), std::string::npos) << errors;
+  EXPECT_NE(r.out.find("2 entries"), std::string::npos) << r.out;
+  auto check = RunCommand(BinPath("urlguard") + " check --snapshot " + dir + "/t.ugs http://x.example/a.php");
+  EXPECT_EQ(check.exit_code, 1);
+
+  testing::WriteFileOrDie(dir + "/bad.txt", "not a url\n");
+  EXPECT_EQ(RunCommand(BinPath("urlguard-publish") + " build --list t --input " + dir + "/bad.txt --out " + dir +
+                    "/u.ugs", "", err).exit_code, 1);
+  EXPECT_EQ(RunCommand(BinPath("urlguard-publish") + " build --list 'Bad Name' --input " + dir + "/in.txt --out " +
+                    dir + "/v.ugs", "", err).exit_code, 1);
+}
+
+}  // namespace
+}  // namespace urlguard
