@@ -215,7 +215,7 @@ TEST(CheckerOpen, OpenDirectoryFindsSnapshots) {
 }
 
 // The measured per-URL false-positive rate stays under the configured target, for both filter kinds, on URLs
-// of the shape the sizing assumes (2 whole-host and 6 other expressions: within kExpected*Probes).
+// of the shape the sizing assumes (2 whole-host and 4 other expressions: within kExpected*Probes).
 // Fixed seeds; the bound is the target plus 4 standard deviations of a binomial at that rate.
 TEST(CheckerFalsePositives, PerUrlRateMeetsTheTarget) {
   std::string dir = testing::ScratchDir("checker-fp");
@@ -233,7 +233,7 @@ TEST(CheckerFalsePositives, PerUrlRateMeetsTheTarget) {
     const int n = 100000;
     int hits = 0;
     for (int i = 0; i < n; ++i) {
-      std::string url = "http://www.c" + std::to_string(rng() % 1000000) + "-clean.example/a/page" +
+      std::string url = "http://www.c" + std::to_string(rng() % 1000000) + "-clean.example/page" +
                         std::to_string(i) + ".html?q=" + std::to_string(i);
       hits += (*c)->Check(url).kind == VerdictKind::kHit;
     }

@@ -1,0 +1,386 @@
+// Copyright urlguard authors.
+//
+// The engine benchmark: sizes, false-positive rates and lookup speed of urlguard's filter chain on a realistic
+// generated list (default 10 M entries; URLGUARD_BENCH_ENTRIES overrides), side by side in the same run with
+//   - a blocked Bloom filter at the same target (the classic alternative),
+//   - std::unordered_set of full SHA-256 hashes (exact, in memory),
+//   - an SQLite table indexed on the hash (the naive "query a database per request" design).
+// It first prints a table (bytes, bits per entry, measured false-positive rates, open time), then runs the
+// timing benchmarks through Google Benchmark (ns per URL end to end, ns per probe, batch throughput, scan).
+// Release build: cmake -DCMAKE_BUILD_TYPE=Release -DURLGUARD_BUILD_BENCH=ON; run build/bench/lookup_bench.
+#include <benchmark/benchmark.h>
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "bench/corpus.h"
+#include "core/byte_io.h"
+#include "core/entry.h"
+#include "core/filter_chain.h"
+#include "core/sha256.h"
+#include "core/snapshot.h"
+#include "core/url_canon.h"
+#include "core/url_extract.h"
+#include "platform/env.h"
+#include "publish/list_builder.h"
+#include "urlguard/checker.h"
+
+namespace urlguard::bench {
+namespace {
+
+constexpr double kFpTarget = 0.001;
+constexpr size_t kBrowsingUrls = 1000000;
+
+struct DigestHash {
+  size_t operator()(const Sha256Digest& d) const { return static_cast<size_t>(DigestPrefix64(d)); }
+};
+
+struct World {
+  uint64_t entries = 0;
+  std::string dir;
+  std::string fa_path, bloom_path, sqlite_path;
+  std::unique_ptr<Checker> fa, bloom;
+  std::unordered_set<Sha256Digest, DigestHash> exact;
+  sqlite3* db = nullptr;
+  sqlite3_stmt* lookup = nullptr;
+  std::vector<std::string> urls;        // clean browsing URLs
+  std::vector<std::string> messages;    // chat messages, 3 URLs each
+  std::vector<uint64_t> random_keys;    // for ns per probe
+};
+
+World* g_world = nullptr;
+
+double Seconds(std::chrono::steady_clock::time_point a) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count();
+}
+
+std::string WriteList(World& w, const SnapshotContent& content, const std::string& name) {
+  auto bytes = BuildSnapshot(content);
+  if (!bytes.ok()) std::abort();
+  std::string path = w.dir + "/" + name + ".ugs";
+  if (!WriteFileAtomic(Env::Default(), path, *bytes).ok()) std::abort();
+  return path;
+}
+
+// Counts the URL's expressions whose exact key is listed (a true hit) — the ground truth for false positives.
+bool TrulyListed(const World& w, std::string_view url, LookupScratch* s) {
+  if (!Canonicalize(url, &s->url).ok()) return false;
+  FilterChain::HashExpressions(s);
+  for (size_t i = 0; i < s->expressions.size(); ++i) {
+    if (w.exact.count(s->digests[i])) return true;
+  }
+  if (s->url.host_kind != HostKind::kName) {
+    char buf[kMaxIpExpressionBytes];
+    bool v6 = s->url.host_kind == HostKind::kIpv6;
+    for (int len = v6 ? 128 : 32; len >= 0; --len) {
+      if (w.exact.count(Sha256(buf, IpPrefixExpression(s->url.ip, v6, len, buf)))) return true;
+    }
+  }
+  return false;
+}
+
+void Setup(World& w) {
+  const char* env_n = std::getenv("URLGUARD_BENCH_ENTRIES");
+  w.entries = env_n ? std::strtoull(env_n, nullptr, 10) : 10000000;
+  w.dir = "/tmp/urlguard-bench";
+  (void)Env::Default()->CreateDirs(w.dir);
+
+  std::printf("== urlguard lookup benchmark: %llu list entries, %zu browsing URLs, target %.3g per URL ==\n\n",
+              static_cast<unsigned long long>(w.entries), kBrowsingUrls, kFpTarget);
+  // 1. Generate and build. Both structures from the same builder contents.
+  auto t0 = std::chrono::steady_clock::now();
+  CorpusGenerator gen(1);
+  ListBuilder builder;
+  std::vector<Sha256Digest> digests;
+  digests.reserve(w.entries);
+  uint64_t rejected = 0;
+  for (uint64_t i = 0; i < w.entries; ++i) {
+    std::string e = gen.ListEntry();
+    auto key = EntryKeyFor(e);
+    if (!key.ok()) {
+      ++rejected;
+      continue;
+    }
+    builder.AddKey(*key);
+    digests.push_back(Sha256(key->expression));
+  }
+  double gen_s = Seconds(t0);
+  ListBuilder bloom_builder = builder;
+  BuildOptions o;
+  o.list_name = "bench";
+  o.fp_rate = kFpTarget;
+  LayerBuildStats stats[3];
+  auto t1 = std::chrono::steady_clock::now();
+  auto fa_content = builder.Finish(o, stats);
+  double build_s = Seconds(t1);
+  o.filter = FilterKind::kBlockedBloom;
+  LayerBuildStats bstats[3];
+  auto bloom_content = bloom_builder.Finish(o, bstats);
+  if (!fa_content.ok() || !bloom_content.ok()) std::abort();
+  w.fa_path = WriteList(w, *fa_content, "bench-fa");
+  w.bloom_path = WriteList(w, *bloom_content, "bench-bloom");
+  std::printf("generated + canonicalized + hashed %llu entries in %.1f s (%llu rejected); sized + built in %.1f s\n",
+              static_cast<unsigned long long>(digests.size()), gen_s, static_cast<unsigned long long>(rejected),
+              build_s);
+  for (int i = 0; i < 3; ++i) {
+    std::printf("  layer %-6s %9llu keys, universe %llu, expected false hits per probe %.3g\n",
+                LayerKindName(static_cast<LayerKind>(i)), static_cast<unsigned long long>(stats[i].entries),
+                static_cast<unsigned long long>(stats[i].universe), stats[i].expected_fp_per_probe);
+  }
+
+  // 2. Baselines: exact set and SQLite.
+  w.exact.reserve(digests.size());
+  for (const auto& d : digests) w.exact.insert(d);
+  w.sqlite_path = w.dir + "/bench.sqlite";
+  std::remove(w.sqlite_path.c_str());
+  sqlite3_open(w.sqlite_path.c_str(), &w.db);
+  sqlite3_exec(w.db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF;"
+                     "CREATE TABLE hashes(hash BLOB PRIMARY KEY) WITHOUT ROWID;", nullptr, nullptr, nullptr);
+  sqlite3_exec(w.db, "BEGIN", nullptr, nullptr, nullptr);
+  sqlite3_stmt* ins;
+  sqlite3_prepare_v2(w.db, "INSERT OR IGNORE INTO hashes VALUES(?)", -1, &ins, nullptr);
+  for (const auto& d : digests) {
+    sqlite3_bind_blob(ins, 1, d.data(), 32, SQLITE_STATIC);
+    sqlite3_step(ins);
+    sqlite3_reset(ins);
+  }
+  sqlite3_finalize(ins);
+  sqlite3_exec(w.db, "COMMIT", nullptr, nullptr, nullptr);
+  sqlite3_prepare_v2(w.db, "SELECT 1 FROM hashes WHERE hash = ?", -1, &w.lookup, nullptr);
+  digests.clear();
+  digests.shrink_to_fit();
+
+  // 3. Open (median of 15) and sizes.
+  auto open_ms = [&](bool verify) {
+    std::vector<double> t;
+    for (int i = 0; i < 15; ++i) {
+      auto a = std::chrono::steady_clock::now();
+      OpenOptions oo;
+      oo.verify_checksum = verify;
+      auto c = Checker::Open({w.fa_path}, oo);
+      benchmark::DoNotOptimize(c.ok() && (*c)->Check("http://example.com/").kind == VerdictKind::kSafe);
+      t.push_back(Seconds(a) * 1000);
+    }
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+  };
+  double open_fast = open_ms(false), open_verified = open_ms(true);
+  OpenOptions fast;
+  fast.verify_checksum = false;
+  w.fa = std::move(Checker::Open({w.fa_path}, fast)).value();
+  w.bloom = std::move(Checker::Open({w.bloom_path}, fast)).value();
+
+  // 4. Browsing URLs; measured false-positive rates.
+  CorpusGenerator browse(2);
+  w.urls.reserve(kBrowsingUrls);
+  for (size_t i = 0; i < kBrowsingUrls; ++i) w.urls.push_back(browse.BrowsingUrl());
+  LookupScratch s;
+  uint64_t fa_fp = 0, bloom_fp = 0, true_hits = 0, domain_probes = 0, url_probes = 0, canon_ok = 0;
+  for (const std::string& u : w.urls) {
+    bool truth = TrulyListed(w, u, &s);
+    if (Canonicalize(u, &s.url).ok()) {
+      ++canon_ok;
+      MakeExpressions(s.url, &s.expressions);
+      for (size_t i = 0; i < s.expressions.size(); ++i) (s.expressions.is_host_root(i) ? domain_probes : url_probes)++;
+    }
+    if (truth) {
+      ++true_hits;
+      continue;
+    }
+    fa_fp += w.fa->Check(u).kind == VerdictKind::kHit;
+    bloom_fp += w.bloom->Check(u).kind == VerdictKind::kHit;
+  }
+  const double clean = static_cast<double>(w.urls.size() - true_hits);
+  // Per-probe rate: random 64-bit keys against the url layer of each structure.
+  auto fa_list = std::move(Checker::Open({w.fa_path}, fast)).value();
+  std::vector<uint8_t> raw;
+  std::mt19937_64 rng(3);
+  w.random_keys.resize(1 << 20);
+  for (auto& k : w.random_keys) k = rng();
+  auto map_fa = Env::Default()->MapReadOnly(w.fa_path);
+  auto map_bl = Env::Default()->MapReadOnly(w.bloom_path);
+  auto view_fa = SnapshotView::Open((*map_fa)->data(), (*map_fa)->size(), false);
+  auto view_bl = SnapshotView::Open((*map_bl)->data(), (*map_bl)->size(), false);
+  const LayerView* ufa = view_fa->layer(LayerKind::kUrl);
+  const LayerView* ubl = view_bl->layer(LayerKind::kUrl);
+  uint64_t probe_fa = 0, probe_bl = 0;
+  const uint64_t probe_n = 20000000;
+  for (uint64_t i = 0; i < probe_n; ++i) {
+    uint64_t k = rng();
+    probe_fa += ufa->fingerprints.MayContain(k);
+    probe_bl += ubl->bloom.MayContain(k);
+  }
+  const double fa_bytes = static_cast<double>(view_fa->byte_size());
+  const double bl_bytes = static_cast<double>(view_bl->byte_size());
+  const double n = static_cast<double>(view_fa->total_entries());
+  const double ideal_bits = std::log2(1 / (kFpTarget / ((kExpectedDomainProbes + kExpectedUrlProbes))));
+
+  std::printf("\nbrowsing corpus: %zu URLs (%llu canonicalize), %.2f whole-host + %.2f other expressions per URL, "
+              "%llu truly listed (excluded)\n\n",
+              w.urls.size(), static_cast<unsigned long long>(canon_ok), static_cast<double>(domain_probes) / canon_ok,
+              static_cast<double>(url_probes) / canon_ok, static_cast<unsigned long long>(true_hits));
+  std::printf("%-32s %14s %12s %16s %16s\n", "structure", "bytes", "bits/entry", "FP per probe*", "FP per URL");
+  std::printf("%-32s %14.0f %12.2f %16.3g %16.3g  (%llu / %.0f)\n", "fingerprint array (default)", fa_bytes,
+              fa_bytes * 8 / n, static_cast<double>(probe_fa) / probe_n, fa_fp / clean,
+              static_cast<unsigned long long>(fa_fp), clean);
+  std::printf("%-32s %14.0f %12.2f %16.3g %16.3g  (%llu / %.0f)\n", "blocked Bloom (same target)", bl_bytes,
+              bl_bytes * 8 / n, static_cast<double>(probe_bl) / probe_n, bloom_fp / clean,
+              static_cast<unsigned long long>(bloom_fp), clean);
+  std::printf("%-32s %14.0f %12.2f %16s %16s\n", "unordered_set of SHA-256 (exact)", n * 32, 256.0, "0", "0");
+  std::printf("%-32s %14s %12s %16s %16s\n", "SQLite table (exact)", "(on disk)", "-", "0", "0");
+  std::printf("%-32s %14.0f %12.2f   (log2(1/eps) at %.0f probes per URL)\n", "information-theoretic bound",
+              n * ideal_bits / 8, ideal_bits, kExpectedDomainProbes + kExpectedUrlProbes);
+  std::printf("* url layer, random keys\n\nopen to first lookup (median of 15): %.3f ms structural checks only, "
+              "%.2f ms with full SHA-256 verification\n\n",
+              open_fast, open_verified);
+
+  CorpusGenerator chat(4);
+  for (int i = 0; i < 100000; ++i) w.messages.push_back(chat.ChatMessage(3));
+}
+
+void BM_CheckUrl(benchmark::State& state, bool bloom) {
+  const Checker& c = bloom ? *g_world->bloom : *g_world->fa;
+  size_t i = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(c.Check(g_world->urls[i]));
+    if (++i == g_world->urls.size()) i = 0;
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK_CAPTURE(BM_CheckUrl, fingerprint_array, false)->Repetitions(5)->ReportAggregatesOnly(true);
+BENCHMARK_CAPTURE(BM_CheckUrl, blocked_bloom, true)->Repetitions(5)->ReportAggregatesOnly(true);
+
+void BM_CheckBatch(benchmark::State& state) {
+  const size_t batch = static_cast<size_t>(state.range(0));
+  std::vector<std::string_view> views;
+  std::vector<Verdict> out;
+  size_t i = 0;
+  for (auto _ : state) {
+    views.clear();
+    for (size_t k = 0; k < batch; ++k) {
+      views.push_back(g_world->urls[i]);
+      if (++i == g_world->urls.size()) i = 0;
+    }
+    g_world->fa->CheckBatch(views, &out);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(batch));
+}
+BENCHMARK(BM_CheckBatch)->Arg(64);
+
+void BM_CheckUrlThreads(benchmark::State& state) {
+  size_t i = static_cast<size_t>(state.thread_index()) * 99991;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(g_world->fa->Check(g_world->urls[i % g_world->urls.size()]));
+    ++i;
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_CheckUrlThreads)->Threads(2)->UseRealTime();
+
+// The parts of a lookup, to see where the time goes.
+void BM_Canonicalize(benchmark::State& state) {
+  CanonicalUrl u;
+  size_t i = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(Canonicalize(g_world->urls[i], &u).ok());
+    if (++i == g_world->urls.size()) i = 0;
+  }
+}
+BENCHMARK(BM_Canonicalize);
+
+void BM_CanonicalizeAndHash(benchmark::State& state) {
+  LookupScratch s;
+  size_t i = 0;
+  for (auto _ : state) {
+    if (Canonicalize(g_world->urls[i], &s.url).ok()) FilterChain::HashExpressions(&s);
+    benchmark::DoNotOptimize(s.digests[0]);
+    if (++i == g_world->urls.size()) i = 0;
+  }
+}
+BENCHMARK(BM_CanonicalizeAndHash);
+
+void BM_Probe(benchmark::State& state, bool bloom) {
+  auto mapped = Env::Default()->MapReadOnly(bloom ? g_world->bloom_path : g_world->fa_path);
+  auto view = SnapshotView::Open((*mapped)->data(), (*mapped)->size(), false);
+  const LayerView* l = view->layer(LayerKind::kUrl);
+  size_t i = 0;
+  for (auto _ : state) {
+    uint64_t k = g_world->random_keys[i++ & ((1 << 20) - 1)];
+    benchmark::DoNotOptimize(bloom ? l->bloom.MayContain(k) : l->fingerprints.MayContain(k));
+  }
+}
+BENCHMARK_CAPTURE(BM_Probe, fingerprint_array, false);
+BENCHMARK_CAPTURE(BM_Probe, blocked_bloom, true);
+
+// Baselines with the same canonicalization and hashing, then an exact lookup per expression.
+void BM_CheckUrlUnorderedSet(benchmark::State& state) {
+  LookupScratch s;
+  size_t i = 0;
+  for (auto _ : state) {
+    bool hit = false;
+    if (Canonicalize(g_world->urls[i], &s.url).ok()) {
+      FilterChain::HashExpressions(&s);
+      for (size_t e = 0; e < s.expressions.size(); ++e) hit |= g_world->exact.count(s.digests[e]) > 0;
+    }
+    benchmark::DoNotOptimize(hit);
+    if (++i == g_world->urls.size()) i = 0;
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_CheckUrlUnorderedSet);
+
+void BM_CheckUrlSqlite(benchmark::State& state) {
+  LookupScratch s;
+  size_t i = 0;
+  for (auto _ : state) {
+    bool hit = false;
+    if (Canonicalize(g_world->urls[i], &s.url).ok()) {
+      FilterChain::HashExpressions(&s);
+      for (size_t e = 0; e < s.expressions.size(); ++e) {
+        sqlite3_bind_blob(g_world->lookup, 1, s.digests[e].data(), 32, SQLITE_STATIC);
+        hit |= sqlite3_step(g_world->lookup) == SQLITE_ROW;
+        sqlite3_reset(g_world->lookup);
+      }
+    }
+    benchmark::DoNotOptimize(hit);
+    if (++i == g_world->urls.size()) i = 0;
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_CheckUrlSqlite);
+
+void BM_ScanMessages(benchmark::State& state) {
+  ExtractResult found;
+  size_t i = 0;
+  for (auto _ : state) {
+    ExtractUrls(g_world->messages[i], &found);
+    for (size_t k = 0; k < found.urls.size(); ++k) benchmark::DoNotOptimize(g_world->fa->Check(found.url(k)));
+    if (++i == g_world->messages.size()) i = 0;
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.SetLabel("items = messages of 3 URLs");
+}
+BENCHMARK(BM_ScanMessages);
+
+}  // namespace
+}  // namespace urlguard::bench
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  urlguard::bench::World world;
+  urlguard::bench::g_world = &world;
+  urlguard::bench::Setup(world);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
