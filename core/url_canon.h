@@ -54,10 +54,10 @@ constexpr int kMaxUnescapeRounds = 1024;
 enum class HostKind : uint8_t { kName = 0, kIpv4 = 1, kIpv6 = 2 };
 
 struct CanonicalUrl {
-  std::string scheme;  // lower-case, without "://" ("http", "https", "ftp", ...)
-  std::string host;    // "a.b.com", "1.2.3.4", "[2001:db8::1]" (IPv6 in brackets, RFC 5952 form)
-  std::string path;    // starts with '/', escaped as the spec says
-  std::string query;   // without the '?'; meaningful only when has_query
+  std::string scheme;      // lower-case, without "://" ("http", "https", "ftp", ...)
+  std::string host;        // "a.b.com", "1.2.3.4", "[2001:db8::1]" (IPv6 in brackets, RFC 5952 form)
+  std::string path;        // starts with '/', escaped as the spec says
+  std::string query;       // without the '?'; meaningful only when has_query
   bool has_query = false;  // "http://a/b?" has an (empty) query; "http://a/b" has none
   HostKind host_kind = HostKind::kName;
   // The address for IP hosts, network byte order: ip[0..3] for IPv4, ip[0..15] for IPv6.
@@ -68,11 +68,12 @@ struct CanonicalUrl {
 };
 
 // Canonicalizes `input`. Fails with kInvalidArgument (message says why) for: more than kMaxUrlBytes,
-// no host ("", "/blah", "http:///x", "http://#ref"), schemes that have no host (mailto:, javascript:,
-// data:), a port that is not digits, an unterminated '[' or an invalid bracketed IPv6 address, hosts
-// that are empty after trimming dots, and unescaping that does not settle within kMaxUnescapeRounds.
-// Never crashes and does O(size) work (plus libidn2 on non-ASCII labels of at most 255 bytes).
-// `out` is overwritten; on failure its contents are unspecified.
+// a canonical form (Spec()) longer than kMaxUrlBytes (escaping can triple the size), no host ("", "/blah",
+// "http:///x", "http://#ref"), schemes that have no host (mailto:, javascript:, data:), a port that is not
+// digits, an unterminated '[' or an invalid bracketed IPv6 address, a host name that starts with '[' once its
+// leading dots are gone, hosts that are empty after trimming dots, and unescaping that does not settle within
+// kMaxUnescapeRounds. Never crashes and does O(size) work (plus libidn2 on non-ASCII labels of at most 255
+// bytes). `out` is overwritten; on failure its contents are unspecified.
 Status Canonicalize(std::string_view input, CanonicalUrl* out);
 
 // ---- lookup expressions ----------------------------------------------------------------------------
@@ -107,10 +108,11 @@ class ExpressionList {
 
  private:
   friend void MakeExpressions(const CanonicalUrl& url, ExpressionList* out);
-  // Appends host + path (+ '?' + query when with_query) without the duplicate check; the caller
-  // guarantees it is new and that the list is not full.
-  void AppendUnchecked(std::string_view host, std::string_view path, std::string_view query,
-                       bool with_query);
+  // Writes host + path (+ '?' + query when with_query) at d, inside buffer_ (already sized by the
+  // caller), records it without the duplicate check, and returns the end. The caller guarantees the
+  // expression is new and the list is not full.
+  char* AppendUnchecked(char* d, std::string_view host, std::string_view path, std::string_view query,
+                        bool with_query);
 
   std::string buffer_;
   uint32_t begin_[kMaxExpressions] = {};

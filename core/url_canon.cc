@@ -1,0 +1,749 @@
+// Copyright urlguard authors.
+//
+// URL canonicalization (Safe Browsing v4 "URLs and Hashing"; v5 for IPv6 hosts) and lookup expressions.
+//
+// Why it is written this way:
+// - Every URL a lookup sees goes through here, and the whole lookup budget is 1.5 us (of which about
+//   ten SHA-256 calls take 0.6 us). So the common case (ASCII, no escapes) is a handful of linear passes
+//   over a stack copy of the input, with the outputs written straight into the caller's strings
+//   (whose capacity is reused). Measured on the project machine (2.3 GHz Xeon VM, g++ -O2, CPU time):
+//   Canonicalize about 170 ns for a typical 60-byte URL, MakeExpressions about 150 ns for its 20
+//   expressions; a fully escaped 106-byte URL about 420 ns; hostile 8 KiB inputs 10-40 us.
+// - The spec's "repeatedly percent-unescape until nothing changes" costs O(n) per round and up to n/2
+//   rounds, i.e. quadratic on hostile input. UnescapeInPlace() computes the same fixed point in one pass
+//   (see the proof sketch there), so every input costs O(size), and it still reports the round count so
+//   that inputs needing more than kMaxUnescapeRounds are refused exactly as the reference clients do.
+// - The parsing follows the v4 reference client (google/safebrowsing urls.go) where it is defined:
+//   the whole URL is unescaped before it is split, so escaped delimiters count as delimiters and an
+//   escaped scheme works. Where that client departs from what browsers fetch, browsers win, because a
+//   browser's spelling is what must match the published key: backslashes before the query are '/',
+//   a trailing "/.." leaves a trailing '/', leading/trailing C0 controls are stripped.
+// - Every step that could break idempotence (canonicalize(Spec()) == Spec()) is guarded: the host can
+//   never keep a ':', '@', '/', '?' or '\', and libidn2 output is only taken when it is plain
+//   [a-z0-9._-] (UTS #46 maps e.g. U+FF0F to '/' and U+FF05 to '%', which would re-parse differently).
+#include "core/url_canon.h"
+
+#include <arpa/inet.h>
+#include <idn2.h>
+
+#include <algorithm>
+#include <cassert>
+#include <cstring>
+
+namespace urlguard {
+namespace {
+
+// Labels longer than this (bytes) are not given to libidn2 and keep their bytes (percent-escaped).
+// A DNS label is at most 63 bytes of punycode, so a longer Unicode label cannot be a real host; the cap
+// bounds libidn2's work (punycode encoding is quadratic in the label length).
+constexpr size_t kMaxIdnLabelBytes = 255;
+// The longest IPv6 text inet_pton could accept ("ffff:...:255.255.255.255" is 45 bytes).
+constexpr size_t kMaxIpv6TextBytes = 63;
+
+constexpr char kUpperHex[] = "0123456789ABCDEF";
+
+constexpr bool IsDigit(unsigned char c) { return c >= '0' && c <= '9'; }
+constexpr bool IsLower(unsigned char c) { return c >= 'a' && c <= 'z'; }
+constexpr bool IsUpper(unsigned char c) { return c >= 'A' && c <= 'Z'; }
+constexpr bool IsAlpha(unsigned char c) { return IsLower(c) || IsUpper(c); }
+constexpr bool IsHexDigit(unsigned char c) { return IsDigit(c) || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f'); }
+constexpr unsigned HexValue(unsigned char c) { return IsDigit(c) ? c - '0' : (c | 0x20) - 'a' + 10; }
+constexpr bool IsSchemeChar(unsigned char c) {
+  return IsAlpha(c) || IsDigit(c) || c == '+' || c == '-' || c == '.';
+}
+
+// Spec: "percent-escape all characters that are <= ASCII 32, >= 127, '#', or '%'".
+constexpr bool NeedsEscape(unsigned char c) { return c <= 0x20 || c >= 0x7F || c == '#' || c == '%'; }
+
+struct EscapeTable {
+  bool escape[256];
+  constexpr EscapeTable() : escape() {
+    for (int c = 0; c < 256; ++c) escape[c] = NeedsEscape(static_cast<unsigned char>(c));
+  }
+};
+constexpr EscapeTable kEscapeTable;
+
+// Writes the escaped form of s[0..n) at d (room for 3*n bytes) and returns the new end.
+char* EscapeTo(char* d, const char* s, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (!kEscapeTable.escape[c]) {
+      *d++ = static_cast<char>(c);
+    } else {
+      d[0] = '%';
+      d[1] = kUpperHex[c >> 4];
+      d[2] = kUpperHex[c & 15];
+      d += 3;
+    }
+  }
+  return d;
+}
+
+// *out = escaped s[0..n), reusing out's capacity.
+void AssignEscaped(const char* s, size_t n, std::string* out) {
+  out->resize(3 * n);
+  char* base = out->data();
+  char* end = EscapeTo(base, s, n);
+  out->resize(static_cast<size_t>(end - base));
+}
+
+// Spec: "repeatedly percent-unescape the URL until it has no more percent-escapes."
+// Unescapes buf[0..*n) in place (n <= kMaxUrlBytes) and sets *n to the new length. Returns how many
+// rounds of a single-pass unescape would have changed the string (0: no escapes), or -1 as soon as that
+// exceeds kMaxUnescapeRounds.
+//
+// Why one pass gives the same result as repeated rounds: an escape "%HH" cannot overlap another ('%' is
+// not a hex digit), so decoding one never destroys another, and the rewriting is confluent: any order
+// of decoding reaches the same fixed point. A stack machine that pushes each input byte and decodes the
+// top three bytes while they form "%HH" never leaves an escape behind (a new one can only end at the
+// top), so it reaches that fixed point. A round-based pass decodes an escape in round 1 + the latest
+// round in which one of its three bytes appeared (0 for input bytes); the depth stack tracks exactly
+// that. The stack never outgrows the bytes read, so it lives in the same buffer.
+int UnescapeInPlace(char* buf, size_t* n) {
+  const void* pct = std::memchr(buf, '%', *n);
+  if (pct == nullptr) return 0;  // the common case: no escapes at all
+  // Bytes before the first '%' can never be part of an escape.
+  const size_t start = static_cast<size_t>(static_cast<const char*>(pct) - buf);
+  uint16_t depth[kMaxUrlBytes];  // depth[k - start] is the round that produced buf[k]
+  size_t top = start;
+  int max_depth = 0;
+  for (size_t i = start; i < *n; ++i) {
+    buf[top] = buf[i];
+    depth[top - start] = 0;
+    ++top;
+    while (top - start >= 3 && buf[top - 3] == '%' && IsHexDigit(static_cast<unsigned char>(buf[top - 2])) &&
+           IsHexDigit(static_cast<unsigned char>(buf[top - 1]))) {
+      const size_t k = top - 3 - start;
+      const int d = 1 + std::max({depth[k], depth[k + 1], depth[k + 2]});
+      if (d > kMaxUnescapeRounds) return -1;
+      buf[top - 3] = static_cast<char>(HexValue(static_cast<unsigned char>(buf[top - 2])) << 4 |
+                                       HexValue(static_cast<unsigned char>(buf[top - 1])));
+      depth[k] = static_cast<uint16_t>(d);
+      top -= 2;
+      max_depth = std::max(max_depth, d);
+    }
+  }
+  *n = top;
+  return max_depth;
+}
+
+Status UnsettledError() {
+  return Status::InvalidArgument(
+      "url: percent-unescaping did not settle within kMaxUnescapeRounds (1024) rounds");
+}
+
+// ---- IPv4 ------------------------------------------------------------------------------------------
+
+// Firefox IsOctal / IsDecimal / IsHex + PR_sscanf: parses one IPv4 part, keeping the low 32 bits.
+bool ParseIpv4Part(std::string_view s, bool allow_octal, uint32_t* value) {
+  if (s.empty()) return false;
+  unsigned base = 10;
+  size_t i = 0;
+  bool all_digits = true, all_octal = s.size() >= 2 && s[0] == '0';
+  for (unsigned char c : s) {
+    all_digits = all_digits && IsDigit(c);
+    all_octal = all_octal && c >= '0' && c <= '7';
+  }
+  if (allow_octal && all_octal) {
+    base = 8;
+    i = 1;
+  } else if (all_digits) {
+    base = 10;
+  } else if (s.size() >= 3 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+    for (size_t k = 2; k < s.size(); ++k) {
+      if (!IsHexDigit(static_cast<unsigned char>(s[k]))) return false;
+    }
+    base = 16;
+    i = 2;
+  } else {
+    return false;
+  }
+  uint32_t v = 0;  // unsigned arithmetic wraps: the low 32 bits of the full value ("0x10000000b" -> 11)
+  for (; i < s.size(); ++i) v = v * base + HexValue(static_cast<unsigned char>(s[i]));
+  *value = v;
+  return true;
+}
+
+// Writes v as 1-3 decimal digits.
+char* WriteByte(char* d, unsigned v) {
+  if (v >= 100) *d++ = static_cast<char>('0' + v / 100);
+  if (v >= 10) *d++ = static_cast<char>('0' + v / 10 % 10);
+  *d++ = static_cast<char>('0' + v % 10);
+  return d;
+}
+
+void SetIpv4(const uint8_t v4[4], CanonicalUrl* out) {
+  char text[16];
+  char* d = text;
+  for (int i = 0; i < 4; ++i) {
+    if (i > 0) *d++ = '.';
+    d = WriteByte(d, v4[i]);
+  }
+  out->host.assign(text, static_cast<size_t>(d - text));
+  out->host_kind = HostKind::kIpv4;
+  std::memset(out->ip, 0, sizeof(out->ip));
+  std::memcpy(out->ip, v4, 4);
+}
+
+// ---- IPv6 ------------------------------------------------------------------------------------------
+
+// h[0..n) is "[...]" (already unescaped).
+// Spec (v5): "If the hostname can be parsed as a bracketed IPv6 address, normalize it per RFC 5952;
+// IPv4-mapped and NAT64 (64:ff9b::/96) addresses become the IPv4 address."
+Status CanonicalizeIpv6(const char* h, size_t n, CanonicalUrl* out) {
+  if (n < 2 || h[n - 1] != ']') return Status::InvalidArgument("url: IPv6 host without a closing ']'");
+  const size_t len = n - 2;
+  if (len == 0 || len > kMaxIpv6TextBytes || std::memchr(h + 1, '\0', len) != nullptr) {
+    return Status::InvalidArgument("url: invalid IPv6 address in host");
+  }
+  char text[kMaxIpv6TextBytes + 1];
+  std::memcpy(text, h + 1, len);
+  text[len] = '\0';
+  uint8_t a[16];
+  if (inet_pton(AF_INET6, text, a) != 1) return Status::InvalidArgument("url: invalid IPv6 address in host");
+  static constexpr uint8_t kMapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+  static constexpr uint8_t kNat64[12] = {0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0};
+  if (std::memcmp(a, kMapped, 12) == 0 || std::memcmp(a, kNat64, 12) == 0) {
+    SetIpv4(a + 12, out);
+    return Status::Ok();
+  }
+  // glibc's inet_ntop follows RFC 5952: lower-case, no leading zeros, the first longest run of two or
+  // more zero groups compressed, and "::a.b.c.d" for addresses whose first 96 bits are zero.
+  char printed[INET6_ADDRSTRLEN];
+  if (inet_ntop(AF_INET6, a, printed, sizeof(printed)) == nullptr) {
+    return Status::Internal("url: inet_ntop failed");
+  }
+  out->host.assign(1, '[');
+  out->host.append(printed);
+  out->host.push_back(']');
+  out->host_kind = HostKind::kIpv6;
+  std::memcpy(out->ip, a, 16);
+  return Status::Ok();
+}
+
+// ---- IDN -------------------------------------------------------------------------------------------
+
+// Strict UTF-8 (no overlong forms, no surrogates, nothing above U+10FFFF).
+bool IsValidUtf8(const unsigned char* s, size_t n) {
+  size_t i = 0;
+  while (i < n) {
+    const unsigned c = s[i];
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len;
+    uint32_t cp, min;
+    if ((c & 0xE0) == 0xC0) {
+      len = 2, cp = c & 0x1F, min = 0x80;
+    } else if ((c & 0xF0) == 0xE0) {
+      len = 3, cp = c & 0x0F, min = 0x800;
+    } else if ((c & 0xF8) == 0xF0) {
+      len = 4, cp = c & 0x07, min = 0x10000;
+    } else {
+      return false;
+    }
+    if (n - i < len) return false;
+    for (size_t k = 1; k < len; ++k) {
+      if ((s[i + k] & 0xC0) != 0x80) return false;
+      cp = cp << 6 | (s[i + k] & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    i += len;
+  }
+  return true;
+}
+
+// Only output made of these bytes is taken from libidn2: it re-parses to itself (no delimiter, no '%',
+// no upper case). Anything else keeps the label's original bytes.
+bool IsPlainIdnOutput(const uint8_t* s) {
+  for (; *s != 0; ++s) {
+    const unsigned char c = *s;
+    if (!(IsLower(c) || IsDigit(c) || c == '-' || c == '.' || c == '_')) return false;
+  }
+  return true;
+}
+
+// NUL-terminated UTF-8 label -> punycode appended to *out. False when libidn2 refuses it in both modes.
+bool AppendIdnLabel(const char* label, std::string* out) {
+  // Spec: "If the URL uses an internationalized domain name (IDN), the client should convert the URL to
+  // the ASCII Punycode representation." Browsers use UTS #46 non-transitional processing; transitional
+  // processing is the fallback because libidn2 applies the stricter IDNA2008 code point rules in
+  // non-transitional mode only (it refuses emoji labels there, which browsers accept).
+  for (int flags : {IDN2_NONTRANSITIONAL, IDN2_TRANSITIONAL}) {
+    uint8_t* result = nullptr;
+    const int rc = idn2_lookup_u8(reinterpret_cast<const uint8_t*>(label), &result, flags);
+    const bool ok = rc == IDN2_OK && result != nullptr && IsPlainIdnOutput(result);
+    if (ok) out->append(reinterpret_cast<const char*>(result));
+    idn2_free(result);
+    if (ok) return true;
+  }
+  return false;
+}
+
+// h[0..m) is a lower-cased host with no empty labels and at least one byte >= 0x80. Labels that are
+// valid UTF-8 become punycode; the others (invalid UTF-8, longer than kMaxIdnLabelBytes, or refused by
+// libidn2) keep their bytes, which the final escaping percent-encodes ("\x01\x80.com" -> "%01%80.com").
+void ConvertIdnLabels(const char* h, size_t m, std::string* out) {
+  out->clear();
+  out->reserve(2 * m + 8);
+  size_t i = 0;
+  for (;;) {
+    size_t e = i;
+    bool high = false;
+    while (e < m && h[e] != '.') high |= static_cast<unsigned char>(h[e++]) >= 0x80;
+    const size_t len = e - i;
+    bool converted = false;
+    if (high && len <= kMaxIdnLabelBytes && IsValidUtf8(reinterpret_cast<const unsigned char*>(h + i), len)) {
+      char label[kMaxIdnLabelBytes + 1];
+      std::memcpy(label, h + i, len);
+      label[len] = '\0';
+      converted = AppendIdnLabel(label, out);
+    }
+    if (!converted) out->append(h + i, len);
+    if (e >= m) break;
+    out->push_back('.');
+    i = e + 1;
+  }
+}
+
+// Spec: "Remove all leading and trailing dots. Replace consecutive dots with a single dot." Also
+// lower-cases ASCII (Spec: "Lowercase the whole string"). In place; returns the new length and sets
+// *high when a byte >= 0x80 remains.
+size_t CleanHostInPlace(char* h, size_t n, bool* high) {
+  size_t m = 0;
+  bool any_high = false;
+  for (size_t i = 0; i < n; ++i) {
+    unsigned char c = static_cast<unsigned char>(h[i]);
+    if (c == '.') {
+      if (m == 0 || h[m - 1] == '.') continue;
+    } else if (IsUpper(c)) {
+      c = static_cast<unsigned char>(c + 32);
+    } else if (c >= 0x80) {
+      any_high = true;
+    }
+    h[m++] = static_cast<char>(c);
+  }
+  if (m > 0 && h[m - 1] == '.') --m;
+  *high = any_high;
+  return m;
+}
+
+// h[0..n): an unescaped host without userinfo and port. Fills out->host, host_kind, ip.
+Status CanonicalizeHostInPlace(char* h, size_t n, CanonicalUrl* out) {
+  if (n > 0 && h[0] == '[') return CanonicalizeIpv6(h, n, out);
+  bool high = false;
+  size_t m = CleanHostInPlace(h, n, &high);
+  std::string idn;  // used (and allocated) only for non-ASCII hosts
+  if (high) {
+    ConvertIdnLabels(h, m, &idn);
+    h = idn.data();
+    m = CleanHostInPlace(h, idn.size(), &high);  // UTS #46 can map a code point to '.'
+  }
+  if (m == 0) return Status::InvalidArgument("url: host is empty after removing dots");
+  // ".[x" would print as "[x", which re-parses as an (invalid) IPv6 literal.
+  if (h[0] == '[') return Status::InvalidArgument("url: host starts with '[' but is not an IPv6 literal");
+  // Spec: "If the hostname can be parsed as an IPv4 address, normalize it to 4 dot-separated decimal
+  // values. The client should handle any legal IP-address encoding, including octal, hex, and fewer
+  // than four components."
+  uint8_t v4[4];
+  if (internal::ParseIpv4(std::string_view(h, m), v4)) {
+    SetIpv4(v4, out);
+    return Status::Ok();
+  }
+  out->host_kind = HostKind::kName;
+  std::memset(out->ip, 0, sizeof(out->ip));
+  AssignEscaped(h, m, &out->host);
+  return Status::Ok();
+}
+
+// ---- path ------------------------------------------------------------------------------------------
+
+// p[0..n): the unescaped path (empty or starting with '/'). Writes the canonical, escaped path.
+// Spec: "Resolve the sequences /../ and /./ in the path by replacing /./ with /, and removing /../
+// along with the preceding path component. Replace runs of consecutive slashes with a single slash."
+// A final "." or ".." leaves a trailing '/' ("/a/b/.." -> "/a/"), as browsers resolve it.
+void CanonicalizePathInto(const char* p, size_t n, std::string* out) {
+  out->resize(3 * n + 1);
+  char* base = out->data();
+  char* d = base;
+  *d++ = '/';
+  bool drop_final_slash = false;  // the last segment was a file name not followed by '/'
+  size_t i = 0;
+  while (i < n) {
+    if (p[i] == '/') {
+      ++i;
+      continue;
+    }
+    const size_t s = i;
+    const void* slash = std::memchr(p + i, '/', n - i);
+    i = slash != nullptr ? static_cast<size_t>(static_cast<const char*>(slash) - p) : n;
+    const size_t len = i - s;
+    if (len == 1 && p[s] == '.') {
+      drop_final_slash = false;
+    } else if (len == 2 && p[s] == '.' && p[s + 1] == '.') {
+      if (d - base > 1) {
+        --d;
+        while (d[-1] != '/') --d;  // base[0] is '/', so this stops
+      }
+      drop_final_slash = false;
+    } else {
+      d = EscapeTo(d, p + s, len);
+      *d++ = '/';
+      drop_final_slash = i == n;
+    }
+  }
+  if (drop_final_slash) --d;
+  out->resize(static_cast<size_t>(d - base));
+}
+
+// ---- lookup strings ----------------------------------------------------------------------------------
+
+struct PathString {
+  std::string_view path;  // a prefix of url.path
+  bool with_query;        // followed by '?' + url.query
+};
+
+// Spec: "the exact hostname in the URL, and up to 4 hostnames formed by starting with the last 5
+// components and successively removing the leading component. The top-level domain can be skipped.
+// These additional hostnames should not be checked if the host is an IP address."
+size_t HostStrings(const CanonicalUrl& url, std::string_view out[5]) {
+  const std::string_view host = url.host;
+  out[0] = host;
+  if (url.host_kind != HostKind::kName) return 1;
+  // The suffix of k components starts after the k-th dot from the end; we want k = 5, 4, 3, 2.
+  size_t starts[6] = {};
+  size_t dots = 0;
+  for (size_t i = host.size(); i > 0 && dots < 5; --i) {
+    if (host[i - 1] == '.') starts[++dots] = i;
+  }
+  size_t count = 1;
+  for (size_t k = dots; k >= 2; --k) out[count++] = host.substr(starts[k]);
+  return count;
+}
+
+// Spec: "the exact path of the URL, including query parameters; the exact path of the URL, without
+// query parameters; the 4 paths formed by starting at the root (/) and successively appending path
+// components, including a trailing slash."
+size_t PathStrings(const CanonicalUrl& url, PathString out[6]) {
+  const std::string_view path = url.path;
+  size_t count = 0;
+  if (url.has_query && !url.query.empty()) out[count++] = {path, true};
+  if (path != "/") out[count++] = {path, false};
+  out[count++] = {path.substr(0, 1), false};
+  // Prefixes "/a/", "/a/b/", "/a/b/c/": the first 1..3 components, each when followed by more path.
+  size_t components = 0;
+  for (size_t j = 1; j + 1 < path.size() && components < 3; ++j) {
+    if (path[j] == '/') {
+      ++components;
+      out[count++] = {path.substr(0, j + 1), false};
+    }
+  }
+  return count;
+}
+
+}  // namespace
+
+// ---- public ------------------------------------------------------------------------------------------
+
+std::string CanonicalUrl::Spec() const {
+  std::string s;
+  s.reserve(scheme.size() + 3 + host.size() + path.size() + 1 + query.size());
+  s.append(scheme).append("://").append(host).append(path);
+  if (has_query) s.append(1, '?').append(query);
+  return s;
+}
+
+Status Canonicalize(std::string_view input, CanonicalUrl* out) {
+  if (input.size() > kMaxUrlBytes) {
+    return Status::InvalidArgument("url: longer than kMaxUrlBytes (8192 bytes)");
+  }
+  const char* b = input.data();
+  const char* e = b + input.size();
+  // Spec: "if the URL ends in a fragment, remove the fragment" (everything from the first '#').
+  if (const void* hash = std::memchr(b, '#', input.size())) e = static_cast<const char*>(hash);
+  // Spec: strip leading and trailing whitespace (here: every C0 control and space, as browsers do).
+  while (b < e && static_cast<unsigned char>(*b) <= 0x20) ++b;
+  while (e > b && static_cast<unsigned char>(e[-1]) <= 0x20) --e;
+  // Spec: "remove tab (0x09), CR (0x0d), and LF (0x0a) characters from the URL."
+  char work[kMaxUrlBytes];
+  size_t n = 0;
+  for (const char* p = b; p < e; ++p) {
+    const char c = *p;
+    work[n] = c;
+    n += (c != '\t' && c != '\r' && c != '\n');
+  }
+  if (n == 0) return Status::InvalidArgument("url: empty");
+
+  // Spec: "repeatedly percent-unescape the URL until it has no more percent-escapes."
+  if (UnescapeInPlace(work, &n) < 0) return UnsettledError();
+
+  // The query starts at the first '?' and is only escaped (Spec: "do not perform path canonicalization
+  // on query parameters"). Before it, '\' is read as '/', as browsers read http(s) URLs.
+  const void* qmark = std::memchr(work, '?', n);
+  const size_t pre = qmark != nullptr ? static_cast<size_t>(static_cast<const char*>(qmark) - work) : n;
+  for (char* p = work;
+       (p = static_cast<char*>(std::memchr(p, '\\', pre - static_cast<size_t>(p - work)))) != nullptr;) {
+    *p++ = '/';
+  }
+
+  // Scheme: a letter, then letters, digits, '+', '-', '.', then ':'; but "host:80" or "host:80/..." is a
+  // host and port (v4 reference client getScheme). No scheme means http.
+  size_t i = 0;
+  bool has_scheme = false;
+  if (pre > 0 && IsAlpha(static_cast<unsigned char>(work[0]))) {
+    i = 1;
+    while (i < pre && IsSchemeChar(static_cast<unsigned char>(work[i]))) ++i;
+    if (i < pre && work[i] == ':') {
+      size_t j = i + 1;
+      while (j < pre && IsDigit(static_cast<unsigned char>(work[j]))) ++j;
+      const bool port_like = j > i + 1 && (j == pre || work[j] == '/');
+      has_scheme = !port_like;
+    }
+  }
+  size_t auth_begin = 0;
+  if (has_scheme) {
+    if (pre - i < 3 || work[i + 1] != '/' || work[i + 2] != '/') {
+      std::string m = "url: scheme \"";
+      m.append(work, std::min<size_t>(i, 32));
+      m += "\" is not followed by \"//\" (no host to check)";
+      return Status::InvalidArgument(std::move(m));
+    }
+    out->scheme.assign(work, i);
+    for (char& c : out->scheme)
+      c = static_cast<char>(c | (IsAlpha(static_cast<unsigned char>(c)) ? 0x20 : 0));
+    auth_begin = i + 3;
+  } else {
+    out->scheme.assign("http");
+  }
+
+  // Authority: up to the first '/'. Spec: the host drops userinfo (up to the last '@') and the port.
+  const void* slash = std::memchr(work + auth_begin, '/', pre - auth_begin);
+  const size_t auth_end =
+      slash != nullptr ? static_cast<size_t>(static_cast<const char*>(slash) - work) : pre;
+  size_t host_begin = auth_begin;
+  for (size_t k = auth_end; k > auth_begin; --k) {
+    if (work[k - 1] == '@') {
+      host_begin = k;
+      break;
+    }
+  }
+  if (host_begin == auth_end) return Status::InvalidArgument("url: no host");
+  size_t host_end;
+  if (work[host_begin] == '[') {
+    const void* close = std::memchr(work + host_begin, ']', auth_end - host_begin);
+    if (close == nullptr) return Status::InvalidArgument("url: unterminated '[' in host");
+    host_end = static_cast<size_t>(static_cast<const char*>(close) - work) + 1;
+    if (host_end < auth_end && work[host_end] != ':') {
+      return Status::InvalidArgument("url: text after the ']' of an IPv6 host");
+    }
+  } else {
+    const void* colon = std::memchr(work + host_begin, ':', auth_end - host_begin);
+    host_end = colon != nullptr ? static_cast<size_t>(static_cast<const char*>(colon) - work) : auth_end;
+  }
+  for (size_t k = host_end + 1; k < auth_end; ++k) {
+    if (!IsDigit(static_cast<unsigned char>(work[k])))
+      return Status::InvalidArgument("url: port is not a number");
+  }
+  if (host_end == host_begin) return Status::InvalidArgument("url: no host");
+  URLGUARD_RETURN_IF_ERROR(CanonicalizeHostInPlace(work + host_begin, host_end - host_begin, out));
+
+  CanonicalizePathInto(work + auth_end, pre - auth_end, &out->path);
+  out->has_query = qmark != nullptr;
+  if (out->has_query) {
+    AssignEscaped(work + pre + 1, n - pre - 1, &out->query);
+  } else {
+    out->query.clear();
+  }
+  // Escaping can triple the length. Capping the result too keeps Canonicalize(Spec()) within the input
+  // cap (idempotence) and bounds every expression built from it.
+  const size_t spec_size = out->scheme.size() + 3 + out->host.size() + out->path.size() +
+                           (out->has_query ? 1 + out->query.size() : 0);
+  if (spec_size > kMaxUrlBytes) {
+    return Status::InvalidArgument("url: canonical form longer than kMaxUrlBytes (8192 bytes)");
+  }
+  return Status::Ok();
+}
+
+void ExpressionList::Add(std::string_view host, std::string_view path_and_query) {
+  if (count_ >= kMaxExpressions) return;
+  const size_t len = host.size() + path_and_query.size();
+  for (size_t k = 0; k < count_; ++k) {
+    if (end_[k] - begin_[k] == len &&
+        std::memcmp(buffer_.data() + begin_[k], host.data(), host.size()) == 0 &&
+        std::memcmp(buffer_.data() + begin_[k] + host.size(), path_and_query.data(), path_and_query.size()) ==
+            0) {
+      return;
+    }
+  }
+  begin_[count_] = static_cast<uint32_t>(buffer_.size());
+  buffer_.append(host).append(path_and_query);
+  end_[count_] = static_cast<uint32_t>(buffer_.size());
+  host_root_[count_] = path_and_query == "/";
+  ++count_;
+}
+
+char* ExpressionList::AppendUnchecked(char* d, std::string_view host, std::string_view path,
+                                      std::string_view query, bool with_query) {
+  assert(count_ < kMaxExpressions);
+  begin_[count_] = static_cast<uint32_t>(d - buffer_.data());
+  std::memcpy(d, host.data(), host.size());
+  d += host.size();
+  std::memcpy(d, path.data(), path.size());
+  d += path.size();
+  if (with_query) {
+    *d++ = '?';
+    std::memcpy(d, query.data(), query.size());
+    d += query.size();
+  }
+  end_[count_] = static_cast<uint32_t>(d - buffer_.data());
+  host_root_[count_] = !with_query && path == "/";
+  ++count_;
+  return d;
+}
+
+void MakeExpressions(const CanonicalUrl& url, ExpressionList* out) {
+  out->Clear();
+  std::string_view hosts[5];
+  PathString paths[6];
+  const size_t host_count = HostStrings(url, hosts);
+  const size_t path_count = PathStrings(url, paths);
+  // One resize (within the kept capacity after the first URLs), then plain copies.
+  size_t host_bytes = 0, path_bytes = 0;
+  for (size_t h = 0; h < host_count; ++h) host_bytes += hosts[h].size();
+  for (size_t p = 0; p < path_count; ++p) {
+    path_bytes += paths[p].path.size() + (paths[p].with_query ? 1 + url.query.size() : 0);
+  }
+  out->buffer_.resize(host_bytes * path_count + path_bytes * host_count);
+  char* d = out->buffer_.data();
+  // Host strings are distinct and so are path strings, so no expression repeats.
+  for (size_t h = 0; h < host_count; ++h) {
+    for (size_t p = 0; p < path_count; ++p) {
+      d = out->AppendUnchecked(d, hosts[h], paths[p].path, url.query, paths[p].with_query);
+    }
+  }
+  assert(d == out->buffer_.data() + out->buffer_.size());
+  out->set_host_count(host_count);
+}
+
+// ---- internal ------------------------------------------------------------------------------------------
+
+namespace internal {
+
+int UnescapeRepeatedly(std::string_view in, std::string* out) {
+  if (in.size() > kMaxUrlBytes) return -1;
+  out->assign(in);
+  size_t n = out->size();
+  const int rounds = UnescapeInPlace(out->data(), &n);
+  out->resize(n);
+  return rounds;
+}
+
+void SpecialEncode(std::string_view in, bool fold_slashes, std::string* out) {
+  out->resize(3 * in.size());
+  char* base = out->data();
+  char* d = base;
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (fold_slashes && in[i] == '/' && d > base && d[-1] == '/') continue;
+    d = EscapeTo(d, in.data() + i, 1);
+  }
+  out->resize(static_cast<size_t>(d - base));
+}
+
+Status CanonicalizeEscapes(std::string_view in, std::string* out) {
+  if (in.size() > kMaxUrlBytes) return Status::InvalidArgument("url: longer than kMaxUrlBytes (8192 bytes)");
+  std::string unescaped;
+  if (UnescapeRepeatedly(in, &unescaped) < 0) return UnsettledError();
+  AssignEscaped(unescaped.data(), unescaped.size(), out);
+  return Status::Ok();
+}
+
+Status CanonicalizeHostname(std::string_view raw_host, CanonicalUrl* out) {
+  if (raw_host.size() > kMaxUrlBytes)
+    return Status::InvalidArgument("url: longer than kMaxUrlBytes (8192 bytes)");
+  std::string host;
+  if (UnescapeRepeatedly(raw_host, &host) < 0) return UnsettledError();
+  return CanonicalizeHostInPlace(host.data(), host.size(), out);
+}
+
+bool ParseIpv4(std::string_view host, uint8_t out[4]) {
+  // The Windows resolver allows a dotted IP address to be followed by a space and anything, as long as
+  // the whole string is at most 15 characters: "10.192.95.89 xy" resolves to 10.192.95.89.
+  if (host.size() <= 15) {
+    const size_t space = host.find(' ');
+    if (space != std::string_view::npos) host = host.substr(0, space);
+  }
+  for (unsigned char c : host) {
+    if (!(IsHexDigit(c) || c == 'x' || c == 'X' || c == '.')) return false;
+  }
+  std::string_view parts[4];
+  size_t count = 0;
+  size_t start = 0;
+  while (start <= host.size()) {
+    size_t dot = host.find('.', start);
+    if (dot == std::string_view::npos) dot = host.size();
+    if (dot > start) {  // empty parts are skipped, as Firefox's ParseString does
+      if (count == 4) return false;
+      parts[count++] = host.substr(start, dot - start);
+    }
+    start = dot + 1;
+  }
+  if (count == 0) return false;
+  // If any potentially-octal part (leading 0, not hex) has the digit 8 or 9, no part is octal.
+  bool allow_octal = true;
+  for (size_t p = 0; p < count; ++p) {
+    if (parts[p][0] != '0') continue;
+    for (size_t j = 1; j < parts[p].size(); ++j) {
+      const char c = parts[p][j];
+      if (c == 'x' || c == 'X') break;
+      if (c == '8' || c == '9') allow_octal = false;
+    }
+  }
+  uint8_t bytes[4];
+  size_t k = 0;
+  for (size_t p = 0; p < count; ++p) {
+    uint32_t v;
+    if (!ParseIpv4Part(parts[p], allow_octal, &v)) return false;
+    // Spec: fewer than four components: the last one fills the remaining bytes.
+    const size_t width = p + 1 < count ? 1 : 5 - count;
+    for (size_t w = width; w > 0; --w) bytes[k++] = static_cast<uint8_t>(v >> (8 * (w - 1)));
+  }
+  assert(k == 4);
+  std::memcpy(out, bytes, 4);
+  return true;
+}
+
+bool CanonicalNum(std::string_view num, int bytes, bool allow_octal, std::string* out) {
+  out->clear();
+  uint32_t v;
+  if (bytes < 1 || bytes > 4 || !ParseIpv4Part(num, allow_octal, &v)) return false;
+  char text[16];
+  char* d = text;
+  for (int w = bytes; w > 0; --w) {
+    if (w < bytes) *d++ = '.';
+    d = WriteByte(d, (v >> (8 * (w - 1))) & 0xff);
+  }
+  out->assign(text, static_cast<size_t>(d - text));
+  return true;
+}
+
+std::vector<std::string> LookupHosts(const CanonicalUrl& url) {
+  std::string_view hosts[5];
+  const size_t n = HostStrings(url, hosts);
+  return std::vector<std::string>(hosts, hosts + n);
+}
+
+std::vector<std::string> LookupPaths(const CanonicalUrl& url) {
+  PathString paths[6];
+  const size_t n = PathStrings(url, paths);
+  std::vector<std::string> result;
+  for (size_t i = 0; i < n; ++i) {
+    std::string s(paths[i].path);
+    if (paths[i].with_query) s.append(1, '?').append(url.query);
+    result.push_back(std::move(s));
+  }
+  return result;
+}
+
+}  // namespace internal
+}  // namespace urlguard

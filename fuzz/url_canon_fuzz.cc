@@ -1,0 +1,56 @@
+// Copyright urlguard authors.
+//
+// libFuzzer target for core/url_canon: any byte string must canonicalize or fail with kInvalidArgument,
+// never crash; a canonical URL yields at most kMaxExpressions expressions; and canonicalization is
+// idempotent (Canonicalize(Spec()) succeeds with the same Spec(), host kind and structure). No input
+// class is excluded: url_canon.h guarantees the property for every input that canonicalizes.
+//
+// Build (needs clang): libraries urlguard core (core/url_canon.cc, core/status.cc, core/sha256.cc),
+// libidn2, libcrypto.
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+#include "core/url_canon.h"
+
+namespace {
+
+[[noreturn]] void Fail(const char* what, const urlguard::CanonicalUrl& url, const std::string& again) {
+  std::fprintf(stderr, "url_canon_fuzz: %s\n  spec:  %s\n  again: %s\n", what, url.Spec().c_str(),
+               again.c_str());
+  std::abort();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string_view input(reinterpret_cast<const char*>(data), size);
+  urlguard::CanonicalUrl url;
+  const urlguard::Status status = urlguard::Canonicalize(input, &url);
+  if (!status.ok()) {
+    if (status.code() != urlguard::StatusCode::kInvalidArgument || status.message().empty()) {
+      Fail("failure is not a described kInvalidArgument", url, status.ToString());
+    }
+    return 0;
+  }
+  if (url.host.empty() || url.path.empty() || url.path[0] != '/') Fail("empty host or bad path", url, "");
+
+  urlguard::ExpressionList list;
+  urlguard::MakeExpressions(url, &list);
+  if (list.size() == 0 || list.size() > urlguard::kMaxExpressions) Fail("expression count", url, "");
+  if (list.host_count() == 0 || list.host_count() > 5) Fail("host count", url, "");
+
+  const std::string spec = url.Spec();
+  urlguard::CanonicalUrl again;
+  const urlguard::Status again_status = urlguard::Canonicalize(spec, &again);
+  if (!again_status.ok()) Fail("Spec() does not canonicalize", url, again_status.ToString());
+  if (again.Spec() != spec) Fail("not idempotent", url, again.Spec());
+  if (again.host_kind != url.host_kind || again.host != url.host || again.path != url.path ||
+      again.has_query != url.has_query || again.query != url.query) {
+    Fail("not idempotent (structure)", url, again.Spec());
+  }
+  return 0;
+}
