@@ -126,8 +126,9 @@ int RunBuild(const std::string& list, const std::vector<std::string>& inputs, co
                 static_cast<unsigned long long>(stats[i].entries),
                 static_cast<unsigned long long>(stats[i].duplicates), stats[i].expected_fp_per_probe);
   }
-  std::printf("  %zu bytes, %.2f bits per entry, filter %s, target false-positive rate per URL %g\n", bytes->size(),
-              entries ? bytes->size() * 8.0 / static_cast<double>(entries) : 0.0,
+  std::printf("  %zu bytes, %.2f bits per entry%s, filter %s, target false-positive rate per URL %g\n",
+              bytes->size(), entries ? bytes->size() * 8.0 / static_cast<double>(entries) : 0.0,
+              bytes->size() < 4096 ? " (small list: the fixed header dominates)" : "",
               urlguard::FilterKindName(options.filter), fp_rate);
   return 0;
 }

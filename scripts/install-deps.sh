@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs urlguard's build and test dependencies from Debian 12 packages (as root, or through sudo).
+# Skips apt entirely when everything is already installed. Usage: scripts/install-deps.sh [--with-qt]
+set -euo pipefail
+packages=(build-essential cmake ninja-build pkg-config git
+          libssl-dev libidn2-dev zlib1g-dev libsqlite3-dev libcurl4-openssl-dev
+          nlohmann-json3-dev libcli11-dev libcpp-httplib-dev
+          libgtest-dev libgmock-dev libbenchmark-dev
+          clang libclang-rt-14-dev binutils openssl)
+if [ "${1:-}" = "--with-qt" ]; then
+  packages+=(qt6-base-dev qt6-webengine-dev libgl-dev xvfb)
+fi
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" > /tmp/urlguard-apt.log 2>&1 ||
+  { tail -30 /tmp/urlguard-apt.log; exit 1; }

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Every test: install dependencies, then
+#   1. a -Werror build and the whole CTest suite (unit, end-to-end, C API, CLI, install),
+#   2. an ASan+UBSan build and the same suite,
+#   3. each libFuzzer target for a few seconds on its own (clang).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+jobs=$(nproc)
+fuzz_seconds=${URLGUARD_FUZZ_SECONDS:-10}
+
+run_suite() {  # NAME BUILD_DIR CMAKE_ARGS...
+  local name=$1 dir=$2
+  shift 2
+  echo "== $name: configure and build ($dir) =="
+  cmake -S . -B "$dir" -G Ninja -DURLGUARD_WERROR=ON "$@" > "$dir.log" 2>&1 || { tail -40 "$dir.log"; exit 1; }
+  cmake --build "$dir" -j"$jobs" >> "$dir.log" 2>&1 || { grep -E "error|FAILED" -A3 "$dir.log" | head -60; exit 1; }
+  echo "== $name: tests =="
+  ctest --test-dir "$dir" -j"$jobs" --output-on-failure
+}
+
+run_suite "release" build-test -DCMAKE_BUILD_TYPE=RelWithDebInfo
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  run_suite "asan+ubsan" build-asan -DCMAKE_BUILD_TYPE=Debug -DURLGUARD_SANITIZE=ON
+
+echo "== fuzz smoke: every target ${fuzz_seconds}s =="
+CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DURLGUARD_FUZZ=ON -DURLGUARD_BUILD_TESTS=OFF \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo > build-fuzz.log 2>&1 || { tail -40 build-fuzz.log; exit 1; }
+cmake --build build-fuzz -j"$jobs" >> build-fuzz.log 2>&1 || { grep -E "error|FAILED" -A3 build-fuzz.log | head -60; exit 1; }
+fuzz_passed=0 fuzz_failed=0
+for target in build-fuzz/fuzz/*_fuzz; do
+  corpus=$(mktemp -d)
+  if "$target" -max_total_time="$fuzz_seconds" -rss_limit_mb=4096 "$corpus" > "$corpus.log" 2>&1; then
+    fuzz_passed=$((fuzz_passed + 1))
+    echo "  $(basename "$target"): $(grep -o 'Done [0-9]* runs' "$corpus.log" || echo ok)"
+  else
+    fuzz_failed=$((fuzz_failed + 1))
+    echo "  $(basename "$target"): FAILED"; tail -30 "$corpus.log"
+  fi
+  rm -rf "$corpus" "$corpus.log"
+done
+echo "fuzz: $fuzz_passed passed, $fuzz_failed failed"
+[ "$fuzz_failed" = 0 ]
