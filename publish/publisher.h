@@ -1,0 +1,98 @@
+// Copyright urlguard authors.
+//
+// Publisher: turns feeds into a new signed version of a list, as static files (ARCHITECTURE §5, §8).
+//
+// Repository layout (docs/repository-layout.md):
+//   REPO/public/v1/lists/LIST/manifest.json        the signed manifest (sync/manifest.h)
+//   REPO/public/v1/lists/LIST/manifest.sig         its detached Ed25519 signature file (sync/signature.h)
+//   REPO/public/v1/lists/LIST/snapshot-V.ugs.z     zlib of the full snapshot of version V
+//   REPO/public/v1/lists/LIST/diff-F-V.ugd.z       zlib of the diff from version F to V (core/diff_codec.h)
+//   REPO/private/lists/LIST/V.ugs                  the publisher's own copies of recent versions (diff bases)
+//   REPO/private/hashes.sqlite                     full-hash store for the verify API (publish/hash_store.h)
+//   REPO/private/seen.bin                          the "seen before?" filter (publish/seen_filter.h)
+//   REPO/private/publish.lock                      one publisher at a time
+// Only public/ is ever served.
+//
+// One Publish() call: read every input (a bad line is reported and skipped; the rest loads), make the inputs the
+// list's whole content at version previous + 1, keep the previous layer universes when the list size still fits
+// them (so diffs are possible), write the snapshot, a diff from each of the last K versions, the manifest and its
+// signature, replace the list's full hashes, record the run in the seen filter, and delete files no manifest
+// refers to any more. Files are written before the manifest that names them, each by atomic rename.
+//
+// Thread safety: one Publish at a time per repository (a file lock enforces it across processes).
+#ifndef URLGUARD_PUBLISH_PUBLISHER_H_
+#define URLGUARD_PUBLISH_PUBLISHER_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/layer_kind.h"
+#include "platform/env.h"
+#include "publish/feeds.h"
+#include "sync/signature.h"
+#include "urlguard/status.h"
+
+namespace urlguard {
+
+// How many problems (bad lines) a report keeps in full; all are counted.
+constexpr size_t kMaxReportedFeedProblems = 200;
+
+struct PublishOptions {
+  std::string repo_dir;
+  std::string list;
+  std::vector<FeedSpec> inputs;
+  int64_t expires_in_seconds = 24 * 3600;
+  uint32_t keep = 5;                // diffs from up to this many previous versions
+  bool emergency = false;           // manifest policy flag
+  double fp_rate = 0.001;           // per-URL false-positive target
+  uint32_t min_wait_seconds = 1800;  // clients poll at most this often
+  std::string default_threat;       // for entries whose feed names none; empty = the list name
+  int64_t now_unix = 0;             // 0: the Env's clock
+};
+
+struct PublishReport {
+  uint64_t version = 0;
+  uint64_t entries[3] = {0, 0, 0};  // by LayerKind, unique keys
+  uint64_t added[3] = {0, 0, 0};    // vs the previous version (fingerprints)
+  uint64_t removed[3] = {0, 0, 0};
+  bool first_version = true;
+  bool universe_changed = false;     // the list outgrew its universes: clients take the full snapshot once
+  uint64_t input_lines = 0;
+  uint64_t input_entries = 0;
+  uint64_t rejected = 0;             // bad lines and entries that are no URL/domain/IP
+  uint64_t new_keys = 0;             // never ingested before (seen filter)
+  uint64_t seen_before = 0;
+  std::vector<FeedProblem> problems;  // the first kMaxReportedFeedProblems
+  uint64_t snapshot_bytes = 0;
+  uint64_t snapshot_wire_bytes = 0;
+  struct DiffInfo {
+    uint64_t from_version;
+    uint64_t wire_bytes;
+    uint64_t changed_entries;
+  };
+  std::vector<DiffInfo> diffs;
+  std::string manifest_path;
+};
+
+// Called now and then with the number of entries processed so far.
+using ProgressFn = std::function<void(uint64_t entries)>;
+
+// Publishes a new version. Fails without changing the served files when an input cannot be read, no entry is
+// valid, the repository is locked by another publisher, or a write fails (files already written for the new
+// version are harmless: no manifest names them).
+Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOptions& options,
+                              const ProgressFn& progress = nullptr);
+
+// Answers "have we seen this before?" from the repository's seen filter, for each entry: -1 when the entry is
+// invalid, 0 when never seen, else the approximate number of runs that contained it.
+Result<std::vector<int64_t>> SeenCounts(Env* env, const std::string& repo_dir, const std::vector<std::string>& entries);
+
+// Paths inside a repository.
+std::string PublicListDir(const std::string& repo, const std::string& list);
+std::string PrivateListDir(const std::string& repo, const std::string& list);
+
+}  // namespace urlguard
+
+#endif  // URLGUARD_PUBLISH_PUBLISHER_H_

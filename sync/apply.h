@@ -1,0 +1,32 @@
+// Copyright urlguard authors.
+//
+// Applying an update to a list's state (ARCHITECTURE §5, client side): old snapshot + signed manifest + diff (or
+// the full snapshot) -> the new snapshot's bytes, proven equal to what the publisher built by the state SHA-256
+// the manifest signs. The bytes go to a new file; nothing here touches a live file.
+//
+// Thread safety: pure functions.
+#ifndef URLGUARD_SYNC_APPLY_H_
+#define URLGUARD_SYNC_APPLY_H_
+
+#include <string>
+#include <string_view>
+
+#include "core/diff_codec.h"
+#include "core/snapshot.h"
+#include "sync/manifest.h"
+#include "urlguard/status.h"
+
+namespace urlguard {
+
+// Rebuilds the snapshot of `manifest.version` from `old` and `diff`. kCorruption when the diff is for another
+// list or base version, does not fit the old state (positions, counts, universes), or the result's SHA-256 is
+// not manifest.state_sha256 (the caller then falls back to the full snapshot).
+Result<std::string> ApplyDiffToSnapshot(const SnapshotView& old, const Diff& diff, const Manifest& manifest);
+
+// Checks that full snapshot bytes are the state the manifest names (list, version, size, SHA-256) and
+// structurally valid. kCorruption otherwise.
+Status CheckSnapshotAgainstManifest(std::string_view snapshot, const Manifest& manifest);
+
+}  // namespace urlguard
+
+#endif  // URLGUARD_SYNC_APPLY_H_
