@@ -54,17 +54,21 @@ void BloomBlockSet(uint8_t* block, uint64_t key, uint32_t hashes) {
 
 double BlockedBloomFalsePositiveRate(uint64_t n, uint64_t blocks, uint32_t hashes) {
   if (blocks == 0) return 1.0;
-  // Keys per block ~ Poisson(lambda); inside a block with j keys the classic formula holds with m = 512.
-  double lambda = static_cast<double>(n) / static_cast<double>(blocks);
+  // Keys per block ~ Poisson(lambda); inside a block with j keys the classic formula holds with m = 512. The
+  // Poisson terms are computed in log space (exp(-lambda) underflows for heavily loaded filters), over
+  // lambda +- 12 standard deviations.
+  const double lambda = static_cast<double>(n) / static_cast<double>(blocks);
+  if (lambda == 0) return 0.0;
+  const double spread = 12 * std::sqrt(lambda) + 20;
+  const int lo = static_cast<int>(std::max(0.0, lambda - spread));
+  const int hi = static_cast<int>(lambda + spread);
   double total = 0;
-  double pois = std::exp(-lambda);  // P(j = 0)
-  int max_j = static_cast<int>(lambda + 12 * std::sqrt(lambda + 1) + 20);
-  for (int j = 0; j <= max_j; ++j) {
-    if (j > 0) pois *= lambda / j;
+  for (int j = lo; j <= hi; ++j) {
+    double log_p = -lambda + j * std::log(lambda) - std::lgamma(j + 1.0);
     double inner = std::pow(1.0 - std::exp(-static_cast<double>(hashes) * j / 512.0), hashes);
-    total += pois * inner;
+    total += std::exp(log_p) * inner;
   }
-  return total;
+  return std::min(1.0, total);
 }
 
 BloomSizing SizeBlockedBloom(uint64_t n, double p) {

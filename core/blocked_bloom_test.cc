@@ -19,6 +19,18 @@ TEST(BlockedBloom, ClassicSizingFormulas) {
   EXPECT_LT(s.expected_fp_rate, 0.013);
 }
 
+TEST(BlockedBloom, ExpectedRateStaysAProbabilityUnderHeavyLoad) {
+  // 744 and 800 keys per block once gave 1.29 and 0 (exp(-lambda) underflow): must be in [0, 1] and rising.
+  double prev = 0;
+  for (uint64_t per_block : {1ull, 50ull, 200ull, 512ull, 744ull, 800ull, 5000ull}) {
+    double r = BlockedBloomFalsePositiveRate(per_block * 100, 100, 7);
+    EXPECT_GE(r, prev) << per_block;
+    EXPECT_LE(r, 1.0) << per_block;
+    prev = r;
+  }
+  EXPECT_GT(prev, 0.99);
+}
+
 TEST(BlockedBloom, SizingForTargetIncludesTheBlockingPenalty) {
   for (double p : {0.01, 0.001, 1e-4}) {
     BloomSizing s = SizeBlockedBloomForTarget(1000000, p);

@@ -21,6 +21,9 @@ const char* VerdictKindName(VerdictKind kind) {
     case VerdictKind::kSafe: return "safe";
     case VerdictKind::kHit: return "hit";
     case VerdictKind::kInvalid: return "invalid";
+    case VerdictKind::kSafeVerified: return "safe_verified";
+    case VerdictKind::kMalicious: return "malicious";
+    case VerdictKind::kUnverifiedHit: return "unverified_hit";
   }
   return "unknown";
 }

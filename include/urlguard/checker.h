@@ -37,8 +37,18 @@ enum class Layer : uint8_t {
 };
 URLGUARD_EXPORT const char* LayerName(Layer layer);  // "domain", "url", "ip"
 
-enum class VerdictKind : uint8_t { kSafe = 0, kHit = 1, kInvalid = 2 };
-URLGUARD_EXPORT const char* VerdictKindName(VerdictKind kind);  // "safe", "hit", "invalid"
+// kSafe, kHit and kInvalid are what a local lookup (Checker, Client::CheckLocal) can say; the other three come from
+// Client::Check, which decides local hits with the result cache and the verification API (urlguard/client.h).
+enum class VerdictKind : uint8_t {
+  kSafe = 0,
+  kHit = 1,
+  kInvalid = 2,
+  kSafeVerified = 3,
+  kMalicious = 4,
+  kUnverifiedHit = 5,
+};
+// "safe", "hit", "invalid", "safe_verified", "malicious", "unverified_hit".
+URLGUARD_EXPORT const char* VerdictKindName(VerdictKind kind);
 
 struct Match {
   std::string list;        // list name, e.g. "phishing"
@@ -51,8 +61,15 @@ struct Match {
 struct Verdict {
   VerdictKind kind = VerdictKind::kSafe;
   std::vector<Match> matches;  // kHit: every match (lists in open order), at most 16
-  std::string error;           // kInvalid: why the input has no canonical form
+  std::string error;           // kInvalid: why the input has no canonical form; else why verification failed
   std::string canonical;       // the canonical URL when CheckOptions::want_canonical (else empty)
+  // Client verdicts only:
+  std::string list;            // kMalicious: the list that confirmed it
+  std::string threat;          // kMalicious: the threat type ("phishing", "malware", ...)
+  bool stale = false;          // a list was past its signed expiry: a "safe" is not confident
+  bool allowlisted = false;    // the local allowlist let this URL through (kind is kSafe)
+  bool emergency = false;      // kMalicious by a list's signed emergency policy, without asking
+  bool from_cache = false;     // decided by the result cache, without the network
 };
 
 struct CheckOptions {

@@ -46,7 +46,14 @@ typedef enum ug_status {
   UG_INTERNAL = 9
 } ug_status;
 
-typedef enum ug_verdict_kind { UG_VERDICT_SAFE = 0, UG_VERDICT_HIT = 1, UG_VERDICT_INVALID = 2 } ug_verdict_kind;
+typedef enum ug_verdict_kind {
+  UG_VERDICT_SAFE = 0,
+  UG_VERDICT_HIT = 1,
+  UG_VERDICT_INVALID = 2,
+  UG_VERDICT_SAFE_VERIFIED = 3, /* the kinds below come from the verifying client (urlguard/client.h) */
+  UG_VERDICT_MALICIOUS = 4,
+  UG_VERDICT_UNVERIFIED_HIT = 5
+} ug_verdict_kind;
 typedef enum ug_layer { UG_LAYER_DOMAIN = 0, UG_LAYER_URL = 1, UG_LAYER_IP = 2 } ug_layer;
 
 #define UG_MAX_LIST_NAME 64

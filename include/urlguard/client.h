@@ -1,0 +1,125 @@
+// Copyright urlguard authors.
+//
+// urlguard::Client — the living client: lookups against a data directory that a sync process keeps current,
+// verification of local hits (only 4-byte hash prefixes leave the device), a result cache, and sync itself.
+//
+//   urlguard::ClientOptions o;
+//   o.data_dir = "/var/lib/urlguard";
+//   o.server_url = "https://lists.example.net";        // for verification (and SyncNow)
+//   o.public_key_pems = {ReadFile("publisher.pub.pem")};
+//   auto client = urlguard::Client::Open(o);
+//   urlguard::Verdict v = (*client)->Check("http://evil.example/login");
+//   switch (v.kind) { case urlguard::VerdictKind::kMalicious: ... }
+//
+// Verdicts (ARCHITECTURE §3): kSafe (no local hit: definitive for the installed list versions), kSafeVerified
+// (local hits that the cache or the verification API showed to be filter false positives), kMalicious (confirmed,
+// or the list's signed emergency policy says local hits count), kUnverifiedHit (a local hit nobody could decide in
+// time: the embedder's policy decides), kInvalid. Verdict::stale is set when a list is past its signed expiry;
+// a stale "safe" is never confident. Verdict::allowlisted marks URLs the local allowlist let through.
+//
+// Thread safety: all methods may be called from any number of threads. Lookups never wait for an update: the
+// installed lists are an immutable generation behind an atomically swapped pointer; a background thread notices a
+// new generation in the data directory (written by urlguardd or SyncNow, in this or another process) within about
+// a second and swaps it in.
+#ifndef URLGUARD_CLIENT_H_
+#define URLGUARD_CLIENT_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "urlguard/checker.h"
+#include "urlguard/export.h"
+#include "urlguard/status.h"
+
+namespace urlguard {
+
+struct ClientOptions {
+  std::string data_dir;                      // required
+  std::string server_url;                    // base URL of the update/verification server; "" = offline
+  std::vector<std::string> public_key_pems;  // trusted Ed25519 keys (PEM), for SyncNow; never from an update
+  std::vector<std::string> lists;            // lists to sync (SyncNow); empty = the installed ones
+  bool verify = true;                        // ask the verification API on local hits (needs server_url)
+  int verify_deadline_ms = 1500;             // Check() returns kUnverifiedHit after this
+  std::vector<std::string> allowlist;        // hosts, URLs or IPs (list-entry syntax) that always pass
+  std::string ca_bundle;                     // "" = the system's
+  std::string proxy;                         // "" = libcurl's default
+  size_t async_queue_capacity = 1024;        // CheckAsync() refuses work beyond this
+  bool watch = true;                         // follow new generations in the background
+};
+
+struct ListStatus {
+  std::string name;
+  uint64_t version = 0;
+  uint64_t entries = 0;
+  int64_t created_unix = 0;
+  int64_t expires_unix = 0;
+  bool stale = false;       // now >= expires_unix
+  bool emergency = false;   // signed policy: local hits are malicious
+  int64_t last_sync_unix = 0;       // last attempt (0: never)
+  std::string last_sync_result;     // "ok", "not_modified", "error", or "" before the first attempt
+  std::string last_sync_error;
+  int64_t next_sync_unix = 0;
+  uint32_t consecutive_failures = 0;
+};
+
+struct ClientStats {
+  uint64_t lookups = 0;
+  uint64_t by_verdict[6] = {0, 0, 0, 0, 0, 0};  // indexed by VerdictKind
+  uint64_t verifications = 0;          // verification API requests
+  uint64_t verification_failures = 0;
+  double verification_seconds = 0;     // total latency of those requests
+  uint64_t cache_hits = 0;
+  uint64_t cache_misses = 0;
+  uint64_t generation = 0;             // of the installed lists
+  uint64_t swaps = 0;                  // generations swapped in since Open
+};
+
+struct SyncReport {
+  std::string list;
+  std::string result;  // "updated", "not_modified", "up_to_date", "failed"
+  uint64_t from_version = 0, to_version = 0;
+  bool used_diff = false;
+  uint64_t bytes = 0;
+  std::string error;
+};
+
+class URLGUARD_EXPORT Client {
+ public:
+  // Opens the data directory read-only (no lock: any number of processes may). An empty directory is fine
+  // (every lookup is kSafe with stale = true until a sync installs lists). kInvalidArgument for bad options.
+  static Result<std::unique_ptr<Client>> Open(const ClientOptions& options);
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  // Local lookup; on a hit, the cache and then (within verify_deadline_ms) the verification API decide.
+  Verdict Check(std::string_view url) const;
+  // Local lookup only (no cache, no network): kSafe, kHit or kInvalid.
+  Verdict CheckLocal(std::string_view url) const;
+  // Queues a Check on a worker thread; `done` runs there. False (and `done` is not called) when the queue is full.
+  bool CheckAsync(std::string url, std::function<void(Verdict)> done) const;
+
+  // Swaps in the data directory's current generation now, if it changed. Lookups continue meanwhile.
+  Status Refresh();
+
+  // One sync pass over the subscribed lists (needs server_url and public keys). Takes the data directory's
+  // single-writer lock: kFailedPrecondition when urlguardd (or another SyncNow) holds it. Per-list failures are
+  // reported in the SyncReports, not as the Status.
+  Result<std::vector<SyncReport>> SyncNow();
+
+  std::vector<ListStatus> Lists() const;
+  ClientStats Stats() const;
+
+ private:
+  struct Impl;
+  explicit Client(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace urlguard
+
+#endif  // URLGUARD_CLIENT_H_

@@ -1,0 +1,169 @@
+// Copyright urlguard authors.
+//
+// Key rotation statements: the bytes of docs/manifest-format.md §7.
+#include "sync/key_rotation.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "core/sha256.h"
+
+namespace urlguard {
+namespace {
+
+constexpr std::string_view kOldKeyTag = "old-key ";
+constexpr std::string_view kNewKeyTag = "new-key ";
+constexpr std::string_view kNotBeforeTag = "not-before ";
+constexpr size_t kMaxDecimalDigits = 19;  // INT64_MAX = 9223372036854775807
+
+Status Bad(const std::string& what) { return Status::Corruption("rotation statement: " + what); }
+
+// Splits off one line ending in '\n' (returned without it). False when there is no '\n'.
+bool NextLine(std::string_view* rest, std::string_view* line) {
+  const size_t nl = rest->find('\n');
+  if (nl == std::string_view::npos) return false;
+  *line = rest->substr(0, nl);
+  rest->remove_prefix(nl + 1);
+  return true;
+}
+
+bool ParseHexKey(std::string_view line, std::string_view tag, PublicKey* key) {
+  if (line.size() != tag.size() + 2 * kEd25519PublicKeyBytes || line.substr(0, tag.size()) != tag) {
+    return false;
+  }
+  const std::string_view hex = line.substr(tag.size());
+  for (char c : hex) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;  // canonical: lower case
+  }
+  return FromHex(hex, key->raw.data(), key->raw.size());
+}
+
+// A canonical non-negative decimal int64: digits only, no sign, no leading zero (except "0" itself).
+bool ParseCanonicalInt64(std::string_view s, int64_t* out) {
+  if (s.empty() || s.size() > kMaxDecimalDigits) return false;
+  if (s.size() > 1 && s[0] == '0') return false;
+  uint64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + static_cast<uint64_t>(c - '0');  // 19 digits cannot overflow uint64
+  }
+  if (v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) return false;
+  *out = static_cast<int64_t>(v);
+  return true;
+}
+
+std::string Body(const RotationStatement& s) {
+  std::string body(kRotationHeaderLine);
+  body += kOldKeyTag;
+  body += ToHex(s.old_key.raw.data(), s.old_key.raw.size());
+  body += '\n';
+  body += kNewKeyTag;
+  body += ToHex(s.new_key.raw.data(), s.new_key.raw.size());
+  body += '\n';
+  body += kNotBeforeTag;
+  body += std::to_string(s.not_before_unix);
+  body += '\n';
+  return body;
+}
+
+std::string SignedMessage(std::string_view body) {
+  std::string message(kRotationSignatureDomain);
+  message.append(body);
+  return message;
+}
+
+// Parses `bytes`; sets *body to the signed part and *signature to the signature.
+Result<RotationStatement> ParseInternal(std::string_view bytes, std::string_view* body,
+                                        Ed25519Signature* signature) {
+  if (bytes.size() > kMaxRotationStatementBytes) {
+    return Status::ResourceExhausted("rotation statement larger than " +
+                                     std::to_string(kMaxRotationStatementBytes) + " bytes");
+  }
+  RotationStatement s;
+  std::string_view rest = bytes;
+  std::string_view line;
+  if (rest.substr(0, kRotationHeaderLine.size()) != kRotationHeaderLine) {
+    return Bad("first line is not \"urlguard key rotation v1\"");
+  }
+  rest.remove_prefix(kRotationHeaderLine.size());
+  if (!NextLine(&rest, &line) || !ParseHexKey(line, kOldKeyTag, &s.old_key)) {
+    return Bad("line 2 is not \"old-key <64 lower-case hex digits>\"");
+  }
+  if (!NextLine(&rest, &line) || !ParseHexKey(line, kNewKeyTag, &s.new_key)) {
+    return Bad("line 3 is not \"new-key <64 lower-case hex digits>\"");
+  }
+  if (!NextLine(&rest, &line) || line.substr(0, kNotBeforeTag.size()) != kNotBeforeTag ||
+      !ParseCanonicalInt64(line.substr(kNotBeforeTag.size()), &s.not_before_unix)) {
+    return Bad("line 4 is not \"not-before <non-negative decimal without leading zeros>\"");
+  }
+  if (s.new_key == s.old_key) return Bad("new key equals old key");
+  *body = bytes.substr(0, bytes.size() - rest.size());
+  // The rest is exactly one signature line by the old key.
+  Result<std::vector<SignatureEntry>> sig = ParseSignatureFile(rest);
+  if (!sig.ok()) return Bad("line 5: " + sig.status().message());
+  if (sig->size() != 1) return Bad("more than one signature line");
+  if ((*sig)[0].key_id != s.old_key.KeyId()) {
+    return Bad("signature key id " + (*sig)[0].key_id + " is not the old key's id " + s.old_key.KeyId());
+  }
+  *signature = (*sig)[0].signature;
+  return s;
+}
+
+}  // namespace
+
+Result<std::string> MakeRotationStatement(const SigningKey& old_key, const PublicKey& new_key,
+                                          int64_t not_before_unix) {
+  RotationStatement s;
+  s.old_key = old_key.public_key();
+  s.new_key = new_key;
+  s.not_before_unix = not_before_unix;
+  if (s.new_key == s.old_key) return Status::InvalidArgument("rotation to the same key");
+  if (not_before_unix < 0) return Status::InvalidArgument("negative not-before time");
+  std::string out = Body(s);
+  out += FormatSignatureLine(s.old_key, old_key.Sign(SignedMessage(out)));
+  return out;
+}
+
+Result<RotationStatement> ParseRotationStatement(std::string_view bytes) {
+  std::string_view body;
+  Ed25519Signature signature;
+  return ParseInternal(bytes, &body, &signature);
+}
+
+Result<PublicKey> AcceptRotation(const std::vector<PublicKey>& trusted, std::string_view statement_bytes,
+                                 int64_t now_unix) {
+  std::string_view body;
+  Ed25519Signature signature;
+  URLGUARD_ASSIGN_OR_RETURN(RotationStatement s, ParseInternal(statement_bytes, &body, &signature));
+  if (std::find(trusted.begin(), trusted.end(), s.old_key) == trusted.end()) {
+    return Status::PermissionDenied("rotation signed by an untrusted key (key id " + s.old_key.KeyId() + ")");
+  }
+  if (!VerifySignature(s.old_key, SignedMessage(body), signature.data())) {
+    return Status::PermissionDenied("bad signature on the rotation statement (key id " + s.old_key.KeyId() +
+                                    ")");
+  }
+  if (now_unix < s.not_before_unix) {
+    return Status::FailedPrecondition("rotation not valid before " + std::to_string(s.not_before_unix) +
+                                      " (now " + std::to_string(now_unix) + ")");
+  }
+  return s.new_key;
+}
+
+Result<std::vector<PublicKey>> AcceptRotationChain(const std::vector<PublicKey>& trusted,
+                                                   const std::vector<std::string>& statements,
+                                                   int64_t now_unix) {
+  if (statements.size() > kMaxRotationChainLength) {
+    return Status::ResourceExhausted("more than " + std::to_string(kMaxRotationChainLength) +
+                                     " rotation statements");
+  }
+  std::vector<PublicKey> keys = trusted;
+  for (size_t i = 0; i < statements.size(); ++i) {
+    Result<PublicKey> next = AcceptRotation(keys, statements[i], now_unix);
+    if (!next.ok()) return next.status().WithContext("rotation statement " + std::to_string(i));
+    if (std::find(keys.begin(), keys.end(), *next) == keys.end()) keys.push_back(*next);
+  }
+  return keys;
+}
+
+}  // namespace urlguard

@@ -1,0 +1,448 @@
+// Copyright urlguard authors.
+//
+// The manifest format of docs/manifest-format.md: canonical writer and defensive parser.
+//
+// The parser uses nlohmann-json with exceptions disabled (parse(..., allow_exceptions = false) returns a
+// "discarded" value on a syntax error) and touches values only through type-checked accessors that cannot
+// throw (find(), is_*(), get_ptr()), so no exception can leave this file.
+#include "sync/manifest.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <utility>
+
+#include "core/diff_codec.h"
+#include "core/list_name.h"
+#include "core/snapshot.h"
+
+namespace urlguard {
+namespace {
+
+using Json = nlohmann::json;
+
+// JSON member names, indexed by LayerKind (core/layer_kind.h: domain 0, url 1, ip 2).
+constexpr const char* kLayerKeys[kLayerKindCount] = {"domain", "url", "ip"};
+
+Status FieldError(const std::string& field, const std::string& problem) {
+  return Status::Corruption("manifest field '" + field + "': " + problem);
+}
+
+// ---- validation -----------------------------------------------------------------------------------------
+
+Status ValidateFile(const ManifestFile& f, const std::string& name, uint64_t max_bytes) {
+  if (!IsValidManifestPath(f.path)) {
+    return FieldError(name + ".path", "not 1-" + std::to_string(kMaxManifestPathBytes) +
+                                          " bytes of [a-z0-9._-] (no leading '.', no \"..\")");
+  }
+  if (f.size == 0 || f.size > max_bytes) {
+    return FieldError(name + ".size", std::to_string(f.size) + " not in 1.." + std::to_string(max_bytes));
+  }
+  if (f.inflated_size == 0 || f.inflated_size > max_bytes) {
+    return FieldError(name + ".inflated_size",
+                      std::to_string(f.inflated_size) + " not in 1.." + std::to_string(max_bytes));
+  }
+  return Status::Ok();
+}
+
+// ---- canonical writer -----------------------------------------------------------------------------------
+
+// Appends canonical JSON: the caller writes members in sorted order. Strings are written without escaping:
+// every string of a valid manifest is lower-case letters, digits and "._-" (list, paths, hex digests).
+class Writer {
+ public:
+  void Open(char c) {
+    out_ += c;
+    ++depth_;
+    first_ = true;
+  }
+  void Close(char c) {
+    --depth_;
+    if (!first_) {  // non-empty container: closing bracket on its own line
+      out_ += '\n';
+      Indent();
+    }
+    out_ += c;
+    first_ = false;
+  }
+  void Key(const char* name) {
+    Next();
+    out_ += '"';
+    out_ += name;
+    out_ += "\": ";
+  }
+  void Element() { Next(); }  // before an array element
+  void Uint(uint64_t v) { out_ += std::to_string(v); }
+  void Int(int64_t v) { out_ += std::to_string(v); }
+  void Bool(bool v) { out_ += v ? "true" : "false"; }
+  void String(std::string_view s) {
+    out_ += '"';
+    out_ += s;
+    out_ += '"';
+  }
+  std::string Finish() {
+    out_ += '\n';
+    return std::move(out_);
+  }
+
+ private:
+  void Next() {
+    if (!first_) out_ += ',';
+    out_ += '\n';
+    Indent();
+    first_ = false;
+  }
+  void Indent() { out_.append(static_cast<size_t>(2 * depth_), ' '); }
+
+  std::string out_;
+  int depth_ = 0;
+  bool first_ = true;
+};
+
+// Members of a file object, in sorted order after any that sort before "inflated_size" (the caller's).
+void WriteFileMembers(Writer* w, const ManifestFile& f) {
+  w->Key("inflated_size");
+  w->Uint(f.inflated_size);
+  w->Key("path");
+  w->String(f.path);
+  w->Key("sha256");
+  w->String(ToHex(f.sha256));
+  w->Key("size");
+  w->Uint(f.size);
+}
+
+void WritePerLayer(Writer* w, const char* key, const std::array<uint64_t, kLayerKindCount>& v) {
+  w->Key(key);
+  w->Open('{');
+  // Sorted member names: "domain" < "ip" < "url".
+  w->Key("domain");
+  w->Uint(v[static_cast<size_t>(LayerKind::kDomain)]);
+  w->Key("ip");
+  w->Uint(v[static_cast<size_t>(LayerKind::kIp)]);
+  w->Key("url");
+  w->Uint(v[static_cast<size_t>(LayerKind::kUrl)]);
+  w->Close('}');
+}
+
+// ---- parser -------------------------------------------------------------------------------------------
+
+// Typed, non-throwing access to the members of one JSON object. `prefix` names the object in errors
+// ("", "snapshot.", "diffs[3].").
+class ObjectReader {
+ public:
+  ObjectReader(const Json& obj, std::string prefix) : obj_(obj), prefix_(std::move(prefix)) {}
+
+  Status Member(const char* name, const Json** out) const {
+    auto it = obj_.find(name);  // end() for a non-object too; never throws
+    if (it == obj_.end()) return FieldError(prefix_ + name, "missing");
+    *out = &*it;
+    return Status::Ok();
+  }
+
+  Status Uint64(const char* name, uint64_t* out) const {
+    const Json* v;
+    URLGUARD_RETURN_IF_ERROR(Member(name, &v));
+    const auto* u = v->get_ptr<const Json::number_unsigned_t*>();
+    if (u == nullptr) {
+      return FieldError(prefix_ + name, v->is_number() ? "not a non-negative integer (negative or fractional)"
+                                                       : std::string("not a number but ") + v->type_name());
+    }
+    *out = *u;
+    return Status::Ok();
+  }
+
+  Status Uint32(const char* name, uint32_t* out) const {
+    uint64_t v = 0;
+    URLGUARD_RETURN_IF_ERROR(Uint64(name, &v));
+    if (v > std::numeric_limits<uint32_t>::max()) return FieldError(prefix_ + name, "out of range");
+    *out = static_cast<uint32_t>(v);
+    return Status::Ok();
+  }
+
+  Status Int64(const char* name, int64_t* out) const {
+    const Json* v;
+    URLGUARD_RETURN_IF_ERROR(Member(name, &v));
+    if (const auto* u = v->get_ptr<const Json::number_unsigned_t*>()) {
+      if (*u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+        return FieldError(prefix_ + name, "out of range");
+      }
+      *out = static_cast<int64_t>(*u);
+      return Status::Ok();
+    }
+    if (const auto* i = v->get_ptr<const Json::number_integer_t*>()) {
+      *out = *i;
+      return Status::Ok();
+    }
+    return FieldError(prefix_ + name, std::string("not an integer but ") + v->type_name());
+  }
+
+  Status Bool(const char* name, bool* out) const {
+    const Json* v;
+    URLGUARD_RETURN_IF_ERROR(Member(name, &v));
+    const auto* b = v->get_ptr<const Json::boolean_t*>();
+    if (b == nullptr) return FieldError(prefix_ + name, std::string("not a boolean but ") + v->type_name());
+    *out = *b;
+    return Status::Ok();
+  }
+
+  Status String(const char* name, std::string* out) const {
+    const Json* v;
+    URLGUARD_RETURN_IF_ERROR(Member(name, &v));
+    const auto* s = v->get_ptr<const Json::string_t*>();
+    if (s == nullptr) return FieldError(prefix_ + name, std::string("not a string but ") + v->type_name());
+    *out = *s;
+    return Status::Ok();
+  }
+
+  // Exactly 2 * N lower-case hex digits into a std::array<uint8_t, N> (a digest, a bitmap).
+  template <size_t N>
+  Status Hex(const char* name, std::array<uint8_t, N>* out) const {
+    std::string hex;
+    URLGUARD_RETURN_IF_ERROR(String(name, &hex));
+    bool lower = hex.size() == 2 * N;
+    for (char c : hex) lower = lower && ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'));
+    if (!lower || !FromHex(hex, out->data(), N)) {
+      return FieldError(prefix_ + name, "not " + std::to_string(2 * N) + " lower-case hex digits");
+    }
+    return Status::Ok();
+  }
+
+  Status Object(const char* name, const Json** out) const {
+    URLGUARD_RETURN_IF_ERROR(Member(name, out));
+    if (!(*out)->is_object()) {
+      return FieldError(prefix_ + name, std::string("not an object but ") + (*out)->type_name());
+    }
+    return Status::Ok();
+  }
+
+  const std::string& prefix() const { return prefix_; }
+
+ private:
+  const Json& obj_;
+  std::string prefix_;
+};
+
+Status ReadFile(const ObjectReader& r, ManifestFile* f) {
+  URLGUARD_RETURN_IF_ERROR(r.String("path", &f->path));
+  URLGUARD_RETURN_IF_ERROR(r.Uint64("size", &f->size));
+  URLGUARD_RETURN_IF_ERROR(r.Hex("sha256", &f->sha256));
+  URLGUARD_RETURN_IF_ERROR(r.Uint64("inflated_size", &f->inflated_size));
+  return Status::Ok();
+}
+
+Status ReadPerLayer(const ObjectReader& top, const char* name, std::array<uint64_t, kLayerKindCount>* out) {
+  const Json* obj;
+  URLGUARD_RETURN_IF_ERROR(top.Object(name, &obj));
+  ObjectReader r(*obj, std::string(name) + ".");
+  for (int k = 0; k < kLayerKindCount; ++k) {
+    URLGUARD_RETURN_IF_ERROR(r.Uint64(kLayerKeys[k], &(*out)[static_cast<size_t>(k)]));
+  }
+  return Status::Ok();
+}
+
+// Parses JSON, refusing duplicate member names: RFC 8259 §4 leaves their meaning to the implementation, and
+// a signed document must have exactly one meaning.
+Result<Json> ParseJsonStrict(std::string_view bytes) {
+  std::vector<std::set<std::string>> open_objects;
+  bool duplicate = false;
+  std::string duplicate_name;
+  Json::parser_callback_t cb = [&](int /*depth*/, Json::parse_event_t event, Json& parsed) -> bool {
+    switch (event) {
+      case Json::parse_event_t::object_start:
+        open_objects.emplace_back();
+        break;
+      case Json::parse_event_t::object_end:
+        if (!open_objects.empty()) open_objects.pop_back();
+        break;
+      case Json::parse_event_t::key:
+        if (const auto* name = parsed.get_ptr<const Json::string_t*>()) {
+          if (!open_objects.empty() && !open_objects.back().insert(*name).second && !duplicate) {
+            duplicate = true;
+            duplicate_name = *name;
+          }
+        }
+        break;
+      default:
+        break;
+    }
+    return true;
+  };
+  Json doc = Json::parse(bytes.begin(), bytes.end(), cb, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) return Status::Corruption("manifest is not valid JSON");
+  if (duplicate) return Status::Corruption("manifest has a duplicate member \"" + duplicate_name + "\"");
+  return doc;
+}
+
+}  // namespace
+
+bool IsValidManifestPath(std::string_view path) {
+  if (path.empty() || path.size() > kMaxManifestPathBytes || path[0] == '.') return false;
+  if (path.find("..") != std::string_view::npos) return false;
+  for (char c : path) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+Status ValidateManifest(const Manifest& m) {
+  if (m.format != kManifestFormatVersion) {
+    return FieldError("format", "unsupported manifest format " + std::to_string(m.format) + " (expected " +
+                                    std::to_string(kManifestFormatVersion) + ")");
+  }
+  if (!IsValidListName(m.list)) return FieldError("list", "not a valid list name");
+  if (m.version == 0) return FieldError("version", "must be >= 1");
+  if (m.created_unix <= 0) return FieldError("created_unix", "must be >= 1");
+  if (m.expires_unix <= m.created_unix) return FieldError("expires_unix", "must be later than created_unix");
+  if (m.min_wait_seconds > kMaxManifestMinWaitSeconds) {
+    return FieldError("min_wait_seconds", std::to_string(m.min_wait_seconds) + " is over the cap of " +
+                                              std::to_string(kMaxManifestMinWaitSeconds));
+  }
+  if (m.state_bytes == 0 || m.state_bytes > kMaxSnapshotBytes) {
+    return FieldError("state_bytes",
+                      std::to_string(m.state_bytes) + " not in 1.." + std::to_string(kMaxSnapshotBytes));
+  }
+  for (int k = 0; k < kLayerKindCount; ++k) {
+    const size_t i = static_cast<size_t>(k);
+    if (m.universe[i] != 0 && m.entries[i] > m.universe[i]) {
+      return FieldError(std::string("entries.") + kLayerKeys[k],
+                        "larger than universe." + std::string(kLayerKeys[k]));
+    }
+  }
+  IpPrefixLengths prefixes;
+  prefixes.bits = m.ip_prefix_lengths;
+  if (!prefixes.Valid()) {
+    return FieldError("ip_prefix_lengths", "bits set outside IPv4 /0-/32 and IPv6 /0-/128");
+  }
+  URLGUARD_RETURN_IF_ERROR(ValidateFile(m.snapshot, "snapshot", kMaxSnapshotBytes));
+  if (m.snapshot.inflated_size != m.state_bytes) {
+    return FieldError("snapshot.inflated_size", "differs from state_bytes");
+  }
+  if (m.diffs.size() > kMaxManifestDiffs) {
+    return Status::ResourceExhausted("manifest lists " + std::to_string(m.diffs.size()) + " diffs (cap " +
+                                     std::to_string(kMaxManifestDiffs) + ")");
+  }
+  for (size_t i = 0; i < m.diffs.size(); ++i) {
+    const ManifestDiff& d = m.diffs[i];
+    const std::string name = "diffs[" + std::to_string(i) + "]";
+    if (d.from_version == 0 || d.from_version >= m.version) {
+      return FieldError(name + ".from_version", "must be in 1..version-1");
+    }
+    if (i > 0 && d.from_version <= m.diffs[i - 1].from_version) {
+      return FieldError(name + ".from_version", "diffs must be sorted by strictly ascending from_version");
+    }
+    URLGUARD_RETURN_IF_ERROR(ValidateFile(d.file, name, kMaxDiffBytes));
+  }
+  return Status::Ok();
+}
+
+std::string SerializeManifest(const Manifest& m) {
+  if (Status s = ValidateManifest(m); !s.ok()) {
+    std::fprintf(stderr, "urlguard: SerializeManifest of an invalid manifest: %s\n", s.ToString().c_str());
+    std::abort();
+  }
+  // Changes the canonical bytes: update docs/manifest-format.md §3 and the golden test.
+  Writer w;
+  w.Open('{');
+  w.Key("created_unix");
+  w.Int(m.created_unix);
+  w.Key("diffs");
+  w.Open('[');
+  for (const ManifestDiff& d : m.diffs) {
+    w.Element();
+    w.Open('{');
+    w.Key("from_version");
+    w.Uint(d.from_version);
+    WriteFileMembers(&w, d.file);
+    w.Close('}');
+  }
+  w.Close(']');
+  w.Key("emergency");
+  w.Bool(m.emergency);
+  WritePerLayer(&w, "entries", m.entries);
+  w.Key("expires_unix");
+  w.Int(m.expires_unix);
+  w.Key("format");
+  w.Uint(m.format);
+  w.Key("ip_prefix_lengths");
+  w.String(ToHex(m.ip_prefix_lengths.data(), m.ip_prefix_lengths.size()));
+  w.Key("list");
+  w.String(m.list);
+  w.Key("min_wait_seconds");
+  w.Uint(m.min_wait_seconds);
+  w.Key("snapshot");
+  w.Open('{');
+  WriteFileMembers(&w, m.snapshot);
+  w.Close('}');
+  w.Key("state_bytes");
+  w.Uint(m.state_bytes);
+  w.Key("state_sha256");
+  w.String(ToHex(m.state_sha256));
+  WritePerLayer(&w, "universe", m.universe);
+  w.Key("version");
+  w.Uint(m.version);
+  w.Close('}');
+  return w.Finish();
+}
+
+Result<Manifest> ParseManifest(std::string_view bytes) {
+  if (bytes.size() > kMaxManifestBytes) {
+    return Status::ResourceExhausted("manifest of " + std::to_string(bytes.size()) + " bytes (cap " +
+                                     std::to_string(kMaxManifestBytes) + ")");
+  }
+  URLGUARD_ASSIGN_OR_RETURN(Json doc, ParseJsonStrict(bytes));
+  if (!doc.is_object()) return Status::Corruption("manifest is not a JSON object");
+
+  Manifest m;
+  ObjectReader r(doc, "");
+  // The format first: a newer format may change anything else.
+  URLGUARD_RETURN_IF_ERROR(r.Uint32("format", &m.format));
+  if (m.format != kManifestFormatVersion) return ValidateManifest(m);  // names the unsupported format
+  URLGUARD_RETURN_IF_ERROR(r.String("list", &m.list));
+  URLGUARD_RETURN_IF_ERROR(r.Uint64("version", &m.version));
+  URLGUARD_RETURN_IF_ERROR(r.Int64("created_unix", &m.created_unix));
+  URLGUARD_RETURN_IF_ERROR(r.Int64("expires_unix", &m.expires_unix));
+  URLGUARD_RETURN_IF_ERROR(r.Uint32("min_wait_seconds", &m.min_wait_seconds));
+  URLGUARD_RETURN_IF_ERROR(r.Bool("emergency", &m.emergency));
+  URLGUARD_RETURN_IF_ERROR(r.Hex("state_sha256", &m.state_sha256));
+  URLGUARD_RETURN_IF_ERROR(r.Uint64("state_bytes", &m.state_bytes));
+  URLGUARD_RETURN_IF_ERROR(ReadPerLayer(r, "entries", &m.entries));
+  URLGUARD_RETURN_IF_ERROR(ReadPerLayer(r, "universe", &m.universe));
+  URLGUARD_RETURN_IF_ERROR(r.Hex("ip_prefix_lengths", &m.ip_prefix_lengths));
+
+  const Json* snapshot;
+  URLGUARD_RETURN_IF_ERROR(r.Object("snapshot", &snapshot));
+  URLGUARD_RETURN_IF_ERROR(ReadFile(ObjectReader(*snapshot, "snapshot."), &m.snapshot));
+
+  const Json* diffs;
+  URLGUARD_RETURN_IF_ERROR(r.Member("diffs", &diffs));
+  if (!diffs->is_array()) return FieldError("diffs", std::string("not an array but ") + diffs->type_name());
+  if (diffs->size() > kMaxManifestDiffs) {
+    return Status::ResourceExhausted("manifest lists " + std::to_string(diffs->size()) + " diffs (cap " +
+                                     std::to_string(kMaxManifestDiffs) + ")");
+  }
+  m.diffs.reserve(diffs->size());
+  size_t i = 0;
+  for (const Json& entry : *diffs) {  // iterating an array never throws
+    const std::string name = "diffs[" + std::to_string(i++) + "]";
+    if (!entry.is_object()) return FieldError(name, std::string("not an object but ") + entry.type_name());
+    ObjectReader dr(entry, name + ".");
+    ManifestDiff d;
+    URLGUARD_RETURN_IF_ERROR(dr.Uint64("from_version", &d.from_version));
+    URLGUARD_RETURN_IF_ERROR(ReadFile(dr, &d.file));
+    m.diffs.push_back(std::move(d));
+  }
+  URLGUARD_RETURN_IF_ERROR(ValidateManifest(m));
+  return m;
+}
+
+const ManifestDiff* FindManifestDiff(const Manifest& manifest, uint64_t from_version) {
+  for (const ManifestDiff& d : manifest.diffs) {
+    if (d.from_version == from_version) return &d;
+  }
+  return nullptr;
+}
+
+}  // namespace urlguard

@@ -1,0 +1,113 @@
+// Copyright urlguard authors.
+//
+// The update manifest: one small JSON document per list naming its current version, freshness, the state
+// the client must end up with, and the files to download (ARCHITECTURE §5; every field, limit and byte of
+// the canonical form is specified in docs/manifest-format.md).
+//
+// Order matters: a client verifies the detached signature over the raw manifest bytes first
+// (sync/signature.h VerifyManifestSignature) and only then calls ParseManifest(). The parser still treats
+// its input as hostile (signed bytes can come from a buggy publisher, and the fuzzer feeds it anything): it
+// never throws, never crashes, and refuses anything it does not fully understand except unknown object
+// members, which are ignored so that a later publisher can add fields without breaking older clients.
+//
+// Changes the manifest format: bump kManifestFormatVersion, docs/manifest-format.md and the golden test
+// (fixtures/golden/manifest_v1.json).
+#ifndef URLGUARD_SYNC_MANIFEST_H_
+#define URLGUARD_SYNC_MANIFEST_H_
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/layer_kind.h"
+#include "core/sha256.h"
+#include "urlguard/status.h"
+
+namespace urlguard {
+
+constexpr uint32_t kManifestFormatVersion = 1;
+
+// Caps on manifests from outside (a value over a cap is refused).
+constexpr size_t kMaxManifestBytes = size_t{64} << 10;  // the whole document (kResourceExhausted)
+constexpr size_t kMaxManifestDiffs = 64;                // entries of "diffs" (kResourceExhausted)
+constexpr size_t kMaxManifestPathBytes = 128;           // a file name
+// The largest accepted "min_wait_seconds": the 24 h ceiling of the client's failure backoff
+// (ARCHITECTURE §5). A larger value would let one bad manifest silence a client for longer.
+constexpr uint32_t kMaxManifestMinWaitSeconds = 24 * 60 * 60;
+// File size caps: snapshots kMaxSnapshotBytes (core/snapshot.h, 4 GiB), diffs kMaxDiffBytes
+// (core/diff_codec.h, 64 MiB), both for the downloaded and for the inflated size.
+
+// A file the client may download. Paths are names relative to the manifest's own URL / directory.
+struct ManifestFile {
+  std::string path;            // 1..kMaxManifestPathBytes of [a-z0-9._-], not starting with '.', no ".."
+  uint64_t size = 0;           // bytes served (zlib-compressed): the download's hard cap; >= 1
+  Sha256Digest sha256{};       // SHA-256 of those served bytes
+  uint64_t inflated_size = 0;  // bytes after inflating: the InflateBounded() cap; >= 1
+
+  bool operator==(const ManifestFile&) const = default;
+};
+
+// A diff from an older version to Manifest::version.
+struct ManifestDiff {
+  uint64_t from_version = 0;  // 1 <= from_version < Manifest::version
+  ManifestFile file;          // sizes <= kMaxDiffBytes
+
+  bool operator==(const ManifestDiff&) const = default;
+};
+
+// One list's manifest (docs/manifest-format.md §2). A plain value; the rules in the comments are what
+// ValidateManifest() checks.
+struct Manifest {
+  uint32_t format = kManifestFormatVersion;  // must be kManifestFormatVersion
+  std::string list;                          // IsValidListName (core/list_name.h)
+  uint64_t version = 0;                      // >= 1; strictly increasing across a list's manifests
+  int64_t created_unix = 0;                  // >= 1
+  int64_t expires_unix = 0;                  // > created_unix; afterwards the list is stale
+  uint32_t min_wait_seconds = 0;  // the server's minimum polling interval, <= kMaxManifestMinWaitSeconds
+  bool emergency = false;         // policy: treat local hits as malicious without asking the verify API
+  Sha256Digest state_sha256{};    // SnapshotView::checksum() of the resulting snapshot file
+  uint64_t state_bytes = 0;       // size of that snapshot file: 1..kMaxSnapshotBytes
+  std::array<uint64_t, kLayerKindCount> entries{};   // entries per layer, indexed by LayerKind
+  std::array<uint64_t, kLayerKindCount> universe{};  // fingerprint universe per layer (0 = no fingerprint
+                                                     // array for that layer); entries <= universe when != 0
+  // The IP prefix lengths of the resulting snapshot's ip layer (core/snapshot.h IpPrefixLengths::bits: bit L
+  // for IPv4 /L, bit 64+L for IPv6 /L). A diff carries fingerprints only, so a client rebuilding the state
+  // from a diff takes this bitmap from here. IpPrefixLengths::Valid() must hold; all zero without ip layer.
+  std::array<uint8_t, 32> ip_prefix_lengths{};
+  ManifestFile snapshot;            // the full state; inflated_size == state_bytes
+  std::vector<ManifestDiff> diffs;  // at most kMaxManifestDiffs, from_version strictly ascending
+
+  bool operator==(const Manifest&) const = default;
+};
+
+// Checks every rule above. kCorruption "manifest field '<name>': <problem>" naming the first violation
+// (field names as in the JSON: "snapshot.path", "diffs[2].from_version", "entries.ip"), or
+// kResourceExhausted for more than kMaxManifestDiffs diffs. Thread-safe.
+Status ValidateManifest(const Manifest& manifest);
+
+// The canonical bytes (docs/manifest-format.md §3): UTF-8 JSON, object members sorted by name, two-space
+// indentation, integers in plain decimal, no floats, a final "\n". Deterministic: equal manifests give equal
+// bytes. Precondition: ValidateManifest(manifest).ok(); violating it is a bug and aborts the process in
+// every build type (a publisher must never sign a manifest its clients would refuse). Thread-safe.
+std::string SerializeManifest(const Manifest& manifest);
+
+// Parses manifest bytes from outside (call VerifyManifestSignature first). Fails with kResourceExhausted
+// for more than kMaxManifestBytes bytes or kMaxManifestDiffs diffs, and kCorruption naming the problem for
+// anything else: not JSON, a duplicate member name, a missing, ill-typed or out-of-range field, or any rule
+// of ValidateManifest(). Accepts any JSON formatting (not only the canonical one) and ignores unknown
+// members. Never throws. Thread-safe.
+Result<Manifest> ParseManifest(std::string_view bytes);
+
+// The diff from `from_version`, or nullptr when the manifest offers none.
+const ManifestDiff* FindManifestDiff(const Manifest& manifest, uint64_t from_version);
+
+// True for a name allowed in ManifestFile::path: 1..kMaxManifestPathBytes bytes of [a-z0-9._-], not
+// starting with '.', without "..". A path can therefore never leave the manifest's directory.
+bool IsValidManifestPath(std::string_view path);
+
+}  // namespace urlguard
+
+#endif  // URLGUARD_SYNC_MANIFEST_H_

@@ -1,0 +1,441 @@
+// Copyright urlguard authors.
+#include "sync/manifest.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/diff_codec.h"
+#include "core/snapshot.h"
+#include "sync/signature.h"
+#include "tests/test_util.h"
+
+namespace urlguard {
+namespace {
+
+using ::urlguard::testing::ReadFileOrDie;
+using ::urlguard::testing::SourcePath;
+using Json = nlohmann::json;
+
+// A manifest with every field set. Its canonical bytes are pinned in fixtures/golden/manifest_v1.json and
+// their signature by fixtures/keys/test-ed25519.pem in fixtures/golden/manifest_v1.json.sig (regenerate
+// both with URLGUARD_UPDATE_GOLDEN=1 only for a deliberate format change).
+Manifest GoldenManifest() {
+  Manifest m;
+  m.list = "phishing";
+  m.version = 42;
+  m.created_unix = 1700000000;
+  m.expires_unix = 1700086400;
+  m.min_wait_seconds = 1800;
+  m.emergency = false;
+  m.state_sha256 = Sha256("state 42");
+  m.state_bytes = 20480;
+  m.entries[static_cast<size_t>(LayerKind::kDomain)] = 10;
+  m.entries[static_cast<size_t>(LayerKind::kUrl)] = 3;
+  m.entries[static_cast<size_t>(LayerKind::kIp)] = 7;
+  m.universe[static_cast<size_t>(LayerKind::kDomain)] = 1000;
+  m.universe[static_cast<size_t>(LayerKind::kUrl)] = 0;  // a Bloom layer: no fingerprint universe
+  m.universe[static_cast<size_t>(LayerKind::kIp)] = uint64_t{1} << 37;
+  IpPrefixLengths prefixes;
+  prefixes.AddV4(24);
+  prefixes.AddV4(32);
+  prefixes.AddV6(64);
+  m.ip_prefix_lengths = prefixes.bits;
+  m.snapshot = {"phishing-42.snap.z", 9000, Sha256("snapshot 42"), 20480};
+  m.diffs.push_back({40, {"phishing-40-42.diff.z", 300, Sha256("diff 40"), 290}});
+  m.diffs.push_back({41, {"phishing-41-42.diff.z", 175, Sha256("diff 41"), 207}});
+  return m;
+}
+
+std::string GoldenPath(const std::string& name) { return SourcePath("fixtures/golden/" + name); }
+
+void MaybeUpdateGolden(const std::string& path, const std::string& bytes) {
+  if (std::getenv("URLGUARD_UPDATE_GOLDEN")) std::ofstream(path, std::ios::binary) << bytes;
+}
+
+// The golden manifest as a JSON value the tests can break in specific ways.
+Json GoldenJson() { return Json::parse(SerializeManifest(GoldenManifest())); }
+
+// "/diffs/0/path" -> "diffs[0].path": how ParseManifest names fields.
+std::string FieldName(const std::string& pointer) {
+  std::string out;
+  size_t pos = 1;
+  while (pos <= pointer.size()) {
+    size_t next = pointer.find('/', pos);
+    if (next == std::string::npos) next = pointer.size();
+    const std::string part = pointer.substr(pos, next - pos);
+    if (!part.empty() && part.find_first_not_of("0123456789") == std::string::npos) {
+      out += "[" + part + "]";
+    } else {
+      if (!out.empty()) out += '.';
+      out += part;
+    }
+    pos = next + 1;
+  }
+  return out;
+}
+
+// Every JSON pointer of `j` (containers and leaves), depth first.
+void Pointers(const Json& j, const std::string& at, std::vector<std::string>* out) {
+  if (!at.empty()) out->push_back(at);
+  if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end(); ++it) Pointers(it.value(), at + "/" + it.key(), out);
+  } else if (j.is_array()) {
+    for (size_t i = 0; i < j.size(); ++i) Pointers(j[i], at + "/" + std::to_string(i), out);
+  }
+}
+
+// Parses `j` and expects kCorruption whose message names `field`.
+void ExpectCorruption(const Json& j, const std::string& field, const std::string& why) {
+  auto r = ParseManifest(j.dump(2));
+  ASSERT_FALSE(r.ok()) << why;
+  EXPECT_EQ(r.status().code(), StatusCode::kCorruption) << why << ": " << r.status().ToString();
+  EXPECT_NE(r.status().message().find("'" + field + "'"), std::string::npos)
+      << why << ": expected the message to name '" << field << "': " << r.status().ToString();
+}
+
+TEST(Manifest, GoldenBytes) {
+  const std::string bytes = SerializeManifest(GoldenManifest());
+  const std::string path = GoldenPath("manifest_v1.json");
+  MaybeUpdateGolden(path, bytes);
+  const std::string golden = ReadFileOrDie(path);
+  EXPECT_EQ(bytes, golden) << "manifest bytes changed: a format change must bump kManifestFormatVersion, "
+                              "docs/manifest-format.md and this golden file";
+  EXPECT_EQ(SerializeManifest(GoldenManifest()), bytes);  // deterministic
+}
+
+TEST(Manifest, GoldenSignatureIsPinned) {
+  const std::string golden = ReadFileOrDie(GoldenPath("manifest_v1.json"));
+  auto key = SigningKey::FromPem(ReadFileOrDie(SourcePath("fixtures/keys/test-ed25519.pem")));
+  ASSERT_TRUE(key.ok()) << key.status().ToString();
+  const std::string sig = MakeManifestSignatureFile(*key, golden);
+  const std::string path = GoldenPath("manifest_v1.json.sig");
+  MaybeUpdateGolden(path, sig);
+  EXPECT_EQ(sig, ReadFileOrDie(path)) << "Ed25519 is deterministic: the signed message or the signature file "
+                                         "format changed";
+  auto pub = PublicKeyFromPem(ReadFileOrDie(SourcePath("fixtures/keys/test-ed25519.pub.pem")));
+  ASSERT_TRUE(pub.ok());
+  EXPECT_TRUE(VerifyManifestSignature({*pub}, golden, ReadFileOrDie(path)).ok());
+  // The client's first two steps on the golden files: verify, then parse.
+  auto parsed = ParseManifest(golden);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(*parsed, GoldenManifest());
+}
+
+TEST(Manifest, CanonicalFormIsSortedTwoSpaceJson) {
+  const std::string bytes = SerializeManifest(GoldenManifest());
+  // The canonical form is exactly what nlohmann's dump(2) makes of it (members sorted by name).
+  EXPECT_EQ(Json::parse(bytes).dump(2) + "\n", bytes);
+  EXPECT_EQ(bytes.rfind("{\n  \"created_unix\": 1700000000,\n  \"diffs\": [\n    {\n", 0), 0u) << bytes;
+  EXPECT_NE(bytes.find("\"state_sha256\": \"" + ToHex(Sha256("state 42")) + "\""), std::string::npos);
+  EXPECT_NE(bytes.find("\"ip\": 137438953472"), std::string::npos);
+  Manifest no_diffs = GoldenManifest();
+  no_diffs.diffs.clear();
+  no_diffs.emergency = true;
+  const std::string b2 = SerializeManifest(no_diffs);
+  EXPECT_NE(b2.find("\"diffs\": [],\n"), std::string::npos) << b2;
+  EXPECT_NE(b2.find("\"emergency\": true,\n"), std::string::npos) << b2;
+  EXPECT_EQ(Json::parse(b2).dump(2) + "\n", b2);
+  auto back = ParseManifest(b2);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, no_diffs);
+}
+
+TEST(Manifest, RoundTripsExtremeValues) {
+  Manifest m = GoldenManifest();
+  m.version = UINT64_MAX;
+  m.created_unix = 1;
+  m.expires_unix = INT64_MAX;
+  m.min_wait_seconds = kMaxManifestMinWaitSeconds;
+  m.state_bytes = kMaxSnapshotBytes;
+  m.snapshot.size = kMaxSnapshotBytes;
+  m.snapshot.inflated_size = kMaxSnapshotBytes;
+  m.universe = {UINT64_MAX, UINT64_MAX, 0};
+  m.entries = {UINT64_MAX, 0, UINT64_MAX};
+  m.snapshot.path = std::string(kMaxManifestPathBytes, 'a');
+  IpPrefixLengths all;
+  for (int len = 0; len <= 32; ++len) all.AddV4(len);
+  for (int len = 0; len <= 128; ++len) all.AddV6(len);
+  m.ip_prefix_lengths = all.bits;
+  m.diffs = {{1, {"a", kMaxDiffBytes, Sha256("x"), kMaxDiffBytes}}, {UINT64_MAX - 1, {"b.c-d_e", 1, {}, 1}}};
+  ASSERT_TRUE(ValidateManifest(m).ok()) << ValidateManifest(m).ToString();
+  auto back = ParseManifest(SerializeManifest(m));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, m);
+}
+
+TEST(Manifest, AcceptsAnyFormattingAndIgnoresUnknownMembers) {
+  auto bom = ParseManifest("\xEF\xBB\xBF" + SerializeManifest(GoldenManifest()));  // a UTF-8 BOM is skipped
+  ASSERT_TRUE(bom.ok()) << bom.status().ToString();
+  EXPECT_EQ(*bom, GoldenManifest());
+  Json j = GoldenJson();
+  auto compact = ParseManifest(j.dump());
+  ASSERT_TRUE(compact.ok()) << compact.status().ToString();
+  EXPECT_EQ(*compact, GoldenManifest());
+
+  j["future_field"] = {{"anything", {1, 2.5, "x", nullptr}}};
+  j["snapshot"]["compression"] = "zlib";
+  j["diffs"][0]["signature_hint"] = 7;
+  j["entries"]["asn"] = 5;
+  auto extended = ParseManifest(j.dump(4));
+  ASSERT_TRUE(extended.ok()) << extended.status().ToString();
+  EXPECT_EQ(*extended, GoldenManifest());
+
+  // Member order does not matter to the parser (the canonical writer sorts).
+  const std::string reordered =
+      "{\"version\":42," + j.dump().substr(1, j.dump().find("\"version\"") - 1) + "\"zzz\":0}";
+  auto r = ParseManifest(reordered);
+  ASSERT_TRUE(r.ok()) << r.status().ToString() << "\n" << reordered;
+  EXPECT_EQ(*r, GoldenManifest());
+}
+
+TEST(Manifest, EveryMissingFieldIsNamed) {
+  const Json golden = GoldenJson();
+  std::vector<std::string> pointers;
+  Pointers(golden, "", &pointers);
+  ASSERT_GT(pointers.size(), 30u);
+  for (const std::string& p : pointers) {
+    const std::string name = FieldName(p);
+    if (p == "/diffs/0" || p == "/diffs/1") continue;  // removing an array element is not a missing field
+    Json j = golden;
+    j.at(Json::json_pointer(p).parent_pointer()).erase(Json::json_pointer(p).back());
+    ExpectCorruption(j, name, "without " + p);
+  }
+}
+
+TEST(Manifest, EveryIllTypedFieldIsNamed) {
+  const Json golden = GoldenJson();
+  std::vector<std::string> pointers;
+  Pointers(golden, "", &pointers);
+  for (const std::string& p : pointers) {
+    const Json& original = golden.at(Json::json_pointer(p));
+    std::vector<Json> wrong = {nullptr, Json::array(), Json::object(), 1.5};
+    if (!original.is_string()) wrong.push_back("1");
+    if (!original.is_boolean()) wrong.push_back(true);
+    if (original.is_string() || original.is_boolean()) wrong.push_back(1);
+    if (original.is_number_unsigned()) {
+      wrong.push_back(-1);
+      wrong.push_back(1.0);                                  // a float, even when integral
+      wrong.push_back(Json::parse("18446744073709551616"));  // 2^64: not an integer of any width
+    }
+    if (original.is_object() || original.is_array()) wrong = {nullptr, 1, "x", true};
+    if (p == "/diffs") wrong.push_back(Json::object());
+    if (p == "/diffs/0" || p == "/diffs/1") wrong.push_back(Json::array());
+    for (const Json& w : wrong) {
+      Json j = golden;
+      j[Json::json_pointer(p)] = w;
+      ExpectCorruption(j, FieldName(p), p + " = " + w.dump());
+    }
+  }
+}
+
+TEST(Manifest, OutOfRangeFieldsAreNamed) {
+  struct Case {
+    const char* pointer;
+    Json value;
+  };
+  const std::vector<Case> cases = {
+      {"/format", 0},
+      {"/format", 2},
+      {"/format", 4294967296ull},  // over uint32
+      {"/list", ""},
+      {"/list", "Phishing"},
+      {"/list", "phish/ing"},
+      {"/list", std::string(65, 'a')},
+      {"/version", 0},
+      {"/created_unix", 0},
+      {"/created_unix", -5},
+      {"/created_unix", 9223372036854775808ull},  // over int64
+      {"/expires_unix", 1700000000},              // == created
+      {"/expires_unix", 1600000000},              // before created
+      {"/min_wait_seconds", kMaxManifestMinWaitSeconds + 1},
+      {"/min_wait_seconds", 4294967296ull},
+      {"/state_bytes", 0},
+      {"/state_bytes", kMaxSnapshotBytes + 1},
+      {"/state_sha256", ToHex(Sha256("x")).substr(2)},
+      {"/state_sha256", ToHex(Sha256("x")) + "00"},
+      {"/state_sha256", "A" + ToHex(Sha256("x")).substr(1)},  // upper case
+      {"/state_sha256", "g" + ToHex(Sha256("x")).substr(1)},
+      {"/ip_prefix_lengths", std::string(62, '0') + "01"},          // bit 248: above IPv6 /128
+      {"/ip_prefix_lengths", "0000000002" + std::string(54, '0')},  // bit 33: no IPv4 /33
+      {"/ip_prefix_lengths", std::string(62, '0')},
+      {"/ip_prefix_lengths", std::string(63, '0') + "F"},
+      {"/entries/domain", 1001},  // > universe.domain
+      {"/entries/ip", (uint64_t{1} << 37) + 1},
+      {"/snapshot/size", 0},
+      {"/snapshot/size", kMaxSnapshotBytes + 1},
+      {"/snapshot/inflated_size", 0},
+      {"/snapshot/inflated_size", 20481},  // != state_bytes
+      {"/snapshot/sha256", ""},
+      {"/diffs/0/from_version", 0},
+      {"/diffs/0/from_version", 42},  // == version
+      {"/diffs/0/from_version", 43},
+      {"/diffs/1/from_version", 40},  // duplicate
+      {"/diffs/1/from_version", 39},  // not ascending
+      {"/diffs/0/size", 0},
+      {"/diffs/0/size", uint64_t{kMaxDiffBytes} + 1},
+      {"/diffs/1/inflated_size", 0},
+      {"/diffs/1/inflated_size", uint64_t{kMaxDiffBytes} + 1},
+      {"/diffs/1/sha256", "zz"},
+  };
+  for (const Case& c : cases) {
+    Json j = GoldenJson();
+    j[Json::json_pointer(c.pointer)] = c.value;
+    ExpectCorruption(j, FieldName(c.pointer), std::string(c.pointer) + " = " + c.value.dump());
+  }
+  // An unsupported format is named as such, before any other field is looked at.
+  Json j = Json{{"format", 2}};
+  auto r = ParseManifest(j.dump());
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("unsupported manifest format 2"), std::string::npos)
+      << r.status().ToString();
+}
+
+TEST(Manifest, PathsCannotLeaveTheManifestDirectory) {
+  const std::vector<std::string> bad = {"../x",
+                                        "/etc/passwd",
+                                        "a/b",
+                                        "..",
+                                        ".",
+                                        ".hidden",
+                                        "a..b",
+                                        "x/../y",
+                                        "A.bin",
+                                        "a\\b",
+                                        "",
+                                        "a b",
+                                        "%2e%2e",
+                                        "caf\xc3\xa9",
+                                        "a\nb",
+                                        std::string(kMaxManifestPathBytes + 1, 'a'),
+                                        std::string("a\0b", 3)};
+  for (const std::string& path : bad) {
+    EXPECT_FALSE(IsValidManifestPath(path)) << path;
+    for (const char* pointer : {"/snapshot/path", "/diffs/0/path"}) {
+      Json j = GoldenJson();
+      j[Json::json_pointer(pointer)] = path;
+      ExpectCorruption(j, FieldName(pointer),
+                       std::string(pointer) + " = " + j[Json::json_pointer(pointer)].dump());
+    }
+  }
+  for (const char* good : {"a", "phishing-42.snap.z", "x.y", "0", "a-b_c.d", "a.", "a.b.c"}) {
+    EXPECT_TRUE(IsValidManifestPath(good)) << good;
+  }
+}
+
+TEST(Manifest, SizeCaps) {
+  const std::string golden = SerializeManifest(GoldenManifest());
+  // Trailing whitespace is valid JSON: exactly at the cap is accepted, one byte more is refused unparsed.
+  std::string at_cap = golden + std::string(kMaxManifestBytes - golden.size(), ' ');
+  EXPECT_TRUE(ParseManifest(at_cap).ok());
+  auto over = ParseManifest(at_cap + " ");
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.status().code(), StatusCode::kResourceExhausted);
+
+  Json j = GoldenJson();
+  j["version"] = 1000;
+  Json diffs = Json::array();
+  for (uint64_t v = 1; v <= kMaxManifestDiffs; ++v) {
+    diffs.push_back({{"from_version", v},
+                     {"path", "d" + std::to_string(v)},
+                     {"size", 1},
+                     {"sha256", ToHex(Sha256(std::to_string(v)))},
+                     {"inflated_size", 1}});
+  }
+  j["diffs"] = diffs;
+  auto at_diff_cap = ParseManifest(j.dump());
+  ASSERT_TRUE(at_diff_cap.ok()) << at_diff_cap.status().ToString();
+  EXPECT_EQ(at_diff_cap->diffs.size(), kMaxManifestDiffs);
+  EXPECT_EQ(ParseManifest(SerializeManifest(*at_diff_cap)).value(), *at_diff_cap);
+  j["diffs"].push_back({{"from_version", 999},
+                        {"path", "x"},
+                        {"size", 1},
+                        {"sha256", ToHex(Sha256(""))},
+                        {"inflated_size", 1}});
+  auto too_many = ParseManifest(j.dump());
+  ASSERT_FALSE(too_many.ok());
+  EXPECT_EQ(too_many.status().code(), StatusCode::kResourceExhausted) << too_many.status().ToString();
+
+  Manifest m = GoldenManifest();
+  m.version = 1000;
+  for (uint64_t v = 100; v < 100 + kMaxManifestDiffs + 1; ++v) m.diffs.push_back({v, {"x", 1, {}, 1}});
+  EXPECT_EQ(ValidateManifest(m).code(), StatusCode::kResourceExhausted);
+}
+
+TEST(Manifest, RefusesNonJsonAndAmbiguousJson) {
+  const std::string golden = SerializeManifest(GoldenManifest());
+  std::string dup_top = golden;
+  dup_top.replace(dup_top.find("  \"version\": 42"), 15, "  \"version\": 1,\n  \"version\": 42");
+  std::string dup_nested = golden;
+  dup_nested.replace(dup_nested.find("\"size\": 9000"), 12, "\"size\": 1, \"size\": 9000");
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"empty", ""},
+      {"whitespace", "   \n"},
+      {"array", "[1, 2]"},
+      {"string", "\"manifest\""},
+      {"null", "null"},
+      {"truncated", golden.substr(0, golden.size() / 2)},
+      {"trailing garbage", golden + "x"},
+      {"two documents", golden + golden},
+      {"comment", "/* c */" + golden},
+      {"NUL byte", golden.substr(0, 10) + std::string(1, '\0') + golden.substr(10)},
+      {"invalid UTF-8", "{\"list\": \"\xff\"}"},
+      {"duplicate top-level member", dup_top},
+      {"duplicate nested member", dup_nested},
+      {"deep nesting", std::string(60000, '[')},
+      {"deep nesting, closed", std::string(30000, '[') + std::string(30000, ']')},
+  };
+  for (const auto& [name, bytes] : bad) {
+    auto r = ParseManifest(bytes);
+    ASSERT_FALSE(r.ok()) << name;
+    EXPECT_EQ(r.status().code(), StatusCode::kCorruption) << name << ": " << r.status().ToString();
+  }
+  auto r = ParseManifest(dup_top);
+  EXPECT_NE(r.status().message().find("duplicate member \"version\""), std::string::npos)
+      << r.status().ToString();
+}
+
+TEST(Manifest, DeeplyNestedUnknownMemberIsHarmless) {
+  // 20 000 levels inside an ignored member: parsed and destroyed without deep recursion.
+  Json j = GoldenJson();
+  std::string doc = j.dump();
+  doc.insert(1, "\"deep\":" + std::string(20000, '[') + std::string(20000, ']') + ",");
+  ASSERT_LE(doc.size(), kMaxManifestBytes);
+  auto r = ParseManifest(doc);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(*r, GoldenManifest());
+}
+
+TEST(Manifest, ValidateNamesFieldsOfStructs) {
+  Manifest m = GoldenManifest();
+  EXPECT_TRUE(ValidateManifest(m).ok());
+  m.diffs[1].file.path = "../etc";
+  Status s = ValidateManifest(m);
+  EXPECT_EQ(s.code(), StatusCode::kCorruption);
+  EXPECT_NE(s.message().find("'diffs[1].path'"), std::string::npos) << s.ToString();
+  m = GoldenManifest();
+  m.format = 2;
+  EXPECT_NE(ValidateManifest(m).message().find("'format'"), std::string::npos);
+}
+
+TEST(ManifestDeathTest, SerializingAnInvalidManifestAborts) {
+  Manifest m = GoldenManifest();
+  m.list = "Bad Name";
+  EXPECT_DEATH((void)SerializeManifest(m), "SerializeManifest of an invalid manifest");
+}
+
+TEST(Manifest, FindDiff) {
+  const Manifest m = GoldenManifest();
+  ASSERT_NE(FindManifestDiff(m, 41), nullptr);
+  EXPECT_EQ(FindManifestDiff(m, 41)->file.path, "phishing-41-42.diff.z");
+  EXPECT_EQ(FindManifestDiff(m, 40)->file.size, 300u);
+  EXPECT_EQ(FindManifestDiff(m, 39), nullptr);
+  EXPECT_EQ(FindManifestDiff(m, 42), nullptr);
+}
+
+}  // namespace
+}  // namespace urlguard
