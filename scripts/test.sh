@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Every test: install dependencies, then
-#   1. a -Werror build and the whole CTest suite (unit, end-to-end, C API, CLI, install),
+#   1. a -Werror build with the Qt demo browser and the whole CTest suite (unit, end-to-end, C API, CLI, install,
+#      headless browser),
 #   2. an ASan+UBSan build and the same suite,
 #   3. each libFuzzer target for a few seconds on its own (clang).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
+scripts/install-deps.sh --with-qt
 jobs=$(nproc)
 fuzz_seconds=${URLGUARD_FUZZ_SECONDS:-10}
 
@@ -19,7 +20,7 @@ run_suite() {  # NAME BUILD_DIR CMAKE_ARGS...
   ctest --test-dir "$dir" -j"$jobs" --output-on-failure
 }
 
-run_suite "release" build-test -DCMAKE_BUILD_TYPE=RelWithDebInfo
+run_suite "release" build-test -DCMAKE_BUILD_TYPE=RelWithDebInfo -DURLGUARD_BUILD_DEMO=ON
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   run_suite "asan+ubsan" build-asan -DCMAKE_BUILD_TYPE=Debug -DURLGUARD_SANITIZE=ON
 
