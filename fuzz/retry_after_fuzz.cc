@@ -1,10 +1,10 @@
 // Copyright urlguard authors.
 //
-// libFuzzer target for ParseRetryAfter (sync/fetcher.h), which reads a header value straight from the network:
-// arbitrary bytes (and an arbitrary "now") must never crash it, and the result is -1 or within
-// [0, kMaxRetryAfterSeconds]. A value of digits only is delta-seconds, exactly (or the cap).
-// Input: 8 bytes of "now" (little-endian), then the header value.
-// Seeds: "120", "Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994".
+// libFuzzer target for ParseRetryAfter (sync/fetcher.h), which reads a header value straight from the
+// network: arbitrary bytes (and an arbitrary "now") must never crash it, and the result is -1 or within [0,
+// kMaxRetryAfterSeconds]. A value of digits only is delta-seconds, exactly (or the cap). Input: 8 bytes of
+// "now" (little-endian), then the header value. Seeds: "120", "Sun, 06 Nov 1994 08:49:37 GMT", "Sunday,
+// 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994".
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -34,8 +34,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   const std::string_view value(reinterpret_cast<const char*>(data), size);
   const int64_t seconds = urlguard::ParseRetryAfter(value, now);
-  if (seconds != -1 && (seconds < 0 || seconds > urlguard::kMaxRetryAfterSeconds)) Fail("result out of range");
-  if (!value.empty() && value.size() <= 5 && value.find_first_not_of("0123456789") == std::string_view::npos) {
+  if (seconds != -1 && (seconds < 0 || seconds > urlguard::kMaxRetryAfterSeconds))
+    Fail("result out of range");
+  if (!value.empty() && value.size() <= 5 &&
+      value.find_first_not_of("0123456789") == std::string_view::npos) {
     int64_t expected = 0;
     for (char c : value) expected = expected * 10 + (c - '0');
     if (expected > urlguard::kMaxRetryAfterSeconds) expected = urlguard::kMaxRetryAfterSeconds;

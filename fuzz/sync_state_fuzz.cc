@@ -1,12 +1,13 @@
 // Copyright urlguard authors.
 //
-// libFuzzer target for ParseSyncState (sync/scheduler.h), the reader of D/sync-state.json: arbitrary bytes must
-// never crash the parser or let an exception escape, every failure is one of the documented codes with a message,
-// and accepted states are valid, sorted, re-serialize to canonical bytes that parse back to the same states, and
-// serializing those again gives the same bytes (the canonical form is a fixed point).
-// Seed: the golden file of sync/scheduler_test.cc (SyncStateFileTest.GoldenBytes), e.g.
+// libFuzzer target for ParseSyncState (sync/scheduler.h), the reader of D/sync-state.json: arbitrary bytes
+// must never crash the parser or let an exception escape, every failure is one of the documented codes with a
+// message, and accepted states are valid, sorted, re-serialize to canonical bytes that parse back to the same
+// states, and serializing those again gives the same bytes (the canonical form is a fixed point). Seed: the
+// golden file of sync/scheduler_test.cc (SyncStateFileTest.GoldenBytes), e.g.
 //   {"format": 1, "lists": [{"consecutive_failures": 0, "last_attempt_unix": 1, "last_error": "",
-//    "last_result": "ok", "last_success_unix": 1, "list": "phishing", "manifest_etag": "", "next_attempt_unix": 2}]}
+//    "last_result": "ok", "last_success_unix": 1, "list": "phishing", "manifest_etag": "",
+//    "next_attempt_unix": 2}]}
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -39,7 +40,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   if (states->size() > urlguard::kMaxSyncStateLists) Fail("more lists than the cap");
   for (size_t i = 0; i < states->size(); ++i) {
-    if (!urlguard::ValidateListSyncState((*states)[i]).ok()) Fail("parsed a state that ValidateListSyncState refuses");
+    if (!urlguard::ValidateListSyncState((*states)[i]).ok())
+      Fail("parsed a state that ValidateListSyncState refuses");
     if (i > 0 && !((*states)[i - 1].list < (*states)[i].list)) Fail("states not sorted by unique list name");
   }
   urlguard::Result<std::string> canonical = urlguard::SerializeSyncState(*states);

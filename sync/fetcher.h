@@ -1,13 +1,13 @@
 // Copyright urlguard authors.
 //
 // Fetcher: the client's only door to the network (ARCHITECTURE §5, §6). The production implementation is
-// libcurl (NewCurlFetcher); tests use it against a real server on loopback, and inject faults with a server that
-// misbehaves — not with a fake fetcher. docs/sync-protocol.md states the rules for people.
+// libcurl (NewCurlFetcher); tests use it against a real server on loopback, and inject faults with a server
+// that misbehaves — not with a fake fetcher. docs/sync-protocol.md states the rules for people.
 //
 // Rules every implementation keeps: https only (plain http only to loopback addresses, for tests and local
 // servers), no redirects (a 3xx is returned as a status, never followed), connect / overall / low-speed
-// timeouts, the response body capped by FetchRequest::max_bytes counted as bytes arrive (the transfer is aborted
-// at the cap: an endless body costs at most the cap), a User-Agent naming urlguard and its version.
+// timeouts, the response body capped by FetchRequest::max_bytes counted as bytes arrive (the transfer is
+// aborted at the cap: an endless body costs at most the cap), a User-Agent naming urlguard and its version.
 //
 // Thread safety: Fetch() may be called from several threads at once.
 #ifndef URLGUARD_SYNC_FETCHER_H_
@@ -24,27 +24,27 @@
 namespace urlguard {
 
 // Caps on what a request may name and on what a response may make us keep (STYLE: one named cap per buffer).
-constexpr size_t kMaxFetchUrlBytes = 8192;             // FetchRequest::url; longer is kInvalidArgument
+constexpr size_t kMaxFetchUrlBytes = 8192;  // FetchRequest::url; longer is kInvalidArgument
 constexpr size_t kMaxEtagBytes = 1024;  // a longer ETag (or one not printable ASCII) is ignored, as if absent
-constexpr size_t kMaxResponseHeaderBytes = 64 << 10;   // all header lines together; more is kResourceExhausted
-// A larger Retry-After is clamped to this: the header is not signed, so it must not silence a client for longer
-// than the failure backoff ceiling (sync/scheduler.h, kMaxBackoffSeconds).
+constexpr size_t kMaxResponseHeaderBytes = 64 << 10;  // all header lines together; more is kResourceExhausted
+// A larger Retry-After is clamped to this: the header is not signed, so it must not silence a client for
+// longer than the failure backoff ceiling (sync/scheduler.h, kMaxBackoffSeconds).
 constexpr int64_t kMaxRetryAfterSeconds = 24 * 60 * 60;
 
 struct FetchRequest {
-  std::string url;                 // https://..., or http:// to 127.0.0.0/8, [::1] or localhost (see above)
-  std::string method = "GET";      // "GET" or "POST"
-  std::string body;                // POST body (must be empty for GET)
-  std::string content_type;        // POST Content-Type ("" = none sent); no CR, LF or NUL
-  std::string if_none_match;       // conditional GET: the ETag of the copy we have ("" = none); no CR, LF, NUL
-  size_t max_bytes = 64 << 10;     // hard cap on the response body (0: any body byte is over the cap)
+  std::string url;              // https://..., or http:// to 127.0.0.0/8, [::1] or localhost (see above)
+  std::string method = "GET";   // "GET" or "POST"
+  std::string body;             // POST body (must be empty for GET)
+  std::string content_type;     // POST Content-Type ("" = none sent); no CR, LF or NUL
+  std::string if_none_match;    // conditional GET: the ETag of the copy we have ("" = none); no CR, LF, NUL
+  size_t max_bytes = 64 << 10;  // hard cap on the response body (0: any body byte is over the cap)
 };
 
 struct FetchResponse {
-  int status = 0;                   // HTTP status (200, 304, 404, 429, 500, 503, 3xx ...)
-  std::string body;                 // at most max_bytes
-  std::string etag;                 // the ETag header as sent (quotes and W/ kept); "" if absent, longer than
-                                    // kMaxEtagBytes or not printable ASCII
+  int status = 0;    // HTTP status (200, 304, 404, 429, 500, 503, 3xx ...)
+  std::string body;  // at most max_bytes
+  std::string etag;  // the ETag header as sent (quotes and W/ kept); "" if absent, longer than
+                     // kMaxEtagBytes or not printable ASCII
   int64_t retry_after_seconds = -1;  // Retry-After (delta-seconds or HTTP date, converted), -1 when absent or
                                      // malformed; 0..kMaxRetryAfterSeconds otherwise
 };
@@ -66,9 +66,9 @@ class Fetcher {
   virtual ~Fetcher() = default;
   // Performs one request. Transport failures are Status values: kUnavailable (cannot connect, timeout, TLS
   // failure, reset), kResourceExhausted (body over max_bytes, or headers over kMaxResponseHeaderBytes),
-  // kInvalidArgument (a URL that is not https and not plain http to loopback, or malformed; a bad method or
-  // header value — refused before any network activity). Any HTTP status, including errors and redirects, is a
-  // response.
+  // kInvalidArgument (a URL that is not https and not plain http to loopback, malformed, or with credentials;
+  // a bad method or header value — refused before any network activity). Any HTTP status, including errors
+  // and redirects, is a response.
   virtual Result<FetchResponse> Fetch(const FetchRequest& request) = 0;
 };
 

@@ -17,6 +17,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/blocked_bloom.h"
@@ -25,7 +26,11 @@
 #include "core/url_canon.h"
 #include "core/url_extract.h"
 #include "publish/list_builder.h"
+#include "platform/env.h"
+#include "sync/signature.h"
+#include "sync/syncer.h"
 #include "urlguard/checker.h"
+#include "urlguard/client.h"
 
 namespace {
 
@@ -98,7 +103,7 @@ Json VerdictJson(const std::string& input, const Verdict& v) {
   Json j;
   j["input"] = input;
   j["verdict"] = urlguard::VerdictKindName(v.kind);
-  if (v.kind == VerdictKind::kHit) {
+  if (!v.matches.empty()) {
     const urlguard::Match& m = v.matches.front();
     j["list"] = m.list;
     j["layer"] = urlguard::LayerName(m.layer);
@@ -117,14 +122,35 @@ Json VerdictJson(const std::string& input, const Verdict& v) {
     j["expression"] = nullptr;
   }
   if (!v.canonical.empty()) j["canonical"] = v.canonical;
-  j["error"] = v.kind == VerdictKind::kInvalid ? Json(v.error) : Json(nullptr);
+  if (v.kind == VerdictKind::kMalicious) j["list"] = v.list;
+  if (!v.threat.empty()) j["threat"] = v.threat;
+  j["stale"] = v.stale;
+  if (v.allowlisted) j["allowlisted"] = true;
+  if (v.emergency) j["emergency"] = true;
+  j["error"] = v.error.empty() ? Json(nullptr) : Json(v.error);
   return j;
 }
 
 void PrintVerdictText(const std::string& input, const Verdict& v) {
+  const char* stale = v.stale ? "  [STALE: a list is past its signed expiry]" : "";
   switch (v.kind) {
     case VerdictKind::kSafe:
-      std::cout << "safe     " << input << '\n';
+      std::cout << "safe     " << input << (v.allowlisted ? "  (allowlisted)" : "") << stale << '\n';
+      break;
+    case VerdictKind::kSafeVerified:
+      std::cout << "safe     " << input << "  (local filter hit " << v.matches.front().expression
+                << ", verified safe" << (v.from_cache ? " from cache" : " by the server") << ")" << stale << '\n';
+      break;
+    case VerdictKind::kMalicious:
+      std::cout << "MALICIOUS " << input << "  list=" << v.list << (v.threat.empty() ? "" : " threat=" + v.threat)
+                << " expression=" << v.matches.front().expression
+                << (v.emergency ? " (emergency policy: not verified)" : v.from_cache ? " (cached)" : " (verified)")
+                << stale << '\n';
+      break;
+    case VerdictKind::kUnverifiedHit:
+      std::cout << "UNVERIFIED " << input << "  local hit list=" << v.matches.front().list
+                << " expression=" << v.matches.front().expression << "; verification unavailable"
+                << (v.error.empty() ? "" : ": " + v.error) << stale << '\n';
       break;
     case VerdictKind::kInvalid:
       std::cout << "invalid  " << input << "  (" << v.error << ")\n";
@@ -141,20 +167,60 @@ void PrintVerdictText(const std::string& input, const Verdict& v) {
 }
 
 int ExitBits(const Verdict& v) {
-  if (v.kind == VerdictKind::kHit) return kExitHit;
+  if (v.kind == VerdictKind::kHit || v.kind == VerdictKind::kMalicious || v.kind == VerdictKind::kUnverifiedHit) {
+    return kExitHit;
+  }
   if (v.kind == VerdictKind::kInvalid) return kExitInvalid;
   return 0;
 }
 
-urlguard::Result<std::unique_ptr<urlguard::Checker>> OpenChecker(const std::vector<std::string>& snapshots,
-                                                                 const std::string& dir) {
-  if (!dir.empty()) return urlguard::Checker::OpenDirectory(dir);
-  return urlguard::Checker::Open(snapshots);
+// Where lookups come from: snapshot files (offline Checker), or a data directory kept by `urlguard sync` /
+// urlguardd (Client: local verdicts, or with --verify the cache and the verification API decide local hits).
+struct LookupSource {
+  std::unique_ptr<urlguard::Checker> checker;
+  std::unique_ptr<urlguard::Client> client;
+  bool verify = false;
+  Verdict Check(const std::string& url, const urlguard::CheckOptions& o = {}) const {
+    if (checker) return checker->Check(url, o);
+    return verify ? client->Check(url) : client->CheckLocal(url);
+  }
+};
+
+struct SourceOptions {
+  std::vector<std::string> snapshots;
+  std::string dir;
+  bool verify = false;
+  std::string server;
+  std::string ca_bundle;
+};
+
+urlguard::Result<LookupSource> OpenSource(const SourceOptions& so) {
+  LookupSource src;
+  if (so.dir.empty()) {
+    auto c = urlguard::Checker::Open(so.snapshots);
+    if (!c.ok()) return c.status();
+    src.checker = std::move(c).value();
+    return src;
+  }
+  urlguard::ClientOptions co;
+  co.data_dir = so.dir;
+  co.server_url = so.server;
+  co.verify = so.verify;
+  co.ca_bundle = so.ca_bundle;
+  co.watch = false;
+  if (so.verify && so.server.empty()) return urlguard::Status::InvalidArgument("--verify needs --server URL");
+  auto c = urlguard::Client::Open(co);
+  if (!c.ok()) return c.status();
+  if ((*c)->Lists().empty()) {
+    return urlguard::Status::NotFound(so.dir + ": no lists installed yet (run `urlguard sync` or urlguardd first)");
+  }
+  src.client = std::move(c).value();
+  src.verify = so.verify;
+  return src;
 }
 
-int RunCheck(bool json, bool timing, const std::vector<std::string>& snapshots, const std::string& dir,
-             const std::vector<std::string>& inputs) {
-  auto checker = OpenChecker(snapshots, dir);
+int RunCheck(bool json, bool timing, const SourceOptions& so, const std::vector<std::string>& inputs) {
+  auto checker = OpenSource(so);
   if (!checker.ok()) {
     std::cerr << "urlguard check: " << checker.status().ToString() << '\n';
     return kExitInvalid;
@@ -168,7 +234,7 @@ int RunCheck(bool json, bool timing, const std::vector<std::string>& snapshots, 
   constexpr size_t kMaxTimedInputs = 100000;
   ForEachInput(inputs, [&](const std::string& input) {
     auto t0 = std::chrono::steady_clock::now();
-    Verdict v = (*checker)->Check(input, options);
+    Verdict v = checker->Check(input, options);
     auto t1 = std::chrono::steady_clock::now();
     total_ns += std::chrono::duration<double, std::nano>(t1 - t0).count();
     ++count;
@@ -188,7 +254,7 @@ int RunCheck(bool json, bool timing, const std::vector<std::string>& snapshots, 
     double elapsed = 0;
     while (elapsed < 0.2) {
       for (const std::string& u : timed) {
-        Verdict v = (*checker)->Check(u);
+        Verdict v = checker->Check(u);
         (void)v;
         ++warm;
       }
@@ -201,9 +267,8 @@ int RunCheck(bool json, bool timing, const std::vector<std::string>& snapshots, 
   return exit_code;
 }
 
-int RunScan(bool json, const std::vector<std::string>& snapshots, const std::string& dir,
-            const std::vector<std::string>& files) {
-  auto checker = OpenChecker(snapshots, dir);
+int RunScan(bool json, const SourceOptions& so, const std::vector<std::string>& files) {
+  auto checker = OpenSource(so);
   if (!checker.ok()) {
     std::cerr << "urlguard scan: " << checker.status().ToString() << '\n';
     return kExitInvalid;
@@ -222,9 +287,9 @@ int RunScan(bool json, const std::vector<std::string>& snapshots, const std::str
         const urlguard::ExtractedUrl& u = found.urls[i];
         std::string text = line.substr(u.begin, u.end - u.begin);
         std::string normalized(found.url(i));
-        Verdict v = (*checker)->Check(normalized);
+        Verdict v = checker->Check(normalized);
         ++urls;
-        hits += v.kind == VerdictKind::kHit;
+        hits += ExitBits(v) == kExitHit;
         exit_code |= ExitBits(v);
         if (json) {
           Json j = VerdictJson(normalized, v);
@@ -301,46 +366,176 @@ int RunPlan(uint64_t n, double p) {
   return 0;
 }
 
+int RunSync(const std::string& dir, const std::string& server, const std::vector<std::string>& key_files,
+            const std::vector<std::string>& lists, bool once, const std::string& ca_bundle) {
+  urlguard::Env* env = urlguard::Env::Default();
+  urlguard::SyncerOptions so;
+  so.data_dir = dir;
+  so.server_url = server;
+  so.lists = lists;
+  so.fetch.ca_bundle = ca_bundle;
+  for (const std::string& f : key_files) {
+    auto pem = env->ReadFile(f, urlguard::kMaxPemBytes);
+    if (!pem.ok()) {
+      std::cerr << "urlguard sync: " << pem.status().ToString() << '\n';
+      return kExitInvalid;
+    }
+    auto k = urlguard::PublicKeyFromPem(*pem);
+    if (!k.ok()) {
+      std::cerr << "urlguard sync: " << f << ": " << k.status().ToString() << '\n';
+      return kExitInvalid;
+    }
+    so.trusted_keys.push_back(*k);
+  }
+  if (auto s = env->CreateDirs(dir); !s.ok()) {
+    std::cerr << "urlguard sync: " << s.ToString() << '\n';
+    return kExitInvalid;
+  }
+  auto syncer = urlguard::Syncer::Open(env, so);
+  if (!syncer.ok()) {
+    std::cerr << "urlguard sync: " << syncer.status().ToString() << '\n';
+    return kExitInvalid;
+  }
+  for (const std::string& w : (*syncer)->warnings()) std::cerr << "warning: " << w << '\n';
+  int exit_code = 0;
+  bool first = true;
+  for (;;) {
+    const int64_t now = env->NowUnixSeconds();
+    if (first || now >= (*syncer)->NextDue()) {
+      for (const urlguard::SyncReport& r : (*syncer)->RunDue(now, /*force=*/first)) {
+        std::cout << r.list << ": " << r.result;
+        if (r.result == "updated") {
+          std::cout << " version " << r.from_version << " -> " << r.to_version << " ("
+                    << (r.used_diff ? "diff" : "full snapshot") << ", " << r.bytes << " bytes)";
+        } else if (r.to_version) {
+          std::cout << " (version " << r.to_version << ")";
+        }
+        if (!r.error.empty()) std::cout << ": " << r.error;
+        std::cout << std::endl;
+        if (r.result == "failed") exit_code |= kExitInvalid;
+      }
+      first = false;
+      if (once) return exit_code;
+      int64_t next = (*syncer)->NextDue();
+      std::cout << "next sync in " << (next > now ? next - now : 0) << " s" << std::endl;
+    }
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+}
+
+std::string Ago(int64_t seconds) {
+  if (seconds < 0) return "in the future (clock skew?)";
+  if (seconds < 120) return std::to_string(seconds) + " s ago";
+  if (seconds < 7200) return std::to_string(seconds / 60) + " min ago";
+  if (seconds < 172800) return std::to_string(seconds / 3600) + " h ago";
+  return std::to_string(seconds / 86400) + " days ago";
+}
+
+int RunStatus(const std::string& dir, bool json) {
+  urlguard::ClientOptions co;
+  co.data_dir = dir;
+  co.watch = false;
+  auto client = urlguard::Client::Open(co);
+  if (!client.ok()) {
+    std::cerr << "urlguard status: " << client.status().ToString() << '\n';
+    return kExitInvalid;
+  }
+  const int64_t now = std::time(nullptr);
+  auto lists = (*client)->Lists();
+  if (json) {
+    Json out = Json::array();
+    for (const auto& l : lists) {
+      out.push_back({{"list", l.name}, {"version", l.version}, {"entries", l.entries},
+                     {"age_seconds", l.version ? now - l.created_unix : 0}, {"expires_unix", l.expires_unix},
+                     {"stale", l.stale}, {"emergency", l.emergency}, {"last_sync_unix", l.last_sync_unix},
+                     {"last_sync_result", l.last_sync_result}, {"last_sync_error", l.last_sync_error},
+                     {"next_sync_unix", l.next_sync_unix}, {"consecutive_failures", l.consecutive_failures}});
+    }
+    PrintJson(out);
+    return 0;
+  }
+  if (lists.empty()) {
+    std::cout << dir << ": no lists installed yet (run `urlguard sync` or urlguardd)\n";
+    return 0;
+  }
+  for (const auto& l : lists) {
+    std::cout << l.name << ": ";
+    if (l.version == 0) {
+      std::cout << "not installed";
+    } else {
+      std::cout << "version " << l.version << ", " << l.entries << " entries, built " << Ago(now - l.created_unix)
+                << ", " << (l.stale ? "STALE (expired " + Ago(now - l.expires_unix) + ")"
+                                     : "fresh until " + std::to_string((l.expires_unix - now) / 60) + " min from now");
+      if (l.emergency) std::cout << ", EMERGENCY policy";
+    }
+    std::cout << "\n  last sync: ";
+    if (l.last_sync_unix == 0) {
+      std::cout << "never";
+    } else {
+      std::cout << l.last_sync_result << " " << Ago(now - l.last_sync_unix);
+      if (!l.last_sync_error.empty()) std::cout << ": " << l.last_sync_error;
+      if (l.consecutive_failures) std::cout << " (" << l.consecutive_failures << " failures in a row)";
+    }
+    if (l.next_sync_unix) std::cout << "; next sync " << (l.next_sync_unix > now ? "in " + std::to_string(l.next_sync_unix - now) + " s" : "due now");
+    std::cout << '\n';
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"urlguard: on-device URL threat lookup (offline tools)"};
+  CLI::App app{"urlguard: on-device URL threat lookup"};
   app.require_subcommand(1);
-  bool json = false;
-  bool timing = false;
-  std::vector<std::string> inputs, snapshots;
-  std::string dir;
+  bool json = false, timing = false, once = false;
+  std::vector<std::string> inputs, key_files, lists;
+  SourceOptions so;
   uint64_t entries = 0;
   double fp_rate = 0.001;
+  auto repeatable = [](CLI::Option* o) {
+    return o->expected(1)->allow_extra_args(false)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  };
+  auto add_source = [&](CLI::App* cmd) {
+    repeatable(cmd->add_option("--snapshot", so.snapshots, "a snapshot file (repeatable)"))->check(CLI::ExistingFile);
+    cmd->add_option("--data-dir", so.dir, "a data directory kept current by `urlguard sync` or urlguardd")
+        ->check(CLI::ExistingDirectory);
+    cmd->add_flag("--verify", so.verify, "with --data-dir: decide local hits with the cache and the verification API");
+    cmd->add_option("--server", so.server, "verification server base URL (with --verify)");
+    cmd->add_option("--ca-bundle", so.ca_bundle, "CA bundle for https (default: the system's)");
+  };
 
   auto* canon = app.add_subcommand("canon", "print the canonical URL, its lookup expressions and their SHA-256");
   canon->add_flag("--json", json, "one JSON object per input");
   canon->add_option("urls", inputs, "URLs, or - to read one per line from stdin")->required();
 
-  auto* check = app.add_subcommand("check", "look URLs up in snapshot files");
+  auto* check = app.add_subcommand("check", "look URLs up (exit 1 on a hit, malicious or unverified hit)");
   check->add_flag("--json", json, "one JSON object per input");
-  check->add_flag("--timing", timing, "print the average lookup time to stderr");
-  check->add_option("--snapshot", snapshots, "a snapshot file (repeatable)")
-      ->expected(1)
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
-      ->check(CLI::ExistingFile);
-  check->add_option("--data-dir", dir, "a directory of *.ugs snapshot files")->check(CLI::ExistingDirectory);
+  check->add_flag("--timing", timing, "print the lookup time to stderr");
+  add_source(check);
   check->add_option("urls", inputs, "URLs, or - to read one per line from stdin")->required();
 
   auto* scan = app.add_subcommand("scan", "find URLs in free text (one message per line) and check each");
   scan->add_flag("--json", json, "one JSON object per URL found");
-  scan->add_option("--snapshot", snapshots, "a snapshot file (repeatable)")
-      ->expected(1)
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
-      ->check(CLI::ExistingFile);
-  scan->add_option("--data-dir", dir, "a directory of *.ugs snapshot files")->check(CLI::ExistingDirectory);
+  add_source(scan);
   scan->add_option("files", inputs, "text files, or - for stdin")->required();
 
   auto* plan = app.add_subcommand("plan", "size a filter: classic Bloom, blocked Bloom and the default structure");
   plan->add_option("--entries", entries, "number of list entries")->required();
   plan->add_option("--fp-rate", fp_rate, "target false-positive rate per URL")->required();
+
+  auto* sync = app.add_subcommand("sync", "keep a data directory current from a signed update server");
+  sync->add_option("--data-dir", so.dir, "data directory (created if missing)")->required();
+  sync->add_option("--server", so.server, "update server base URL")->required();
+  repeatable(sync->add_option("--public-key", key_files, "trusted Ed25519 public key PEM (repeatable)"))
+      ->required()
+      ->check(CLI::ExistingFile);
+  repeatable(sync->add_option("--list", lists, "list to sync (repeatable; default: those installed)"));
+  sync->add_flag("--once", once, "one pass, then exit (default: keep syncing on schedule)");
+  sync->add_option("--ca-bundle", so.ca_bundle, "CA bundle for https (default: the system's)");
+
+  auto* status = app.add_subcommand("status", "show installed lists, freshness and sync results");
+  status->add_option("--data-dir", so.dir, "data directory")->required()->check(CLI::ExistingDirectory);
+  status->add_flag("--json", json, "JSON output");
 
   try {
     app.parse(argc, argv);
@@ -348,13 +543,19 @@ int main(int argc, char** argv) {
     int rc = app.exit(e);
     return rc == 0 ? 0 : kExitUsage;
   }
-  if ((*check || *scan) && snapshots.empty() && dir.empty()) {
-    std::cerr << "urlguard: give --snapshot FILE (repeatable) or --data-dir DIR\n";
+  if ((*check || *scan) && so.snapshots.empty() == so.dir.empty()) {
+    std::cerr << "urlguard: give either --snapshot FILE (repeatable) or --data-dir DIR\n";
+    return kExitUsage;
+  }
+  if ((*check || *scan) && so.verify && so.dir.empty()) {
+    std::cerr << "urlguard: --verify works with --data-dir\n";
     return kExitUsage;
   }
   if (*canon) return RunCanon(json, inputs);
-  if (*check) return RunCheck(json, timing, snapshots, dir, inputs);
-  if (*scan) return RunScan(json, snapshots, dir, inputs);
+  if (*check) return RunCheck(json, timing, so, inputs);
+  if (*scan) return RunScan(json, so, inputs);
   if (*plan) return RunPlan(entries, fp_rate);
+  if (*sync) return RunSync(so.dir, so.server, key_files, lists, once, so.ca_bundle);
+  if (*status) return RunStatus(so.dir, json);
   return kExitUsage;
 }

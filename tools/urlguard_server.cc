@@ -6,8 +6,8 @@
 //                   [--workers N]
 //
 // Serves DIR/public/ as static files, the verify API from DIR/private/hashes.sqlite, /metrics and /healthz
-// (publish/server.h). Only loopback addresses may be bound. Prints "listening on http://127.0.0.1:PORT" (https
-// with TLS) once it accepts connections, and stops cleanly on SIGINT or SIGTERM.
+// (publish/server.h). Only loopback addresses may be bound. Prints "listening on http://127.0.0.1:PORT"
+// (https with TLS) once it accepts connections, and stops cleanly on SIGINT or SIGTERM.
 //
 // Exit status: 0 stopped by a signal, 1 could not start, 4 bad usage.
 #include <signal.h>
@@ -52,11 +52,13 @@ int main(int argc, char** argv) {
   std::string repo, listen = "127.0.0.1:8080", tls_cert, tls_key;
   int throttle = 30, workers = 8;
   app.add_option("--repo", repo, "repository directory (public/ and private/hashes.sqlite)")->required();
-  app.add_option("--listen", listen, "HOST:PORT to bind; loopback only (127.0.0.0/8 or [::1]); port 0 picks one")
+  app.add_option("--listen", listen,
+                 "HOST:PORT to bind; loopback only (127.0.0.0/8 or [::1]); port 0 picks one")
       ->capture_default_str();
   app.add_option("--tls-cert", tls_cert, "PEM certificate (chain) file: serve HTTPS");
   app.add_option("--tls-key", tls_key, "PEM private key file");
-  app.add_option("--throttle", throttle, "throttle a client seen in more than N of the last 59 seconds (0-59)")
+  app.add_option("--throttle", throttle,
+                 "throttle a client seen in more than N of the last 59 seconds (0-59)")
       ->capture_default_str();
   app.add_option("--workers", workers, "worker threads (connections served at once)")->capture_default_str();
   try {
@@ -69,7 +71,8 @@ int main(int argc, char** argv) {
   urlguard::ServerOptions options;
   options.repo_dir = repo;
   if (!ParseListen(listen, &options.host, &options.port)) {
-    std::fprintf(stderr, "urlguard-server: --listen must be HOST:PORT or [HOST]:PORT, got '%s'\n", listen.c_str());
+    std::fprintf(stderr, "urlguard-server: --listen must be HOST:PORT or [HOST]:PORT, got '%s'\n",
+                 listen.c_str());
     return 4;
   }
   options.tls_cert_file = tls_cert;

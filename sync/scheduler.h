@@ -1,0 +1,148 @@
+// Copyright urlguard authors.
+//
+// Sync scheduling (ARCHITECTURE §5): when the updater next asks the server about a list, and the per-list
+// record of how the last attempts went (D/sync-state.json) that carries that decision across restarts.
+// docs/sync-protocol.md states the schedule for people.
+//
+//   first attempt   now + U * 60 s                                   (soon after start, spread out)
+//   after success   now + max(30 min * (0.9 + 0.2 * U), min_wait, Retry-After)
+//   after failure   now + max(min(2^(N-1) * 15 min * (1 + U), 24 h), min_wait, Retry-After)
+//                   N = consecutive failures (1 after the first)
+//
+// U is uniform in [0, 1). The jitter spreads clients out so that a fleet started together (or a server that
+// comes back after an outage) does not see every client at the same second.
+//
+// Everything here is pure: no clock, no thread, no randomness of its own. The caller passes the time and a
+// source of uniform doubles, so tests compute exact schedules. Load/save reach the disk only through Env.
+//
+// Thread safety: functions are thread-safe; a ListSyncState is a plain value (no internal locking).
+#ifndef URLGUARD_SYNC_SCHEDULER_H_
+#define URLGUARD_SYNC_SCHEDULER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "platform/env.h"
+#include "urlguard/status.h"
+
+namespace urlguard {
+
+// ---- the schedule -----------------------------------------------------------------------------------------
+
+constexpr int64_t kFirstSyncMaxDelaySeconds = 60;  // first attempt after start: uniform in [0, 60) s
+constexpr int64_t kPollIntervalSeconds = 30 * 60;  // nominal interval between successful polls
+constexpr int64_t kPollJitterSeconds = kPollIntervalSeconds / 10;  // +-10 %: [27 min, 33 min)
+constexpr int64_t kBackoffBaseSeconds = 15 * 60;                   // the first failure waits 15..30 min
+constexpr int64_t kMaxBackoffSeconds = 24 * 60 * 60;  // the ceiling of every wait (backoff, Retry-After)
+
+// A source of doubles uniform in [0, 1). Values outside (a bug in the source) assert; in release builds they
+// are clamped into the range.
+using UniformSource = std::function<double()>;
+
+// A UniformSource drawing 53 bits from env->RandomBytes. `env` must outlive the source.
+UniformSource EnvUniformSource(Env* env);
+
+// floor(u * 60): the delay of the first attempt after start, in [0, 60).
+int64_t FirstSyncDelaySeconds(double u);
+
+// The delay after a successful poll: max(30 min * (1 + 0.1 * (2u - 1)), min_wait_seconds), computed as
+// 1620 + floor(u * 360), so in [1620, 1980) s unless the manifest's minimum wait is larger.
+int64_t PollDelaySeconds(uint32_t min_wait_seconds, double u);
+
+// The delay after the N-th consecutive failure (N >= 1): min(floor(2^(N-1) * 15 min * (1 + u)), 24 h), the
+// floor kept below 2^N * 15 min (u just below 1 must not round up to the doubled value).
+// N = 0 is a caller bug (asserts; treated as 1).
+int64_t BackoffDelaySeconds(uint32_t consecutive_failures, double u);
+
+// ---- per-list state ---------------------------------------------------------------------------------------
+
+constexpr size_t kMaxSyncStateBytes = size_t{1} << 20;  // D/sync-state.json larger than this is not read
+constexpr size_t kMaxSyncStateLists = 256;              // lists in one file
+constexpr size_t kMaxSyncErrorBytes = 1024;             // last_error is truncated to this
+constexpr int64_t kMaxSyncUnixSeconds = 253402300799;   // 9999-12-31T23:59:59Z: the largest time accepted
+constexpr uint32_t kSyncStateFormatVersion = 1;         // changes the file format: bump and update the docs
+constexpr char kSyncStateFileName[] = "sync-state.json";
+
+// What the updater remembers about one list between attempts (and across restarts). Times are Unix seconds,
+// 0 = never.
+struct ListSyncState {
+  std::string list;  // IsValidListName (core/list_name.h)
+  int64_t last_attempt_unix = 0;
+  int64_t last_success_unix = 0;  // the last attempt that ended "ok" or "not_modified"
+  int64_t next_attempt_unix = 0;
+  uint32_t consecutive_failures = 0;  // 0 after a success; saturates at UINT32_MAX
+  std::string last_result;            // "ok", "not_modified", "error", or "" before the first attempt
+  // The failure's message when last_result is "error": UTF-8 without control characters, at most
+  // kMaxSyncErrorBytes (RecordSyncFailure cleans it).
+  std::string last_error;
+  // The ETag of the last verified manifest ("" = none): printable ASCII, at most kMaxEtagBytes
+  // (sync/fetcher.h; the fetcher only reports such ETags).
+  std::string manifest_etag;
+
+  bool operator==(const ListSyncState&) const = default;
+};
+
+// When to make the first attempt for `state` after the process starts at `now`: the persisted
+// next_attempt_unix when it is still ahead (a restart does not skip a backoff, a Retry-After or the server's
+// minimum wait), else now + FirstSyncDelaySeconds(rand()). A persisted time more than kMaxBackoffSeconds
+// ahead cannot have been scheduled by these rules (the clock went back, or the file was edited) and counts as
+// due. Draws one number from `rand` only when it uses it.
+int64_t StartupAttemptTime(const ListSyncState& state, int64_t now, const UniformSource& rand);
+
+// Records a successful attempt at `now` ("not_modified" when the server answered 304 or the manifest was the
+// installed one, else "ok") and schedules the next poll: now + max(PollDelaySeconds(min_wait_seconds,
+// rand()), min(retry_after_seconds, kMaxBackoffSeconds)). retry_after_seconds < 0 means none. Resets the
+// failure count and last_error; leaves list and manifest_etag alone (the updater sets the ETag of a verified
+// manifest).
+void RecordSyncSuccess(ListSyncState* state, int64_t now, bool not_modified, uint32_t min_wait_seconds,
+                       int64_t retry_after_seconds, const UniformSource& rand);
+
+// Records a failed attempt at `now` and schedules the retry: now + max(BackoffDelaySeconds(N, rand()),
+// min_wait_seconds, min(retry_after_seconds, kMaxBackoffSeconds)) with N the incremented failure count.
+// `min_wait_seconds` is the installed manifest's (0 when none): the server's minimum wait holds while it is
+// failing too. `error` is kept as clean text: control characters and bytes that are not UTF-8 become '?', cut
+// to kMaxSyncErrorBytes at a character boundary. last_success_unix and manifest_etag stay.
+void RecordSyncFailure(ListSyncState* state, int64_t now, std::string_view error, uint32_t min_wait_seconds,
+                       int64_t retry_after_seconds, const UniformSource& rand);
+
+// The entry for `list` in `states`, appended (fresh, never attempted) when missing. `list` must be valid
+// (asserts). The pointer is valid until `states` changes size.
+ListSyncState* FindOrAddListSyncState(std::vector<ListSyncState>* states, std::string_view list);
+
+// ---- D/sync-state.json ------------------------------------------------------------------------------------
+
+// Checks the field rules above: kInvalidArgument naming the field otherwise.
+Status ValidateListSyncState(const ListSyncState& state);
+
+// The file's bytes (format in docs/sync-protocol.md): JSON, lists sorted by name, members in sorted order.
+// kInvalidArgument when a state is invalid, two states name the same list, or there are more than
+// kMaxSyncStateLists.
+Result<std::string> SerializeSyncState(const std::vector<ListSyncState>& states);
+
+// Parses the file's bytes (untrusted: it is on disk). Never throws, never crashes. kResourceExhausted over
+// kMaxSyncStateBytes; kCorruption for anything malformed (bad JSON, wrong format version, missing or mistyped
+// members, a state failing ValidateListSyncState, a list named twice, too many lists). Unknown members are
+// ignored (a newer writer may add some). Returns the states sorted by list name.
+Result<std::vector<ListSyncState>> ParseSyncState(std::string_view bytes);
+
+struct LoadedSyncState {
+  std::vector<ListSyncState> lists;  // sorted by name; empty when the file is missing or unusable
+  Status warning;                    // ok, or why the file was ignored (the caller logs it and goes on)
+};
+
+// Reads data_dir/sync-state.json. Never fails: a missing file is a fresh start (ok); an unreadable, oversized
+// or corrupt one is a fresh start with `warning` saying why (kIoError, kResourceExhausted, kCorruption). The
+// schedule only costs an early poll when it is lost; the security state lives in D/current.
+LoadedSyncState LoadSyncState(Env* env, const std::string& data_dir);
+
+// Writes data_dir/sync-state.json atomically (WriteFileAtomic). kInvalidArgument as SerializeSyncState, or
+// the Env's error.
+Status SaveSyncState(Env* env, const std::string& data_dir, const std::vector<ListSyncState>& states);
+
+}  // namespace urlguard
+
+#endif  // URLGUARD_SYNC_SCHEDULER_H_

@@ -1,0 +1,618 @@
+// Copyright urlguard authors.
+//
+// Tests of the sync schedule (exact values: the randomness is scripted) and of D/sync-state.json (real files
+// through Env::Default(), plus an Env wrapper that fails on purpose).
+#include "sync/scheduler.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "sync/fetcher.h"
+
+namespace urlguard {
+namespace {
+
+// ---- helpers ----------------------------------------------------------------------------------------------
+
+// A UniformSource that replays `values` and counts draws; running out is a test failure.
+class Script {
+ public:
+  explicit Script(std::vector<double> values) : values_(std::move(values)) {}
+  UniformSource source() {
+    return [this] {
+      EXPECT_LT(next_, values_.size()) << "the code drew more random numbers than scripted";
+      return next_ < values_.size() ? values_[next_++] : 0.0;
+    };
+  }
+  size_t draws() const { return next_; }
+
+ private:
+  std::vector<double> values_;
+  size_t next_ = 0;
+};
+
+const double kJustBelowOne = std::nextafter(1.0, 0.0);
+
+std::string MakeTempDir() {
+  const char* base = std::getenv("URLGUARD_TEST_TMPDIR");
+  std::string dir = base != nullptr && *base != '\0' ? base : "/tmp";
+  EXPECT_TRUE(Env::Default()->CreateDirs(dir).ok());
+  std::string tmpl = dir + "/scheduler_test.XXXXXX";
+  EXPECT_NE(mkdtemp(tmpl.data()), nullptr);
+  return tmpl;
+}
+
+// Forwards to Env::Default(), except for what a test overrides.
+class ForwardingEnv : public Env {
+ public:
+  Result<std::string> ReadFile(const std::string& path, size_t max_bytes) override {
+    return base_->ReadFile(path, max_bytes);
+  }
+  Result<std::unique_ptr<MappedFile>> MapReadOnly(const std::string& path) override {
+    return base_->MapReadOnly(path);
+  }
+  Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path, bool private_file) override {
+    return base_->NewWritableFile(path, private_file);
+  }
+  Status RenameFile(const std::string& from, const std::string& to) override {
+    return base_->RenameFile(from, to);
+  }
+  Status RemoveFile(const std::string& path) override { return base_->RemoveFile(path); }
+  Status CreateDirs(const std::string& path) override { return base_->CreateDirs(path); }
+  Status SyncDir(const std::string& dir) override { return base_->SyncDir(dir); }
+  bool FileExists(const std::string& path) override { return base_->FileExists(path); }
+  Result<std::vector<std::string>> ListDir(const std::string& dir) override { return base_->ListDir(dir); }
+  Result<std::unique_ptr<FileLock>> LockFile(const std::string& path) override {
+    return base_->LockFile(path);
+  }
+  int64_t NowUnixSeconds() override { return base_->NowUnixSeconds(); }
+  uint64_t NowMonotonicNanos() override { return base_->NowMonotonicNanos(); }
+  void RandomBytes(void* out, size_t size) override { base_->RandomBytes(out, size); }
+
+ private:
+  Env* base_ = Env::Default();
+};
+
+// ---- the formulas -----------------------------------------------------------------------------------------
+
+TEST(BackoffTest, ExactSequenceWithRandZero) {
+  // min(2^(N-1) * 15 min * (1 + 0), 24 h): 15, 30, 60, 120, 240, 480, 960 min, then the 24 h cap.
+  const int64_t expected[] = {900, 1800, 3600, 7200, 14400, 28800, 57600, 86400};
+  for (uint32_t n = 1; n <= 8; ++n) {
+    EXPECT_EQ(BackoffDelaySeconds(n, 0.0), expected[n - 1]) << "N=" << n;
+  }
+}
+
+TEST(BackoffTest, ExactSequenceWithRandNearOne) {
+  // floor(2^(N-1) * 900 * 1.999): 1799.1, 3598.2, 7196.4, 14392.8, 28785.6, 57571.2, then 115142.4 -> 24 h.
+  const int64_t expected[] = {1799, 3598, 7196, 14392, 28785, 57571, 86400, 86400};
+  for (uint32_t n = 1; n <= 8; ++n) {
+    EXPECT_EQ(BackoffDelaySeconds(n, 0.999), expected[n - 1]) << "N=" << n;
+  }
+}
+
+TEST(BackoffTest, StaysAtTheCapAndNeverOverflows) {
+  for (uint32_t n : {8u, 9u, 31u, 32u, 33u, 64u, 1000u, std::numeric_limits<uint32_t>::max()}) {
+    EXPECT_EQ(BackoffDelaySeconds(n, 0.0), kMaxBackoffSeconds) << "N=" << n;
+    EXPECT_EQ(BackoffDelaySeconds(n, kJustBelowOne), kMaxBackoffSeconds) << "N=" << n;
+  }
+  // The largest uncapped value: N=7 with rand 0 is 57600; with rand 0.5, 86400 exactly; above, capped.
+  EXPECT_EQ(BackoffDelaySeconds(7, 0.5), 86400);
+  EXPECT_EQ(BackoffDelaySeconds(7, 0.25), 72000);
+  // The random part spans [base, 2 * base): with rand just below 1 the first backoff is 1799, never 1800.
+  EXPECT_EQ(BackoffDelaySeconds(1, kJustBelowOne), 1799);
+  EXPECT_EQ(BackoffDelaySeconds(1, 0.5), 1350);
+}
+
+TEST(PollTest, JitterIsTenPercentAroundThirtyMinutes) {
+  EXPECT_EQ(PollDelaySeconds(0, 0.0), 1620);  // 27 min
+  EXPECT_EQ(PollDelaySeconds(0, 0.5), 1800);  // 30 min
+  EXPECT_EQ(PollDelaySeconds(0, 0.75), 1890);
+  EXPECT_EQ(PollDelaySeconds(0, kJustBelowOne), 1979);  // just under 33 min
+  int64_t lo = std::numeric_limits<int64_t>::max(), hi = 0;
+  for (int i = 0; i < 1000; ++i) {
+    const int64_t d = PollDelaySeconds(0, i / 1000.0);
+    EXPECT_GE(d, 1620);
+    EXPECT_LT(d, 1980);
+    lo = std::min(lo, d);
+    hi = std::max(hi, d);
+  }
+  EXPECT_EQ(lo, 1620);
+  EXPECT_EQ(hi, 1979);
+}
+
+TEST(PollTest, ServerMinimumWaitWinsWhenLarger) {
+  EXPECT_EQ(PollDelaySeconds(7200, 0.5), 7200);
+  EXPECT_EQ(PollDelaySeconds(7200, kJustBelowOne), 7200);
+  EXPECT_EQ(PollDelaySeconds(1900, 0.0), 1900);            // beats 1620 ...
+  EXPECT_EQ(PollDelaySeconds(1900, kJustBelowOne), 1979);  // ... but not 1979
+  EXPECT_EQ(PollDelaySeconds(100, 0.5), 1800);
+  EXPECT_EQ(PollDelaySeconds(86400, 0.0), 86400);
+}
+
+TEST(FirstSyncTest, WithinTheFirstMinute) {
+  EXPECT_EQ(FirstSyncDelaySeconds(0.0), 0);
+  EXPECT_EQ(FirstSyncDelaySeconds(0.5), 30);
+  EXPECT_EQ(FirstSyncDelaySeconds(kJustBelowOne), 59);
+  for (int i = 0; i < 1000; ++i) {
+    const int64_t d = FirstSyncDelaySeconds(i / 1000.0);
+    EXPECT_GE(d, 0);
+    EXPECT_LT(d, kFirstSyncMaxDelaySeconds);
+  }
+}
+
+TEST(UniformSourceTest, EnvSourceUsesFiftyThreeBitsBelowOne) {
+  class FixedRandomEnv : public ForwardingEnv {
+   public:
+    explicit FixedRandomEnv(unsigned char byte) : byte_(byte) {}
+    void RandomBytes(void* out, size_t size) override { std::memset(out, byte_, size); }
+
+   private:
+    unsigned char byte_;
+  };
+  FixedRandomEnv ones(0xff), zeros(0x00);
+  EXPECT_EQ(EnvUniformSource(&ones)(), 1.0 - std::ldexp(1.0, -53));
+  EXPECT_LT(EnvUniformSource(&ones)(), 1.0);
+  EXPECT_EQ(EnvUniformSource(&zeros)(), 0.0);
+  // The real one: in range, and not constant.
+  UniformSource real = EnvUniformSource(Env::Default());
+  double first = real(), min = first, max = first;
+  for (int i = 0; i < 100; ++i) {
+    const double u = real();
+    EXPECT_GE(u, 0.0);
+    EXPECT_LT(u, 1.0);
+    min = std::min(min, u);
+    max = std::max(max, u);
+  }
+  EXPECT_LT(min, max);
+}
+
+// ---- recording attempts -----------------------------------------------------------------------------------
+
+constexpr int64_t kNow = 1700000000;
+
+TEST(RecordTest, FailuresBackOffThenSuccessResets) {
+  ListSyncState s;
+  s.list = "phishing";
+  s.manifest_etag = "\"v7\"";
+  s.last_success_unix = kNow - 100;
+  Script script({0.0, 0.0, 0.999, 0.5});
+  RecordSyncFailure(&s, kNow, "unavailable: connect refused", 0, -1, script.source());
+  EXPECT_EQ(s.consecutive_failures, 1u);
+  EXPECT_EQ(s.last_attempt_unix, kNow);
+  EXPECT_EQ(s.next_attempt_unix, kNow + 900);
+  EXPECT_EQ(s.last_result, "error");
+  EXPECT_EQ(s.last_error, "unavailable: connect refused");
+  EXPECT_EQ(s.last_success_unix, kNow - 100);  // untouched by a failure
+  EXPECT_EQ(s.manifest_etag, "\"v7\"");
+
+  RecordSyncFailure(&s, kNow + 900, "again", 0, -1, script.source());
+  EXPECT_EQ(s.consecutive_failures, 2u);
+  EXPECT_EQ(s.next_attempt_unix, kNow + 900 + 1800);
+  RecordSyncFailure(&s, kNow + 2700, "again", 0, -1, script.source());
+  EXPECT_EQ(s.consecutive_failures, 3u);
+  EXPECT_EQ(s.next_attempt_unix, kNow + 2700 + 7196);
+
+  RecordSyncSuccess(&s, kNow + 10000, /*not_modified=*/true, 0, -1, script.source());
+  EXPECT_EQ(s.consecutive_failures, 0u);
+  EXPECT_EQ(s.last_result, "not_modified");
+  EXPECT_EQ(s.last_error, "");
+  EXPECT_EQ(s.last_attempt_unix, kNow + 10000);
+  EXPECT_EQ(s.last_success_unix, kNow + 10000);
+  EXPECT_EQ(s.next_attempt_unix, kNow + 10000 + 1800);
+  EXPECT_EQ(s.manifest_etag, "\"v7\"");
+  EXPECT_EQ(script.draws(), 4u);  // one draw per attempt
+}
+
+TEST(RecordTest, EightConsecutiveFailuresReachTheCap) {
+  ListSyncState s;
+  s.list = "malware";
+  const int64_t expected[] = {900, 1800, 3600, 7200, 14400, 28800, 57600, 86400, 86400};
+  int64_t now = kNow;
+  for (int64_t delay : expected) {
+    Script script({0.0});
+    RecordSyncFailure(&s, now, "x", 0, -1, script.source());
+    EXPECT_EQ(s.next_attempt_unix - now, delay) << "failure " << s.consecutive_failures;
+    now = s.next_attempt_unix;
+  }
+  EXPECT_EQ(s.consecutive_failures, 9u);
+}
+
+TEST(RecordTest, RetryAfterWinsWhenLater) {
+  ListSyncState s;
+  s.list = "phishing";
+  Script script({0.0, 0.0, 0.0, 0.5, 0.5, 0.5});
+  RecordSyncFailure(&s, kNow, "503", 0, /*retry_after=*/3600, script.source());
+  EXPECT_EQ(s.next_attempt_unix, kNow + 3600);  // beats the 900 s backoff
+  RecordSyncFailure(&s, kNow, "503", 0, /*retry_after=*/60, script.source());
+  EXPECT_EQ(s.next_attempt_unix, kNow + 1800);  // the backoff is later
+  RecordSyncFailure(&s, kNow, "503", 0, /*retry_after=*/30 * 86400, script.source());
+  EXPECT_EQ(s.next_attempt_unix, kNow + kMaxBackoffSeconds);  // an unsigned header never silences us > 24 h
+  RecordSyncSuccess(&s, kNow, false, 0, /*retry_after=*/5000, script.source());
+  EXPECT_EQ(s.next_attempt_unix, kNow + 5000);
+  EXPECT_EQ(s.last_result, "ok");
+  RecordSyncSuccess(&s, kNow, false, 0, /*retry_after=*/0, script.source());
+  EXPECT_EQ(s.next_attempt_unix, kNow + 1800);
+  RecordSyncSuccess(&s, kNow, false, 0, /*retry_after=*/1000000, script.source());
+  EXPECT_EQ(s.next_attempt_unix, kNow + kMaxBackoffSeconds);
+}
+
+TEST(RecordTest, MinimumWaitWinsAfterSuccessAndFailure) {
+  ListSyncState s;
+  s.list = "phishing";
+  Script script({0.5, 0.0, 0.5});
+  RecordSyncSuccess(&s, kNow, false, /*min_wait=*/7200, -1, script.source());
+  EXPECT_EQ(s.next_attempt_unix, kNow + 7200);
+  RecordSyncFailure(&s, kNow, "x", /*min_wait=*/7200, -1, script.source());
+  EXPECT_EQ(s.next_attempt_unix, kNow + 7200);  // beats the 900 s backoff
+  RecordSyncFailure(&s, kNow, "x", /*min_wait=*/7200, /*retry_after=*/9000, script.source());
+  EXPECT_EQ(s.next_attempt_unix, kNow + 9000);  // Retry-After later still
+}
+
+TEST(RecordTest, FailureCountSaturates) {
+  ListSyncState s;
+  s.list = "phishing";
+  s.consecutive_failures = std::numeric_limits<uint32_t>::max();
+  Script script({0.0});
+  RecordSyncFailure(&s, kNow, "x", 0, -1, script.source());
+  EXPECT_EQ(s.consecutive_failures, std::numeric_limits<uint32_t>::max());
+  EXPECT_EQ(s.next_attempt_unix, kNow + kMaxBackoffSeconds);
+}
+
+TEST(RecordTest, ErrorTextIsCleanedAndCapped) {
+  ListSyncState s;
+  s.list = "phishing";
+  Script script(std::vector<double>(4, 0.0));
+  RecordSyncFailure(&s, kNow, std::string("bad\r\nline\0x\x7f", 12), 0, -1, script.source());
+  EXPECT_EQ(s.last_error, "bad??line?x?");
+  RecordSyncFailure(&s, kNow, "caf\xc3\xa9 \xff\xc3 ok", 0, -1,
+                    script.source());  // é kept; 0xff, lone 0xc3 not
+  EXPECT_EQ(s.last_error, "caf\xc3\xa9 ?? ok");
+  RecordSyncFailure(&s, kNow, std::string(5000, 'e'), 0, -1, script.source());
+  EXPECT_EQ(s.last_error, std::string(kMaxSyncErrorBytes, 'e'));
+  // Cut at a character boundary: 1023 ASCII bytes, then a two-byte character that would end at 1025.
+  RecordSyncFailure(&s, kNow, std::string(1023, 'a') + "\xc3\xa9tail", 0, -1, script.source());
+  EXPECT_EQ(s.last_error, std::string(1023, 'a'));
+  EXPECT_TRUE(ValidateListSyncState(s).ok());
+}
+
+TEST(RecordTest, TimesAreClampedIntoTheFileRange) {
+  ListSyncState s;
+  s.list = "phishing";
+  Script script({0.0, 0.0});
+  RecordSyncFailure(&s, kMaxSyncUnixSeconds - 10, "x", 0, -1, script.source());
+  EXPECT_EQ(s.next_attempt_unix, kMaxSyncUnixSeconds);
+  RecordSyncSuccess(&s, -5, false, 0, -1, script.source());
+  EXPECT_EQ(s.last_attempt_unix, 0);
+  EXPECT_EQ(s.next_attempt_unix, 1620);
+  EXPECT_TRUE(ValidateListSyncState(s).ok());
+}
+
+TEST(StartupTest, HonoursAPersistedWaitAndOtherwiseSyncsSoon) {
+  ListSyncState fresh;
+  fresh.list = "phishing";
+  {
+    Script script({0.5});
+    EXPECT_EQ(StartupAttemptTime(fresh, kNow, script.source()), kNow + 30);
+    EXPECT_EQ(script.draws(), 1u);
+  }
+  ListSyncState backing_off = fresh;
+  backing_off.last_attempt_unix = kNow - 100;
+  backing_off.next_attempt_unix = kNow + 20000;  // a backoff or Retry-After still running
+  {
+    Script script({});
+    EXPECT_EQ(StartupAttemptTime(backing_off, kNow, script.source()), kNow + 20000);
+    EXPECT_EQ(script.draws(), 0u);
+  }
+  ListSyncState overdue = backing_off;
+  overdue.next_attempt_unix = kNow - 1;
+  {
+    Script script({0.0});
+    EXPECT_EQ(StartupAttemptTime(overdue, kNow, script.source()), kNow);
+  }
+  ListSyncState due_now = backing_off;
+  due_now.next_attempt_unix = kNow;
+  {
+    Script script({kJustBelowOne});
+    EXPECT_EQ(StartupAttemptTime(due_now, kNow, script.source()), kNow + 59);
+  }
+  ListSyncState implausible = backing_off;  // more than 24 h ahead: the clock went back
+  implausible.next_attempt_unix = kNow + kMaxBackoffSeconds + 1;
+  {
+    Script script({0.5});
+    EXPECT_EQ(StartupAttemptTime(implausible, kNow, script.source()), kNow + 30);
+  }
+  ListSyncState at_limit = backing_off;
+  at_limit.next_attempt_unix = kNow + kMaxBackoffSeconds;
+  {
+    Script script({});
+    EXPECT_EQ(StartupAttemptTime(at_limit, kNow, script.source()), kNow + kMaxBackoffSeconds);
+  }
+}
+
+TEST(FindOrAddTest, FindsOrAppends) {
+  std::vector<ListSyncState> states;
+  ListSyncState* a = FindOrAddListSyncState(&states, "phishing");
+  a->consecutive_failures = 3;
+  FindOrAddListSyncState(&states, "malware");
+  ASSERT_EQ(states.size(), 2u);
+  EXPECT_EQ(FindOrAddListSyncState(&states, "phishing")->consecutive_failures, 3u);
+  EXPECT_EQ(states.size(), 2u);
+  EXPECT_EQ(states[1].list, "malware");
+  ListSyncState expected;
+  expected.list = "malware";
+  EXPECT_EQ(states[1], expected);
+}
+
+// ---- the file ---------------------------------------------------------------------------------------------
+
+std::vector<ListSyncState> SampleStates() {
+  ListSyncState phishing;
+  phishing.list = "phishing";
+  phishing.last_attempt_unix = 1700000000;
+  phishing.last_success_unix = 1699990000;
+  phishing.next_attempt_unix = 1700001800;
+  phishing.consecutive_failures = 2;
+  phishing.last_result = "error";
+  phishing.last_error =
+      "unavailable: GET https://u.example/v1/lists/phishing/manifest.json: caf\xc3\xa9 \"quoted\"";
+  phishing.manifest_etag = "W/\"abc\\def\"";
+  ListSyncState malware;
+  malware.list = "malware";
+  malware.last_attempt_unix = kMaxSyncUnixSeconds;
+  malware.last_success_unix = kMaxSyncUnixSeconds;
+  malware.next_attempt_unix = kMaxSyncUnixSeconds;
+  malware.consecutive_failures = std::numeric_limits<uint32_t>::max();
+  malware.last_result = "not_modified";
+  ListSyncState fresh;
+  fresh.list = "a-new_list9";
+  return {phishing, malware, fresh};
+}
+
+TEST(SyncStateFileTest, GoldenBytes) {
+  // Changes the file format: bump kSyncStateFormatVersion and update docs/sync-protocol.md.
+  ListSyncState s;
+  s.list = "phishing";
+  s.last_attempt_unix = 1700000000;
+  s.last_success_unix = 1700000000;
+  s.next_attempt_unix = 1700001800;
+  s.last_result = "ok";
+  s.manifest_etag = "\"v7\"";
+  auto bytes = SerializeSyncState({s});
+  ASSERT_TRUE(bytes.ok()) << bytes.status().ToString();
+  EXPECT_EQ(*bytes, R"({
+  "format": 1,
+  "lists": [
+    {
+      "consecutive_failures": 0,
+      "last_attempt_unix": 1700000000,
+      "last_error": "",
+      "last_result": "ok",
+      "last_success_unix": 1700000000,
+      "list": "phishing",
+      "manifest_etag": "\"v7\"",
+      "next_attempt_unix": 1700001800
+    }
+  ]
+}
+)");
+  auto back = ParseSyncState(*bytes);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  ASSERT_EQ(back->size(), 1u);
+  EXPECT_EQ((*back)[0], s);
+}
+
+TEST(SyncStateFileTest, SaveLoadRoundTrip) {
+  const std::string dir = MakeTempDir();
+  const std::vector<ListSyncState> states = SampleStates();
+  ASSERT_TRUE(SaveSyncState(Env::Default(), dir, states).ok());
+  EXPECT_TRUE(Env::Default()->FileExists(dir + "/sync-state.json"));
+  EXPECT_FALSE(Env::Default()->FileExists(dir + "/sync-state.json.tmp"));
+  LoadedSyncState loaded = LoadSyncState(Env::Default(), dir);
+  EXPECT_TRUE(loaded.warning.ok()) << loaded.warning.ToString();
+  // Sorted by name on the way back.
+  ASSERT_EQ(loaded.lists.size(), 3u);
+  EXPECT_EQ(loaded.lists[0], states[2]);
+  EXPECT_EQ(loaded.lists[1], states[1]);
+  EXPECT_EQ(loaded.lists[2], states[0]);
+
+  // Saving again replaces the file; an empty set is a valid file too.
+  ASSERT_TRUE(SaveSyncState(Env::Default(), dir, {}).ok());
+  loaded = LoadSyncState(Env::Default(), dir);
+  EXPECT_TRUE(loaded.warning.ok());
+  EXPECT_TRUE(loaded.lists.empty());
+}
+
+TEST(SyncStateFileTest, RecordedStatesSurviveTheFile) {
+  // Whatever RecordSyncFailure keeps (arbitrary error bytes), the file can hold.
+  std::vector<ListSyncState> states;
+  Script script({0.3});
+  std::string nasty;
+  for (int i = 0; i < 3000; ++i) nasty += static_cast<char>(i * 37);
+  RecordSyncFailure(FindOrAddListSyncState(&states, "phishing"), kNow, nasty, 0, -1, script.source());
+  auto bytes = SerializeSyncState(states);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().ToString();
+  auto back = ParseSyncState(*bytes);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, states);
+}
+
+TEST(SyncStateFileTest, MissingFileIsAFreshStartWithoutWarning) {
+  const std::string dir = MakeTempDir();
+  LoadedSyncState loaded = LoadSyncState(Env::Default(), dir);
+  EXPECT_TRUE(loaded.warning.ok());
+  EXPECT_TRUE(loaded.lists.empty());
+  loaded = LoadSyncState(Env::Default(), dir + "/no/such/dir");
+  EXPECT_TRUE(loaded.warning.ok());
+}
+
+TEST(SyncStateFileTest, CorruptFileIsAFreshStartWithAWarning) {
+  const std::string dir = MakeTempDir();
+  const std::string path = dir + "/sync-state.json";
+  ASSERT_TRUE(WriteFileAtomic(Env::Default(), path, "{\"format\": 1, \"lists\": [{\"list\": \"phish").ok());
+  LoadedSyncState loaded = LoadSyncState(Env::Default(), dir);
+  EXPECT_EQ(loaded.warning.code(), StatusCode::kCorruption);
+  EXPECT_NE(loaded.warning.message().find("sync-state.json"), std::string::npos) << loaded.warning.ToString();
+  EXPECT_TRUE(loaded.lists.empty());
+  // The next save repairs it.
+  ASSERT_TRUE(SaveSyncState(Env::Default(), dir, SampleStates()).ok());
+  loaded = LoadSyncState(Env::Default(), dir);
+  EXPECT_TRUE(loaded.warning.ok());
+  EXPECT_EQ(loaded.lists.size(), 3u);
+}
+
+TEST(SyncStateFileTest, OversizedFileIsNotReadAndIsAFreshStart) {
+  const std::string dir = MakeTempDir();
+  // Valid JSON padded with whitespace to one byte over the cap: refused by size, not by content.
+  std::string big = "{\"format\": 1, \"lists\": []}";
+  big.append(kMaxSyncStateBytes + 1 - big.size(), ' ');
+  ASSERT_TRUE(WriteFileAtomic(Env::Default(), dir + "/sync-state.json", big).ok());
+  LoadedSyncState loaded = LoadSyncState(Env::Default(), dir);
+  EXPECT_EQ(loaded.warning.code(), StatusCode::kResourceExhausted);
+  EXPECT_TRUE(loaded.lists.empty());
+  EXPECT_EQ(ParseSyncState(big).status().code(), StatusCode::kResourceExhausted);
+  big.pop_back();  // exactly at the cap: fine
+  EXPECT_TRUE(ParseSyncState(big).ok());
+}
+
+TEST(SyncStateFileTest, UnreadableFileIsAFreshStartWithAWarning) {
+  class FailingReadEnv : public ForwardingEnv {
+   public:
+    Result<std::string> ReadFile(const std::string&, size_t) override {
+      return Status::IoError("EIO (injected)");
+    }
+  };
+  FailingReadEnv env;
+  LoadedSyncState loaded = LoadSyncState(&env, MakeTempDir());
+  EXPECT_EQ(loaded.warning.code(), StatusCode::kIoError);
+  EXPECT_TRUE(loaded.lists.empty());
+}
+
+TEST(SyncStateFileTest, SaveFailureIsReported) {
+  class FailingRenameEnv : public ForwardingEnv {
+   public:
+    Status RenameFile(const std::string&, const std::string&) override {
+      return Status::IoError("ENOSPC (injected)");
+    }
+  };
+  FailingRenameEnv env;
+  const std::string dir = MakeTempDir();
+  ASSERT_TRUE(SaveSyncState(Env::Default(), dir, SampleStates()).ok());
+  EXPECT_EQ(SaveSyncState(&env, dir, {}).code(), StatusCode::kIoError);
+  // The old file is intact and the temporary file is gone.
+  LoadedSyncState loaded = LoadSyncState(Env::Default(), dir);
+  EXPECT_TRUE(loaded.warning.ok());
+  EXPECT_EQ(loaded.lists.size(), 3u);
+  EXPECT_FALSE(Env::Default()->FileExists(dir + "/sync-state.json.tmp"));
+}
+
+std::string OneList(const std::string& members) { return "{\"format\": 1, \"lists\": [{" + members + "}]}"; }
+
+constexpr char kGoodMembers[] =
+    R"("list": "phishing", "last_attempt_unix": 1, "last_success_unix": 2, "next_attempt_unix": 3,
+       "consecutive_failures": 4, "last_result": "error", "last_error": "e", "manifest_etag": "\"x\"")";
+
+TEST(SyncStateFileTest, ParserRefusesMalformedFiles) {
+  ASSERT_TRUE(ParseSyncState(OneList(kGoodMembers)).ok());
+  const std::string good = kGoodMembers;
+  auto with = [&good](const std::string& from, const std::string& to) {
+    std::string m = good;
+    const size_t at = m.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    m.replace(at, from.size(), to);
+    return OneList(m);
+  };
+  const std::vector<std::string> corrupt = {
+      "",
+      "null",
+      "[]",
+      "{}",
+      "{\"format\": 1}",
+      "{\"format\": 2, \"lists\": []}",
+      "{\"format\": \"1\", \"lists\": []}",
+      "{\"format\": 1, \"lists\": {}}",
+      "{\"format\": 1, \"lists\": [1]}",
+      "{\"format\": 1, \"lists\": []} trailing",
+      "\xef\xbb\xbf{\"format\": 1, \"lists\": [\"\xff\"]}",
+      with("\"list\": \"phishing\"", "\"list\": \"Phishing\""),
+      with("\"list\": \"phishing\"", "\"list\": \"\""),
+      with("\"list\": \"phishing\", ", ""),
+      with("\"last_attempt_unix\": 1", "\"last_attempt_unix\": -1"),
+      with("\"last_attempt_unix\": 1", "\"last_attempt_unix\": 1.5"),
+      with("\"last_attempt_unix\": 1", "\"last_attempt_unix\": \"1\""),
+      with("\"last_success_unix\": 2", "\"last_success_unix\": 253402300800"),
+      with("\"next_attempt_unix\": 3", "\"next_attempt_unix\": 18446744073709551616"),
+      with("\"next_attempt_unix\": 3,", ""),
+      with("\"consecutive_failures\": 4", "\"consecutive_failures\": 4294967296"),
+      with("\"consecutive_failures\": 4", "\"consecutive_failures\": null"),
+      with("\"last_result\": \"error\"", "\"last_result\": \"fine\""),
+      with("\"last_error\": \"e\"", "\"last_error\": \"" + std::string(kMaxSyncErrorBytes + 1, 'e') + "\""),
+      with("\"last_error\": \"e\"", "\"last_error\": \"a\\nb\""),
+      with("\"last_error\": \"e\"", "\"last_error\": \"\\u0000\""),
+      with("\"last_error\": \"e\"", "\"last_error\": 5"),
+      with("\"manifest_etag\": \"\\\"x\\\"\"",
+           "\"manifest_etag\": \"" + std::string(kMaxEtagBytes + 1, 'x') + "\""),
+      with("\"manifest_etag\": \"\\\"x\\\"\"", "\"manifest_etag\": \"caf\xc3\xa9\""),
+      "{\"format\": 1, \"lists\": [{" + good + "}, {" + good + "}]}",
+  };
+  for (const std::string& bytes : corrupt) {
+    auto parsed = ParseSyncState(bytes);
+    EXPECT_FALSE(parsed.ok()) << bytes;
+    if (!parsed.ok()) {
+      EXPECT_EQ(parsed.status().code(), StatusCode::kCorruption)
+          << bytes << " -> " << parsed.status().ToString();
+    }
+  }
+}
+
+TEST(SyncStateFileTest, ParserIgnoresUnknownMembersAndCapsTheListCount) {
+  auto parsed = ParseSyncState("{\"format\": 1, \"future\": [1, {}], \"lists\": [{" +
+                               std::string(kGoodMembers) + ", \"also_new\": true}]}");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  ASSERT_EQ(parsed->size(), 1u);
+  EXPECT_EQ((*parsed)[0].consecutive_failures, 4u);
+  EXPECT_EQ((*parsed)[0].manifest_etag, "\"x\"");
+
+  std::vector<ListSyncState> many;
+  for (size_t i = 0; i <= kMaxSyncStateLists; ++i) FindOrAddListSyncState(&many, "list" + std::to_string(i));
+  EXPECT_EQ(SerializeSyncState(many).status().code(), StatusCode::kInvalidArgument);
+  many.pop_back();
+  auto bytes = SerializeSyncState(many);
+  ASSERT_TRUE(bytes.ok());
+  ASSERT_TRUE(ParseSyncState(*bytes).ok());
+  // One more entry, written by hand: refused on the way in too.
+  std::string over = *bytes;
+  const size_t close = over.rfind(']');
+  over.insert(close, ", {" + std::string(kGoodMembers) + "}");
+  EXPECT_EQ(ParseSyncState(over).status().code(), StatusCode::kCorruption);
+}
+
+TEST(SyncStateFileTest, SerializerRefusesInvalidStates) {
+  std::vector<ListSyncState> dup = SampleStates();
+  dup.push_back(dup[0]);
+  EXPECT_EQ(SerializeSyncState(dup).status().code(), StatusCode::kInvalidArgument);
+  for (auto mutate : std::vector<void (*)(ListSyncState&)>{
+           [](ListSyncState& s) { s.list = "Bad Name"; },
+           [](ListSyncState& s) { s.last_attempt_unix = -1; },
+           [](ListSyncState& s) { s.next_attempt_unix = kMaxSyncUnixSeconds + 1; },
+           [](ListSyncState& s) { s.last_result = "maybe"; },
+           [](ListSyncState& s) { s.last_error = "line\nbreak"; },
+           [](ListSyncState& s) { s.last_error = "\xff"; },
+           [](ListSyncState& s) { s.manifest_etag = "\"a\r\nInjected: 1\""; },
+       }) {
+    std::vector<ListSyncState> states = SampleStates();
+    mutate(states[0]);
+    EXPECT_EQ(SerializeSyncState(states).status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(SaveSyncState(Env::Default(), MakeTempDir(), states).code(), StatusCode::kInvalidArgument);
+  }
+}
+
+}  // namespace
+}  // namespace urlguard

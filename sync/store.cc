@@ -1,0 +1,483 @@
+// Copyright urlguard authors.
+#include "sync/store.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "core/byte_io.h"
+#include "core/list_name.h"
+#include "core/snapshot.h"
+
+namespace urlguard {
+namespace {
+
+// Record flags (docs/data-dir.md, "Record").
+constexpr uint8_t kFlagInstalled = 1;
+constexpr uint8_t kFlagEmergency = 2;
+
+// Offsets inside a record.
+constexpr size_t kRecNameLen = 0;
+constexpr size_t kRecFlags = 1;
+constexpr size_t kRecReserved0 = 2;
+constexpr size_t kRecMinWait = 4;
+constexpr size_t kRecName = 8;
+constexpr size_t kRecHighWater = 72;
+constexpr size_t kRecHighWaterSha = 80;
+constexpr size_t kRecVersion = 112;
+constexpr size_t kRecCreated = 120;
+constexpr size_t kRecExpires = 128;
+constexpr size_t kRecEntries = 136;
+constexpr size_t kRecStateSha = 160;
+constexpr size_t kRecManifestSha = 192;
+constexpr size_t kRecReserved1 = 224;
+static_assert(kRecReserved1 + 32 == kCurrentRecordBytes);
+static_assert(kRecName + kMaxListNameBytes == kRecHighWater);
+
+constexpr std::string_view kCurrentTmpSuffix = ".tmp";
+constexpr std::string_view kCorruptSuffix = ".corrupt";
+
+bool AllZero(const uint8_t* p, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    if (p[i] != 0) return false;
+  }
+  return true;
+}
+
+Status CorruptRecord(size_t index, const std::string& what) {
+  return Status::Corruption("current: record " + std::to_string(index) + ": " + what);
+}
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+Sha256Digest DigestAt(const uint8_t* p) {
+  Sha256Digest d;
+  std::memcpy(d.data(), p, d.size());
+  return d;
+}
+
+}  // namespace
+
+const ListState* StoreState::Find(std::string_view list) const {
+  auto it = std::lower_bound(lists.begin(), lists.end(), list,
+                             [](const ListState& s, std::string_view name) { return s.list < name; });
+  return it != lists.end() && it->list == list ? &*it : nullptr;
+}
+
+const InstalledList* StoreState::FindInstalled(std::string_view list) const {
+  const ListState* s = Find(list);
+  return s != nullptr && s->installed.has_value() ? &*s->installed : nullptr;
+}
+
+std::string InstalledFileName(std::string_view list, uint64_t version) {
+  return std::string(kListsDirName) + "/" + std::string(list) + "/" + std::to_string(version) + ".ugs";
+}
+
+Status ValidateStoreState(const StoreState& state) {
+  if (state.lists.size() > kMaxStoreLists) {
+    return Status::InvalidArgument("more than " + std::to_string(kMaxStoreLists) + " lists");
+  }
+  for (size_t i = 0; i < state.lists.size(); ++i) {
+    const ListState& s = state.lists[i];
+    const std::string where = "list " + std::to_string(i) + " '" + s.list + "': ";
+    if (!IsValidListName(s.list)) {
+      return Status::InvalidArgument(where + "name must be 1-64 bytes of [a-z0-9_-]");
+    }
+    if (i > 0 && !(state.lists[i - 1].list < s.list)) {
+      return Status::InvalidArgument(where + "lists must be sorted by name and unique");
+    }
+    if (s.high_water_version == 0) return Status::InvalidArgument(where + "high-water version 0");
+    if (!s.installed.has_value()) continue;
+    const InstalledList& in = *s.installed;
+    if (in.list != s.list) return Status::InvalidArgument(where + "installed record names another list");
+    if (in.version == 0 || in.version > s.high_water_version) {
+      return Status::InvalidArgument(where + "installed version not in 1..high-water version");
+    }
+    if (in.version == s.high_water_version && in.manifest_sha256 != s.high_water_manifest_sha256) {
+      return Status::InvalidArgument(where + "installed high-water version with other manifest bytes");
+    }
+    if (in.file != InstalledFileName(in.list, in.version)) {
+      return Status::InvalidArgument(where + "file must be " + InstalledFileName(in.list, in.version));
+    }
+  }
+  return Status::Ok();
+}
+
+// Layout (docs/data-dir.md): header (32 bytes) | records (256 bytes each, sorted by name) | SHA-256 (32).
+std::string SerializeStoreState(const StoreState& state) {
+  Status valid = ValidateStoreState(state);
+  if (!valid.ok()) {
+    std::fprintf(stderr, "urlguard: SerializeStoreState on an invalid state: %s\n", valid.ToString().c_str());
+    std::abort();
+  }
+  const size_t size = kCurrentHeaderBytes + state.lists.size() * kCurrentRecordBytes + kCurrentTrailerBytes;
+  std::string out(size, '\0');
+  auto* p = reinterpret_cast<uint8_t*>(out.data());
+  std::memcpy(p, kCurrentMagic, sizeof kCurrentMagic);
+  StoreLE32(p + 8, kCurrentFormatVersion);
+  StoreLE32(p + 12, static_cast<uint32_t>(state.lists.size()));
+  StoreLE64(p + 16, state.generation);
+  StoreLE64(p + 24, size);
+  for (size_t i = 0; i < state.lists.size(); ++i) {
+    const ListState& s = state.lists[i];
+    uint8_t* r = p + kCurrentHeaderBytes + i * kCurrentRecordBytes;
+    r[kRecNameLen] = static_cast<uint8_t>(s.list.size());
+    std::memcpy(r + kRecName, s.list.data(), s.list.size());
+    StoreLE64(r + kRecHighWater, s.high_water_version);
+    std::memcpy(r + kRecHighWaterSha, s.high_water_manifest_sha256.data(), 32);
+    if (s.installed.has_value()) {
+      const InstalledList& in = *s.installed;
+      r[kRecFlags] = kFlagInstalled | (in.emergency ? kFlagEmergency : 0);
+      StoreLE32(r + kRecMinWait, in.min_wait_seconds);
+      StoreLE64(r + kRecVersion, in.version);
+      StoreLE64(r + kRecCreated, static_cast<uint64_t>(in.created_unix));
+      StoreLE64(r + kRecExpires, static_cast<uint64_t>(in.expires_unix));
+      for (int k = 0; k < kLayerKindCount; ++k) StoreLE64(r + kRecEntries + 8 * k, in.entries[k]);
+      std::memcpy(r + kRecStateSha, in.state_sha256.data(), 32);
+      std::memcpy(r + kRecManifestSha, in.manifest_sha256.data(), 32);
+    }
+  }
+  Sha256Digest sum = Sha256(p, size - kCurrentTrailerBytes);
+  std::memcpy(p + size - kCurrentTrailerBytes, sum.data(), sum.size());
+  return out;
+}
+
+Result<StoreState> ParseStoreState(std::string_view bytes) {
+  if (bytes.size() > kMaxCurrentBytes) {
+    return Status::ResourceExhausted("current: " + std::to_string(bytes.size()) +
+                                     " bytes is over the cap of " + std::to_string(kMaxCurrentBytes));
+  }
+  if (bytes.size() < kCurrentHeaderBytes + kCurrentTrailerBytes) {
+    return Status::Corruption("current: truncated");
+  }
+  const auto* p = reinterpret_cast<const uint8_t*>(bytes.data());
+  if (std::memcmp(p, kCurrentMagic, sizeof kCurrentMagic) != 0) {
+    return Status::Corruption("current: not a urlguard state file (bad magic)");
+  }
+  const uint32_t format = LoadLE32(p + 8);
+  if (format != kCurrentFormatVersion) {
+    return Status::Corruption("current: unsupported format version " + std::to_string(format));
+  }
+  const uint32_t count = LoadLE32(p + 12);
+  if (count > kMaxStoreLists) {
+    return Status::Corruption("current: list count " + std::to_string(count) + " over the cap");
+  }
+  const uint64_t file_size = LoadLE64(p + 24);
+  const uint64_t expected =
+      kCurrentHeaderBytes + uint64_t{count} * kCurrentRecordBytes + kCurrentTrailerBytes;
+  if (file_size != bytes.size() || expected != bytes.size()) {
+    return Status::Corruption("current: size " + std::to_string(bytes.size()) + " does not match its header");
+  }
+  if (Sha256(p, bytes.size() - kCurrentTrailerBytes) != DigestAt(p + bytes.size() - kCurrentTrailerBytes)) {
+    return Status::Corruption("current: checksum mismatch");
+  }
+  StoreState state;
+  state.generation = LoadLE64(p + 16);
+  state.lists.reserve(count);
+  for (size_t i = 0; i < count; ++i) {
+    const uint8_t* r = p + kCurrentHeaderBytes + i * kCurrentRecordBytes;
+    const size_t name_len = r[kRecNameLen];
+    if (name_len == 0 || name_len > kMaxListNameBytes) return CorruptRecord(i, "bad name length");
+    ListState s;
+    s.list.assign(reinterpret_cast<const char*>(r + kRecName), name_len);
+    if (!IsValidListName(s.list)) return CorruptRecord(i, "bad list name");
+    if (!AllZero(r + kRecName + name_len, kMaxListNameBytes - name_len)) {
+      return CorruptRecord(i, "name padding");
+    }
+    if (i > 0 && !(state.lists.back().list < s.list)) {
+      return CorruptRecord(i, "lists not sorted or not unique");
+    }
+    const uint8_t flags = r[kRecFlags];
+    if ((flags & ~(kFlagInstalled | kFlagEmergency)) != 0) return CorruptRecord(i, "unknown flags");
+    if (!AllZero(r + kRecReserved0, 2) || !AllZero(r + kRecReserved1, 32)) {
+      return CorruptRecord(i, "reserved bytes");
+    }
+    s.high_water_version = LoadLE64(r + kRecHighWater);
+    if (s.high_water_version == 0) return CorruptRecord(i, "high-water version 0");
+    s.high_water_manifest_sha256 = DigestAt(r + kRecHighWaterSha);
+    if ((flags & kFlagInstalled) == 0) {
+      // A dropped list: every installed-version field is zero.
+      if (flags != 0 || !AllZero(r + kRecMinWait, 4) ||
+          !AllZero(r + kRecVersion, kRecReserved1 - kRecVersion)) {
+        return CorruptRecord(i, "fields set on a list without an installed version");
+      }
+      state.lists.push_back(std::move(s));
+      continue;
+    }
+    InstalledList in;
+    in.list = s.list;
+    in.emergency = (flags & kFlagEmergency) != 0;
+    in.min_wait_seconds = LoadLE32(r + kRecMinWait);
+    in.version = LoadLE64(r + kRecVersion);
+    if (in.version == 0 || in.version > s.high_water_version) {
+      return CorruptRecord(i, "installed version not in 1..high-water version");
+    }
+    in.file = InstalledFileName(in.list, in.version);
+    in.created_unix = static_cast<int64_t>(LoadLE64(r + kRecCreated));
+    in.expires_unix = static_cast<int64_t>(LoadLE64(r + kRecExpires));
+    for (int k = 0; k < kLayerKindCount; ++k) in.entries[k] = LoadLE64(r + kRecEntries + 8 * k);
+    in.state_sha256 = DigestAt(r + kRecStateSha);
+    in.manifest_sha256 = DigestAt(r + kRecManifestSha);
+    if (in.version == s.high_water_version && in.manifest_sha256 != s.high_water_manifest_sha256) {
+      return CorruptRecord(i, "installed high-water version with other manifest bytes");
+    }
+    s.installed = std::move(in);
+    state.lists.push_back(std::move(s));
+  }
+  return state;
+}
+
+Result<StoreState> ReadStoreState(Env* env, const std::string& dir) {
+  const std::string path = JoinPath(dir, std::string(kCurrentFileName));
+  auto bytes = env->ReadFile(path, kMaxCurrentBytes);
+  if (!bytes.ok()) return bytes.status();
+  auto state = ParseStoreState(*bytes);
+  if (!state.ok()) return state.status().WithContext(path);
+  return state;
+}
+
+// ---- Store ----------------------------------------------------------------------------------------------
+
+Store::Store(Env* env, std::string dir, std::unique_ptr<FileLock> lock)
+    : env_(env), dir_(std::move(dir)), lock_(std::move(lock)) {}
+
+Store::~Store() = default;
+
+Result<std::unique_ptr<Store>> Store::Open(Env* env, const std::string& dir) {
+  URLGUARD_RETURN_IF_ERROR(env->CreateDirs(dir));
+  auto lock = env->LockFile(JoinPath(dir, std::string(kLockFileName)));
+  if (!lock.ok()) {
+    if (lock.status().code() == StatusCode::kFailedPrecondition) {
+      return Status::FailedPrecondition("another urlguard process is syncing this data directory: " + dir);
+    }
+    return lock.status();
+  }
+  const std::string lists_dir = JoinPath(dir, std::string(kListsDirName));
+  if (!env->FileExists(lists_dir)) {
+    URLGUARD_RETURN_IF_ERROR(env->CreateDirs(lists_dir));
+    URLGUARD_RETURN_IF_ERROR(env->SyncDir(dir));  // the new lists/ entry survives a power loss
+  }
+  std::unique_ptr<Store> store(new Store(env, dir, std::move(lock).value()));
+  URLGUARD_RETURN_IF_ERROR(store->Recover());
+  return store;
+}
+
+namespace {
+
+// Maps the file at `path` and checks that it is a valid snapshot (full checksum) of `list` at `version`
+// whose state SHA-256 is `state_sha256`. On success fills *entries from its layers.
+Status VerifySnapshotFile(Env* env, const std::string& path, std::string_view list, uint64_t version,
+                          const Sha256Digest& state_sha256, std::array<uint64_t, kLayerKindCount>* entries) {
+  auto mapped = env->MapReadOnly(path);
+  if (!mapped.ok()) return mapped.status();
+  auto view = SnapshotView::Open((*mapped)->data(), (*mapped)->size(), /*verify_checksum=*/true);
+  if (!view.ok()) return view.status();
+  if (view->list_name() != list) {
+    return Status::Corruption("snapshot of list '" + std::string(view->list_name()) + "'");
+  }
+  if (view->version() != version) {
+    return Status::Corruption("snapshot of version " + std::to_string(view->version()));
+  }
+  if (view->checksum() != state_sha256) {
+    return Status::Corruption("state SHA-256 differs from the expected one");
+  }
+  if (entries != nullptr) {
+    for (int k = 0; k < kLayerKindCount; ++k) {
+      const LayerView* layer = view->layer(static_cast<LayerKind>(k));
+      (*entries)[k] = layer != nullptr ? layer->entries : 0;
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status Store::Recover() {
+  const std::string current = JoinPath(dir_, std::string(kCurrentFileName));
+  bool need_write = false;
+  auto bytes = env_->ReadFile(current, kMaxCurrentBytes);
+  if (!bytes.ok() && bytes.status().code() != StatusCode::kNotFound &&
+      bytes.status().code() != StatusCode::kResourceExhausted) {
+    return bytes.status();
+  }
+  if (bytes.ok() || bytes.status().code() == StatusCode::kResourceExhausted) {
+    auto parsed = bytes.ok() ? ParseStoreState(*bytes) : Result<StoreState>(bytes.status());
+    if (parsed.ok()) {
+      state_ = std::move(parsed).value();
+    } else {
+      // Set it aside for a post-mortem, and start over: every list is fetched again.
+      URLGUARD_RETURN_IF_ERROR(env_->RenameFile(current, current + std::string(kCorruptSuffix)));
+      uint64_t random = 0;
+      env_->RandomBytes(&random, sizeof random);
+      state_ = StoreState();
+      state_.generation = (random >> 2) | 1;
+      need_write = true;
+      warnings_.push_back(
+          "current: " + parsed.status().ToString() + "; set aside as current" + std::string(kCorruptSuffix) +
+          "; starting with no list installed (every list is fetched again, high-water marks lost)");
+    }
+  }
+
+  // Every installed file must be there and intact, or its list is dropped (its high-water mark kept).
+  StoreState next = state_;
+  for (ListState& s : next.lists) {
+    if (!s.installed.has_value()) continue;
+    const InstalledList& in = *s.installed;
+    Status ok =
+        VerifySnapshotFile(env_, JoinPath(dir_, in.file), in.list, in.version, in.state_sha256, nullptr);
+    if (ok.ok()) continue;
+    warnings_.push_back("list " + in.list + ": state file " + in.file + " is missing or corrupt (" +
+                        ok.ToString() + "); dropped, the next sync fetches it again (high-water mark " +
+                        std::to_string(s.high_water_version) + " kept)");
+    s.installed.reset();
+    need_write = true;
+  }
+  if (need_write) {
+    ++next.generation;
+    bool replaced = false;
+    URLGUARD_RETURN_IF_ERROR(WriteState(next, &replaced));
+  }
+
+  // Leftovers of an interrupted Install(): temporary files and files no record names.
+  if (env_->FileExists(current + std::string(kCurrentTmpSuffix))) {
+    (void)env_->RemoveFile(current + std::string(kCurrentTmpSuffix));
+  }
+  const std::string lists_dir = JoinPath(dir_, std::string(kListsDirName));
+  auto names = env_->ListDir(lists_dir);
+  if (!names.ok()) return names.status();
+  for (const std::string& name : *names) {
+    const std::string sub = JoinPath(lists_dir, name);
+    auto files = env_->ListDir(sub);
+    if (!files.ok()) {  // not a directory: nothing of ours
+      if (env_->RemoveFile(sub).ok()) warnings_.push_back("removed stray file lists/" + name);
+      continue;
+    }
+    const InstalledList* in = state_.FindInstalled(name);
+    for (const std::string& f : *files) {
+      const std::string rel = std::string(kListsDirName) + "/" + name + "/" + f;
+      if (in != nullptr && rel == in->file) continue;
+      if (env_->RemoveFile(JoinPath(sub, f)).ok() && !EndsWith(f, kCurrentTmpSuffix)) {
+        warnings_.push_back("removed " + rel + " (not named by current)");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+Status Store::WriteState(const StoreState& next, bool* replaced) {
+  *replaced = false;
+  const std::string current = JoinPath(dir_, std::string(kCurrentFileName));
+  const std::string tmp = current + std::string(kCurrentTmpSuffix);
+  const std::string bytes = SerializeStoreState(next);
+  Status s;
+  {
+    auto file = env_->NewWritableFile(tmp);
+    if (!file.ok()) return file.status();
+    s = (*file)->Append(bytes);
+    if (s.ok()) s = (*file)->Sync();
+    if (s.ok()) s = (*file)->Close();
+  }
+  if (s.ok()) s = env_->RenameFile(tmp, current);
+  if (!s.ok()) {
+    (void)env_->RemoveFile(tmp);
+    return s;
+  }
+  *replaced = true;
+  state_ = next;
+  s = env_->SyncDir(dir_);
+  if (!s.ok()) {
+    return s.WithContext(
+        "current replaced, but not yet durable (a power loss may bring back the previous state)");
+  }
+  return Status::Ok();
+}
+
+Status Store::Install(const InstalledList& meta, std::string_view snapshot_bytes) {
+  if (!IsValidListName(meta.list)) {
+    return Status::InvalidArgument("list name must be 1-64 bytes of [a-z0-9_-]: '" + meta.list + "'");
+  }
+  if (meta.version == 0) return Status::InvalidArgument("list " + meta.list + ": version 0");
+  const ListState* prev = state_.Find(meta.list);
+  if (prev != nullptr) {
+    if (meta.version < prev->high_water_version) {
+      return Status::FailedPrecondition("list " + meta.list + ": version " + std::to_string(meta.version) +
+                                        " is below the high-water mark " +
+                                        std::to_string(prev->high_water_version) + " (rollback refused)");
+    }
+    if (meta.version == prev->high_water_version &&
+        meta.manifest_sha256 != prev->high_water_manifest_sha256) {
+      return Status::FailedPrecondition("list " + meta.list + ": version " + std::to_string(meta.version) +
+                                        " was installed from other manifest bytes (equivocation refused)");
+    }
+  } else if (state_.lists.size() >= kMaxStoreLists) {
+    return Status::ResourceExhausted("the data directory already holds " + std::to_string(kMaxStoreLists) +
+                                     " lists");
+  }
+  const std::string old_file = prev != nullptr && prev->installed.has_value() ? prev->installed->file : "";
+
+  // 1. The snapshot file: tmp, fsync, verify what is on disk, rename, fsync its directory.
+  const std::string lists_dir = JoinPath(dir_, std::string(kListsDirName));
+  const std::string list_dir = JoinPath(lists_dir, meta.list);
+  const std::string rel = InstalledFileName(meta.list, meta.version);
+  const std::string path = JoinPath(dir_, rel);
+  const std::string tmp = path + std::string(kCurrentTmpSuffix);
+  const std::string context = "installing " + rel;
+  URLGUARD_RETURN_IF_ERROR(env_->CreateDirs(list_dir).WithContext(context));
+  URLGUARD_RETURN_IF_ERROR(env_->SyncDir(lists_dir).WithContext(context));  // a new list directory is durable
+
+  std::array<uint64_t, kLayerKindCount> entries{};
+  Status s;
+  {
+    auto file = env_->NewWritableFile(tmp);
+    if (!file.ok()) return file.status().WithContext(context);
+    s = (*file)->Append(snapshot_bytes);
+    if (s.ok()) s = (*file)->Sync();
+    if (s.ok()) s = (*file)->Close();
+  }
+  if (s.ok()) s = VerifySnapshotFile(env_, tmp, meta.list, meta.version, meta.state_sha256, &entries);
+  if (s.ok()) s = env_->RenameFile(tmp, path);
+  if (!s.ok()) {
+    (void)env_->RemoveFile(tmp);
+    return s.WithContext(context);
+  }
+  // From here on a failure removes the new file, unless it is (under the same name) the one serving now.
+  auto drop_new_file = [&]() {
+    if (rel != old_file) (void)env_->RemoveFile(path);
+  };
+  s = env_->SyncDir(list_dir);
+  if (!s.ok()) {
+    drop_new_file();
+    return s.WithContext(context);
+  }
+
+  // 2. The new D/current: the switch.
+  StoreState next = state_;
+  ++next.generation;
+  auto it = std::lower_bound(next.lists.begin(), next.lists.end(), meta.list,
+                             [](const ListState& x, const std::string& name) { return x.list < name; });
+  if (it == next.lists.end() || it->list != meta.list) {
+    it = next.lists.insert(it, ListState());
+    it->list = meta.list;
+  }
+  it->high_water_version = meta.version;
+  it->high_water_manifest_sha256 = meta.manifest_sha256;
+  InstalledList in = meta;
+  in.file = rel;
+  in.entries = entries;
+  it->installed = std::move(in);
+  bool replaced = false;
+  s = WriteState(next, &replaced);
+  if (!s.ok()) {
+    if (!replaced) drop_new_file();
+    return s.WithContext(context);
+  }
+
+  // 3. The previous version's file: readers that still map it keep their mapping.
+  if (!old_file.empty() && old_file != rel) (void)env_->RemoveFile(JoinPath(dir_, old_file));
+  return Status::Ok();
+}
+
+}  // namespace urlguard

@@ -1,0 +1,844 @@
+// Copyright urlguard authors.
+//
+// The data directory: D/current's bytes (golden), recovery at open, and crash safety of Install() proven with
+// a fault-injecting Env on real files: an I/O failure at every step, a process crash at every step, and a
+// power loss at every step (everything not yet fsynced is thrown away) all leave a directory that opens to
+// the old or the new state, never a broken one.
+#include "sync/store.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/byte_io.h"
+#include "core/snapshot.h"
+#include "tests/test_util.h"
+
+namespace urlguard {
+namespace {
+
+namespace fs = std::filesystem;
+using ::urlguard::testing::ReadFileOrDie;
+using ::urlguard::testing::ScratchDir;
+using ::urlguard::testing::SourcePath;
+using ::urlguard::testing::WriteFileOrDie;
+
+// ---- test data
+// ---------------------------------------------------------------------------------------------
+
+// A small valid snapshot of `list` at `version`; `seed` varies the content.
+std::string MakeSnapshot(const std::string& list, uint64_t version, uint64_t seed) {
+  SnapshotContent c;
+  c.list_name = list;
+  c.version = version;
+  c.created_unix = 1700000000 + static_cast<int64_t>(version);
+  LayerContent domain;
+  domain.kind = LayerKind::kDomain;
+  domain.universe = 1 << 20;
+  for (uint64_t i = 0; i < 50 + seed % 7; ++i) domain.fingerprints.push_back(i * 997 + seed * 13 + 1);
+  domain.entries = domain.fingerprints.size();
+  c.layers.push_back(domain);
+  LayerContent url;
+  url.kind = LayerKind::kUrl;
+  url.universe = 1 << 24;
+  for (uint64_t i = 0; i < 20; ++i) url.fingerprints.push_back(i * 40111 + seed);
+  url.entries = url.fingerprints.size();
+  c.layers.push_back(url);
+  auto bytes = BuildSnapshot(c);
+  EXPECT_TRUE(bytes.ok()) << bytes.status().ToString();
+  return *bytes;
+}
+
+Sha256Digest Trailer(const std::string& snapshot) {
+  Sha256Digest d;
+  std::memcpy(d.data(), snapshot.data() + snapshot.size() - 32, 32);
+  return d;
+}
+
+// What the updater hands to Install() for `snapshot`.
+InstalledList Meta(const std::string& list, uint64_t version, const std::string& snapshot,
+                   const std::string& manifest_tag = "") {
+  InstalledList m;
+  m.list = list;
+  m.version = version;
+  m.state_sha256 = Trailer(snapshot);
+  m.manifest_sha256 = Sha256("manifest " + list + " " + std::to_string(version) + manifest_tag);
+  m.created_unix = 1700000000 + static_cast<int64_t>(version);
+  m.expires_unix = m.created_unix + 86400;
+  m.emergency = version % 2 == 0;
+  m.min_wait_seconds = 1800;
+  return m;
+}
+
+// Every file below `dir`, relative, sorted.
+std::set<std::string> Tree(const std::string& dir) {
+  std::set<std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (e.is_regular_file()) out.insert(fs::relative(e.path(), dir).string());
+  }
+  return out;
+}
+
+void CopyTree(const std::string& from, const std::string& to) {
+  fs::remove_all(to);
+  fs::copy(from, to, fs::copy_options::recursive);
+}
+
+// ---- the fault-injecting Env ------------------------------------------------------------------------------
+
+// Wraps Env::Default() on real files. Every mutating call (NewWritableFile, Append, Sync, Close, RenameFile,
+// RemoveFile, CreateDirs, SyncDir) is one numbered step. It can fail one step with a chosen Status (the call
+// has no effect), fail every Append (disk full), or "crash" at step K: that step and every later one fail
+// without effect. PowerLoss() then throws away what the POSIX durability model does not guarantee: file data
+// not fsynced since it was written (the file keeps only its first half), and directory changes (renames,
+// removals, new directories) not followed by an fsync of their directory (undone).
+class FaultEnv final : public Env {
+ public:
+  int steps() const { return steps_; }
+  const std::vector<std::string>& log() const { return log_; }
+  void FailStep(int step, Status status) {
+    fail_step_ = step;
+    fail_status_ = std::move(status);
+  }
+  void CrashAtStep(int step) { crash_step_ = step; }
+  void FailEveryAppend(Status status) { append_status_ = std::move(status); }
+
+  void PowerLoss() {
+    for (const std::string& path : unsynced_) {
+      if (!fs::exists(path)) continue;
+      std::string data = ReadFileOrDie(path);
+      WriteFileOrDie(path, data.substr(0, data.size() / 2));
+    }
+    for (auto it = renames_.rbegin(); it != renames_.rend(); ++it) {
+      std::string moved = ReadFileOrDie(it->to);
+      if (it->had_to) {
+        WriteFileOrDie(it->to, it->old_to);
+      } else {
+        fs::remove(it->to);
+      }
+      WriteFileOrDie(it->from, moved);
+    }
+    for (auto it = removes_.rbegin(); it != removes_.rend(); ++it) WriteFileOrDie(it->path, it->content);
+    for (auto it = new_dirs_.rbegin(); it != new_dirs_.rend(); ++it) fs::remove_all(*it);
+    unsynced_.clear();
+    renames_.clear();
+    removes_.clear();
+    new_dirs_.clear();
+  }
+
+  // One step: the Status the call must return instead of doing its work, or ok.
+  Status Step(const std::string& what) {
+    ++steps_;
+    log_.push_back(std::to_string(steps_) + " " + what);
+    if (crash_step_ > 0 && steps_ >= crash_step_) return Status::IoError("simulated crash at " + what);
+    if (steps_ == fail_step_) return fail_status_.WithContext("injected at " + what);
+    return Status::Ok();
+  }
+
+  class File final : public WritableFile {
+   public:
+    File(FaultEnv* env, std::unique_ptr<WritableFile> base, std::string path)
+        : env_(env), base_(std::move(base)), path_(std::move(path)) {}
+    Status Append(std::string_view data) override {
+      URLGUARD_RETURN_IF_ERROR(env_->Step("append " + path_));
+      if (!env_->append_status_.ok()) return env_->append_status_;
+      env_->unsynced_.insert(path_);
+      return base_->Append(data);
+    }
+    Status Sync() override {
+      URLGUARD_RETURN_IF_ERROR(env_->Step("sync " + path_));
+      URLGUARD_RETURN_IF_ERROR(base_->Sync());
+      env_->unsynced_.erase(path_);
+      return Status::Ok();
+    }
+    Status Close() override {
+      URLGUARD_RETURN_IF_ERROR(env_->Step("close " + path_));
+      return base_->Close();
+    }
+
+   private:
+    FaultEnv* env_;
+    std::unique_ptr<WritableFile> base_;
+    std::string path_;
+  };
+
+  Result<std::string> ReadFile(const std::string& path, size_t max_bytes) override {
+    return base_->ReadFile(path, max_bytes);
+  }
+  Result<std::unique_ptr<MappedFile>> MapReadOnly(const std::string& path) override {
+    return base_->MapReadOnly(path);
+  }
+  Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path, bool private_file) override {
+    URLGUARD_RETURN_IF_ERROR(Step("create " + path));
+    auto f = base_->NewWritableFile(path, private_file);
+    if (!f.ok()) return f.status();
+    unsynced_.insert(path);  // created or truncated: not durable yet
+    return std::unique_ptr<WritableFile>(new File(this, std::move(f).value(), path));
+  }
+  Status RenameFile(const std::string& from, const std::string& to) override {
+    URLGUARD_RETURN_IF_ERROR(Step("rename " + from + " -> " + to));
+    Rename r{from, to, fs::exists(to), ""};
+    if (r.had_to) r.old_to = ReadFileOrDie(to);
+    URLGUARD_RETURN_IF_ERROR(base_->RenameFile(from, to));
+    renames_.push_back(std::move(r));
+    if (unsynced_.erase(from) > 0) {
+      unsynced_.insert(to);
+    } else {
+      unsynced_.erase(to);
+    }
+    return Status::Ok();
+  }
+  Status RemoveFile(const std::string& path) override {
+    URLGUARD_RETURN_IF_ERROR(Step("remove " + path));
+    std::string content = fs::exists(path) ? ReadFileOrDie(path) : "";
+    URLGUARD_RETURN_IF_ERROR(base_->RemoveFile(path));
+    removes_.push_back({path, std::move(content)});
+    unsynced_.erase(path);
+    return Status::Ok();
+  }
+  Status CreateDirs(const std::string& path) override {
+    URLGUARD_RETURN_IF_ERROR(Step("mkdir " + path));
+    std::vector<std::string> created;
+    for (fs::path p = path; !p.empty() && !fs::exists(p); p = p.parent_path()) created.push_back(p.string());
+    URLGUARD_RETURN_IF_ERROR(base_->CreateDirs(path));
+    for (auto it = created.rbegin(); it != created.rend(); ++it) new_dirs_.push_back(*it);
+    return Status::Ok();
+  }
+  Status SyncDir(const std::string& dir) override {
+    URLGUARD_RETURN_IF_ERROR(Step("syncdir " + dir));
+    URLGUARD_RETURN_IF_ERROR(base_->SyncDir(dir));
+    std::erase_if(renames_, [&](const Rename& r) { return DirName(r.to) == dir; });
+    std::erase_if(removes_, [&](const Removed& r) { return DirName(r.path) == dir; });
+    std::erase_if(new_dirs_, [&](const std::string& d) { return DirName(d) == dir; });
+    return Status::Ok();
+  }
+  bool FileExists(const std::string& path) override { return base_->FileExists(path); }
+  Result<std::vector<std::string>> ListDir(const std::string& dir) override { return base_->ListDir(dir); }
+  Result<std::unique_ptr<FileLock>> LockFile(const std::string& path) override {
+    return base_->LockFile(path);
+  }
+  int64_t NowUnixSeconds() override { return base_->NowUnixSeconds(); }
+  uint64_t NowMonotonicNanos() override { return base_->NowMonotonicNanos(); }
+  void RandomBytes(void* out, size_t size) override { base_->RandomBytes(out, size); }
+
+ private:
+  struct Rename {
+    std::string from, to;
+    bool had_to;
+    std::string old_to;
+  };
+  struct Removed {
+    std::string path, content;
+  };
+
+  Env* base_ = Env::Default();
+  int steps_ = 0;
+  int fail_step_ = 0;
+  Status fail_status_;
+  int crash_step_ = 0;
+  Status append_status_;
+  std::vector<std::string> log_;
+  std::set<std::string> unsynced_;
+  std::vector<Rename> renames_;
+  std::vector<Removed> removes_;
+  std::vector<std::string> new_dirs_;
+};
+
+// ---- helpers on stores -----------------------------------------------------------------------------------
+
+std::unique_ptr<Store> OpenOrDie(const std::string& dir, Env* env = Env::Default()) {
+  auto s = Store::Open(env, dir);
+  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  return s.ok() ? std::move(s).value() : nullptr;
+}
+
+// The state a fresh Open() of `dir` finds, after checking that it is self-consistent: D/current (if any)
+// equals it, every installed file opens with its checksum, and nothing but named files is left in lists/.
+StoreState ReopenAndCheck(const std::string& dir) {
+  auto store = OpenOrDie(dir);
+  if (store == nullptr) return {};
+  const StoreState& st = store->state();
+  auto on_disk = ReadStoreState(Env::Default(), dir);
+  if (on_disk.ok()) {
+    EXPECT_EQ(*on_disk, st);
+  } else {
+    EXPECT_EQ(on_disk.status().code(), StatusCode::kNotFound);
+    EXPECT_TRUE(st.lists.empty());
+  }
+  std::set<std::string> expected_files = {"lock"};
+  if (on_disk.ok()) expected_files.insert("current");
+  for (const ListState& l : st.lists) {
+    if (!l.installed) continue;
+    expected_files.insert(l.installed->file);
+    auto mapped = Env::Default()->MapReadOnly(store->PathOf(*l.installed));
+    EXPECT_TRUE(mapped.ok());
+    if (mapped.ok()) {
+      auto view = SnapshotView::Open((*mapped)->data(), (*mapped)->size(), true);
+      EXPECT_TRUE(view.ok()) << view.status().ToString();
+    }
+  }
+  EXPECT_EQ(Tree(dir), expected_files);
+  return st;
+}
+
+// ---- D/current format ---------------------------------------------------------------------------------
+
+StoreState GoldenState() {
+  StoreState st;
+  st.generation = 42;
+  ListState malware;
+  malware.list = "malware";
+  malware.high_water_version = 9;
+  malware.high_water_manifest_sha256 = Sha256("malware manifest 9");
+  // Dropped (its file was corrupt): no installed version, the high-water mark kept.
+  st.lists.push_back(malware);
+  ListState phishing;
+  phishing.list = "phishing";
+  phishing.high_water_version = 17;
+  phishing.high_water_manifest_sha256 = Sha256("phishing manifest 17");
+  InstalledList in;
+  in.list = "phishing";
+  in.version = 17;
+  in.file = InstalledFileName("phishing", 17);
+  in.state_sha256 = Sha256("phishing state 17");
+  in.manifest_sha256 = phishing.high_water_manifest_sha256;
+  in.created_unix = 1700000000;
+  in.expires_unix = 1700086400;
+  in.emergency = true;
+  in.min_wait_seconds = 1800;
+  in.entries = {1000, 250, 12};
+  phishing.installed = in;
+  st.lists.push_back(phishing);
+  return st;
+}
+
+// Recomputes the trailing SHA-256 after a test edited the bytes, so that field checks are reached.
+void Reseal(std::string* bytes) {
+  Sha256Digest d = Sha256(bytes->data(), bytes->size() - 32);
+  std::memcpy(bytes->data() + bytes->size() - 32, d.data(), 32);
+}
+
+TEST(StoreFormat, GoldenBytes) {
+  // fixtures/golden/current_v1.bin pins the D/current format (docs/data-dir.md). Regenerate with
+  // URLGUARD_UPDATE_GOLDEN=1 only for a deliberate format change (and bump kCurrentFormatVersion).
+  const std::string bytes = SerializeStoreState(GoldenState());
+  const std::string path = SourcePath("fixtures/golden/current_v1.bin");
+  if (std::getenv("URLGUARD_UPDATE_GOLDEN")) std::ofstream(path, std::ios::binary) << bytes;
+  const std::string golden = ReadFileOrDie(path);
+  EXPECT_EQ(bytes, golden)
+      << "D/current bytes changed: bump kCurrentFormatVersion, docs/data-dir.md, the golden";
+  ASSERT_EQ(golden.size(), kCurrentHeaderBytes + 2 * kCurrentRecordBytes + kCurrentTrailerBytes);
+  auto parsed = ParseStoreState(golden);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(*parsed, GoldenState());
+  // Spot checks of the documented offsets.
+  const auto* p = reinterpret_cast<const uint8_t*>(golden.data());
+  EXPECT_EQ(std::string(golden.data(), 8), std::string("UGCURR\x1a\n", 8));
+  EXPECT_EQ(LoadLE32(p + 8), 1u);
+  EXPECT_EQ(LoadLE32(p + 12), 2u);
+  EXPECT_EQ(LoadLE64(p + 16), 42u);
+  EXPECT_EQ(LoadLE64(p + 24), golden.size());
+  const uint8_t* r0 = p + 32;
+  EXPECT_EQ(r0[0], 7);  // "malware"
+  EXPECT_EQ(r0[1], 0);  // not installed
+  EXPECT_EQ(LoadLE64(r0 + 72), 9u);
+  const uint8_t* r1 = p + 32 + 256;
+  EXPECT_EQ(r1[1], 3);  // installed | emergency
+  EXPECT_EQ(LoadLE32(r1 + 4), 1800u);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(r1 + 8), 8), "phishing");
+  EXPECT_EQ(LoadLE64(r1 + 112), 17u);
+  EXPECT_EQ(LoadLE64(r1 + 128), 1700086400u);
+  EXPECT_EQ(LoadLE64(r1 + 152), 12u);
+}
+
+TEST(StoreFormat, RoundTripsEmptyAndFullStates) {
+  StoreState empty;
+  auto e = ParseStoreState(SerializeStoreState(empty));
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(*e, empty);
+  StoreState full;
+  full.generation = ~uint64_t{0};
+  for (size_t i = 0; i < kMaxStoreLists; ++i) {
+    ListState l;
+    char name[16];
+    std::snprintf(name, sizeof name, "list-%03zu", i);
+    l.list = name;
+    l.high_water_version = i + 1;
+    full.lists.push_back(l);
+  }
+  std::string bytes = SerializeStoreState(full);
+  EXPECT_EQ(bytes.size(), kMaxCurrentBytes);
+  auto f = ParseStoreState(bytes);
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_EQ(*f, full);
+  EXPECT_EQ(ParseStoreState(bytes + std::string(256, '\0')).status().code(), StatusCode::kResourceExhausted);
+}
+
+TEST(StoreFormat, RefusesEveryFlipTruncationAndBadField) {
+  const std::string good = SerializeStoreState(GoldenState());
+  for (size_t i = 0; i < good.size(); ++i) {
+    std::string bad = good;
+    bad[i] ^= 0x01;
+    auto r = ParseStoreState(bad);
+    EXPECT_EQ(r.status().code(), StatusCode::kCorruption) << "flip at " << i;
+  }
+  for (size_t len = 0; len < good.size(); ++len) {
+    EXPECT_FALSE(ParseStoreState(good.substr(0, len)).ok()) << len;
+  }
+  EXPECT_FALSE(ParseStoreState(good + "x").ok());
+
+  // Edits with a valid checksum reach the field checks; each names its problem.
+  struct Case {
+    size_t offset;
+    uint8_t value;
+    const char* message;
+  };
+  const size_t r1 = 32 + 256;  // the installed record
+  const Case cases[] = {
+      {0, 'X', "magic"},
+      {8, 2, "format version"},
+      {12, 3, "size"},
+      {32 + 0, 0, "name length"},
+      {32 + 0, 65, "name length"},
+      {32 + 8, 'A', "list name"},
+      {32 + 20, 'x', "padding"},
+      {32 + 1, 4, "flags"},
+      {32 + 1, 2, "without an installed version"},
+      {32 + 112, 1, "without an installed version"},
+      {32 + 2, 1, "reserved"},
+      {r1 + 230, 1, "reserved"},
+      {r1 + 8, 'a', "sorted"},
+      {r1 + 112, 18, "high-water"},
+      {r1 + 112, 0, "high-water"},
+  };
+  for (const Case& c : cases) {
+    std::string bad = good;
+    bad[c.offset] = static_cast<char>(c.value);
+    Reseal(&bad);
+    auto r = ParseStoreState(bad);
+    ASSERT_FALSE(r.ok()) << c.message;
+    EXPECT_EQ(r.status().code(), StatusCode::kCorruption);
+    EXPECT_NE(r.status().message().find(c.message), std::string::npos) << r.status().message();
+  }
+  std::string other_manifest = good;
+  other_manifest[r1 + 192] ^= 0xff;
+  Reseal(&other_manifest);
+  EXPECT_NE(ParseStoreState(other_manifest).status().message().find("other manifest bytes"),
+            std::string::npos);
+  // High-water version 0.
+  std::string zero_hw = good;
+  StoreLE64(reinterpret_cast<uint8_t*>(&zero_hw[32 + 72]), 0);
+  Reseal(&zero_hw);
+  EXPECT_NE(ParseStoreState(zero_hw).status().message().find("high-water version 0"), std::string::npos);
+}
+
+TEST(StoreFormat, ValidateNamesTheProblem) {
+  EXPECT_TRUE(ValidateStoreState(GoldenState()).ok());
+  auto check = [](StoreState st, const char* message) {
+    Status s = ValidateStoreState(st);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << message;
+    EXPECT_NE(s.message().find(message), std::string::npos) << s.message();
+  };
+  StoreState st = GoldenState();
+  std::swap(st.lists[0], st.lists[1]);
+  check(st, "sorted");
+  st = GoldenState();
+  st.lists[0].list = "Bad";
+  check(st, "name");
+  st = GoldenState();
+  st.lists[1].installed->file = "lists/phishing/../x";
+  check(st, "file must be");
+  st = GoldenState();
+  st.lists[1].installed->version = 18;
+  check(st, "installed version");
+  st = GoldenState();
+  st.lists[1].installed->list = "other";
+  check(st, "another list");
+  st = GoldenState();
+  st.lists[0].high_water_version = 0;
+  check(st, "high-water version 0");
+  EXPECT_DEATH(SerializeStoreState(st), "invalid state");
+}
+
+// ---- Store: open, install, read ----------------------------------------------------------------------
+
+TEST(Store, FreshDirectoryInstallAndRead) {
+  const std::string dir = ScratchDir("store-fresh") + "/D";
+  auto store = OpenOrDie(dir);
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->state(), StoreState());
+  EXPECT_TRUE(store->warnings().empty());
+  EXPECT_EQ(ReadStoreState(Env::Default(), dir).status().code(), StatusCode::kNotFound);
+
+  const std::string s1 = MakeSnapshot("phishing", 1, 1);
+  ASSERT_TRUE(store->Install(Meta("phishing", 1, s1), s1).ok());
+  const InstalledList* in = store->state().FindInstalled("phishing");
+  ASSERT_NE(in, nullptr);
+  EXPECT_EQ(in->version, 1u);
+  EXPECT_EQ(in->file, "lists/phishing/1.ugs");
+  EXPECT_EQ(in->entries[0], 51u);  // read from the snapshot, not from the caller
+  EXPECT_EQ(in->entries[1], 20u);
+  EXPECT_EQ(in->entries[2], 0u);
+  EXPECT_EQ(store->state().generation, 1u);
+  EXPECT_EQ(ReadFileOrDie(store->PathOf(*in)), s1);
+  auto read = ReadStoreState(Env::Default(), dir);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(*read, store->state());
+
+  // A reader maps version 1; version 2 replaces it; the reader's mapping stays valid.
+  auto old_map = Env::Default()->MapReadOnly(store->PathOf(*in));
+  ASSERT_TRUE(old_map.ok());
+  const std::string s2 = MakeSnapshot("phishing", 2, 2);
+  ASSERT_TRUE(store->Install(Meta("phishing", 2, s2), s2).ok());
+  EXPECT_EQ(store->state().generation, 2u);
+  EXPECT_FALSE(fs::exists(dir + "/lists/phishing/1.ugs"));
+  EXPECT_TRUE(SnapshotView::Open((*old_map)->data(), (*old_map)->size(), true).ok());
+  read = ReadStoreState(Env::Default(), dir);
+  ASSERT_TRUE(read.ok());
+  EXPECT_NE(read->generation, 1u);  // how readers notice
+  EXPECT_EQ(read->FindInstalled("phishing")->version, 2u);
+  EXPECT_EQ(read->Find("phishing")->high_water_version, 2u);
+
+  // A second list.
+  const std::string m1 = MakeSnapshot("malware", 5, 3);
+  ASSERT_TRUE(store->Install(Meta("malware", 5, m1), m1).ok());
+  ASSERT_EQ(store->state().lists.size(), 2u);
+  EXPECT_EQ(store->state().lists[0].list, "malware");  // sorted
+  store.reset();
+  EXPECT_EQ(ReopenAndCheck(dir), *ReadStoreState(Env::Default(), dir));
+}
+
+TEST(Store, SecondOpenOnOneDirectoryFails) {
+  const std::string dir = ScratchDir("store-lock");
+  auto first = OpenOrDie(dir);
+  ASSERT_NE(first, nullptr);
+  auto second = Store::Open(Env::Default(), dir);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(second.status().message().find("another urlguard process is syncing this data directory"),
+            std::string::npos);
+  first.reset();
+  EXPECT_TRUE(Store::Open(Env::Default(), dir).ok());  // released with the Store
+}
+
+TEST(Store, InstallRefusesRollbackEquivocationAndBadBytes) {
+  const std::string dir = ScratchDir("store-refuse");
+  auto store = OpenOrDie(dir);
+  const std::string s3 = MakeSnapshot("phishing", 3, 3);
+  ASSERT_TRUE(store->Install(Meta("phishing", 3, s3), s3).ok());
+  const StoreState before = store->state();
+  const std::set<std::string> files = Tree(dir);
+
+  const std::string s2 = MakeSnapshot("phishing", 2, 2);
+  Status s = store->Install(Meta("phishing", 2, s2), s2);
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(s.message().find("rollback"), std::string::npos) << s.message();
+  s = store->Install(Meta("phishing", 3, s3, "other bytes"), s3);
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(s.message().find("equivocation"), std::string::npos) << s.message();
+
+  const std::string s4 = MakeSnapshot("phishing", 4, 4);
+  InstalledList wrong_hash = Meta("phishing", 4, s4);
+  wrong_hash.state_sha256[5] ^= 1;
+  EXPECT_EQ(store->Install(wrong_hash, s4).code(), StatusCode::kCorruption);
+  EXPECT_EQ(store->Install(Meta("phishing", 5, s4), s4).code(), StatusCode::kCorruption);  // version 4 bytes
+  EXPECT_EQ(store->Install(Meta("malware", 4, s4), s4).code(), StatusCode::kCorruption);   // another list
+  std::string flipped = s4;
+  flipped[200] ^= 0x40;
+  EXPECT_EQ(store->Install(Meta("phishing", 4, s4), flipped).code(), StatusCode::kCorruption);
+  EXPECT_EQ(store->Install(Meta("phishing", 4, s4), "").code(), StatusCode::kCorruption);
+  EXPECT_EQ(store->Install(Meta("Phish", 4, s4), s4).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(store->Install(Meta("phishing", 0, s4), s4).code(), StatusCode::kInvalidArgument);
+
+  EXPECT_EQ(store->state(), before);
+  EXPECT_EQ(*ReadStoreState(Env::Default(), dir), before);
+  EXPECT_EQ(Tree(dir), files);  // nothing left behind
+
+  // The same version with the same manifest bytes is allowed (a repair), and changes nothing visible but the
+  // generation.
+  ASSERT_TRUE(store->Install(Meta("phishing", 3, s3), s3).ok());
+  EXPECT_EQ(store->state().FindInstalled("phishing")->version, 3u);
+  EXPECT_EQ(Tree(dir), files);
+}
+
+TEST(Store, CorruptOrMissingStateFileIsDroppedAndHighWaterKept) {
+  const std::string dir = ScratchDir("store-corrupt");
+  {
+    auto store = OpenOrDie(dir);
+    const std::string p = MakeSnapshot("phishing", 7, 1), m = MakeSnapshot("malware", 3, 2);
+    ASSERT_TRUE(store->Install(Meta("phishing", 7, p), p).ok());
+    ASSERT_TRUE(store->Install(Meta("malware", 3, m), m).ok());
+  }
+  const StoreState before = *ReadStoreState(Env::Default(), dir);
+  // Flip one byte in the middle of phishing's file; delete malware's.
+  {
+    std::string path = dir + "/lists/phishing/7.ugs";
+    std::string bytes = ReadFileOrDie(path);
+    bytes[bytes.size() / 2] ^= 0x01;
+    WriteFileOrDie(path, bytes);
+    fs::remove(dir + "/lists/malware/3.ugs");
+  }
+  auto store = OpenOrDie(dir);
+  ASSERT_NE(store, nullptr);
+  ASSERT_EQ(store->warnings().size(), 3u);  // two drops, one removal of the corrupt file
+  EXPECT_NE(store->warnings()[0].find("list malware: state file lists/malware/3.ugs is missing or corrupt"),
+            std::string::npos)
+      << store->warnings()[0];
+  EXPECT_NE(store->warnings()[1].find("list phishing: state file lists/phishing/7.ugs"), std::string::npos);
+  EXPECT_NE(store->warnings()[1].find("high-water mark 7 kept"), std::string::npos) << store->warnings()[1];
+  EXPECT_NE(store->warnings()[2].find("removed lists/phishing/7.ugs"), std::string::npos)
+      << store->warnings()[2];
+  const StoreState& st = store->state();
+  EXPECT_EQ(st.generation, before.generation + 1);
+  ASSERT_EQ(st.lists.size(), 2u);
+  for (const ListState& l : st.lists) {
+    EXPECT_FALSE(l.installed.has_value()) << l.list;
+    EXPECT_EQ(l.high_water_version, before.Find(l.list)->high_water_version);
+    EXPECT_EQ(l.high_water_manifest_sha256, before.Find(l.list)->high_water_manifest_sha256);
+  }
+  EXPECT_EQ(*ReadStoreState(Env::Default(), dir), st);  // persisted
+  EXPECT_EQ(Tree(dir), (std::set<std::string>{"current", "lock"}));
+
+  // Below the mark is still refused; the same version with the same manifest bytes repairs.
+  const std::string p6 = MakeSnapshot("phishing", 6, 6), p7 = MakeSnapshot("phishing", 7, 1);
+  EXPECT_EQ(store->Install(Meta("phishing", 6, p6), p6).code(), StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(store->Install(Meta("phishing", 7, p7), p7).ok());
+  EXPECT_EQ(store->state().FindInstalled("phishing")->version, 7u);
+  store.reset();
+  ReopenAndCheck(dir);
+}
+
+TEST(Store, CorruptCurrentIsSetAsideAndStartsOver) {
+  const std::string dir = ScratchDir("store-current");
+  {
+    auto store = OpenOrDie(dir);
+    const std::string p = MakeSnapshot("phishing", 2, 1);
+    ASSERT_TRUE(store->Install(Meta("phishing", 2, p), p).ok());
+  }
+  std::string bytes = ReadFileOrDie(dir + "/current");
+  bytes[40] ^= 0x20;
+  WriteFileOrDie(dir + "/current", bytes);
+  EXPECT_EQ(ReadStoreState(Env::Default(), dir).status().code(), StatusCode::kCorruption);
+
+  auto store = OpenOrDie(dir);
+  ASSERT_NE(store, nullptr);
+  ASSERT_GE(store->warnings().size(), 1u);
+  EXPECT_NE(store->warnings()[0].find("checksum mismatch"), std::string::npos) << store->warnings()[0];
+  EXPECT_NE(store->warnings()[0].find("current.corrupt"), std::string::npos);
+  EXPECT_TRUE(store->state().lists.empty());
+  EXPECT_NE(store->state().generation, 0u);
+  EXPECT_EQ(ReadFileOrDie(dir + "/current.corrupt"), bytes);
+  EXPECT_EQ(*ReadStoreState(Env::Default(), dir), store->state());
+  EXPECT_EQ(Tree(dir), (std::set<std::string>{"current", "current.corrupt", "lock"}));
+}
+
+TEST(Store, OpenRemovesLeftovers) {
+  const std::string dir = ScratchDir("store-leftovers");
+  {
+    auto store = OpenOrDie(dir);
+    const std::string p = MakeSnapshot("phishing", 2, 1);
+    ASSERT_TRUE(store->Install(Meta("phishing", 2, p), p).ok());
+  }
+  WriteFileOrDie(dir + "/current.tmp", "half");
+  WriteFileOrDie(dir + "/lists/phishing/3.ugs.tmp", "half");
+  WriteFileOrDie(dir + "/lists/phishing/1.ugs", "old");
+  fs::create_directories(dir + "/lists/gone");
+  WriteFileOrDie(dir + "/lists/gone/4.ugs", "x");
+  WriteFileOrDie(dir + "/lists/stray", "x");
+  WriteFileOrDie(dir + "/sync-state.json", "{}");  // not the store's: kept
+  auto store = OpenOrDie(dir);
+  EXPECT_EQ(Tree(dir), (std::set<std::string>{"current", "lock", "lists/phishing/2.ugs", "sync-state.json"}));
+  EXPECT_EQ(store->warnings().size(), 3u);  // 1.ugs, gone/4.ugs, stray (tmp files silently)
+}
+
+// ---- crash safety -------------------------------------------------------------------------------------
+
+// A directory with phishing v1 installed, and the snapshot of v2.
+struct Fixture {
+  std::string base;
+  std::string v2 = MakeSnapshot("phishing", 2, 2);
+  StoreState old_state;
+  StoreState new_state;
+  int install_steps = 0;
+
+  explicit Fixture(const std::string& name, bool empty_base = false) {
+    base = ScratchDir(name) + "/base";
+    {
+      auto store = OpenOrDie(base);
+      if (!empty_base) {
+        const std::string v1 = MakeSnapshot("phishing", 1, 1);
+        EXPECT_TRUE(store->Install(Meta("phishing", 1, v1), v1).ok());
+      }
+      old_state = store->state();
+    }
+    // The reference run: no faults.
+    const std::string ref = base + "-ref";
+    CopyTree(base, ref);
+    FaultEnv env;
+    auto store = OpenOrDie(ref, &env);
+    const int open_steps = env.steps();
+    EXPECT_TRUE(store->Install(Meta("phishing", 2, v2), v2).ok());
+    install_steps = env.steps() - open_steps;
+    new_state = store->state();
+  }
+};
+
+// A power loss (or process crash) at every step of Install(), for an update and for a first install.
+void CrashAtEveryStep(bool empty_base, bool power_loss) {
+  Fixture f(
+      std::string("store-crash-") + (empty_base ? "first" : "update") + (power_loss ? "-power" : "-proc"),
+      empty_base);
+  ASSERT_GE(f.install_steps, 12);
+  std::vector<char> outcome;  // 'o' old, 'n' new, per crash step
+  for (int k = 1; k <= f.install_steps + 1; ++k) {
+    const std::string dir = f.base + "-k" + std::to_string(k);
+    CopyTree(f.base, dir);
+    {
+      FaultEnv env;
+      auto store = OpenOrDie(dir, &env);
+      ASSERT_NE(store, nullptr);
+      env.CrashAtStep(env.steps() + k);
+      Status s = store->Install(Meta("phishing", 2, f.v2), f.v2);
+      if (s.ok()) {
+        EXPECT_EQ(store->state(), f.new_state);  // only the removal of the old file may fail unreported
+      }
+      if (power_loss) env.PowerLoss();
+      // The process is gone: the Store is destroyed without any further write (every step fails).
+    }
+    StoreState got = ReopenAndCheck(dir);
+    SCOPED_TRACE("crash at step " + std::to_string(k));
+    if (got == f.old_state) {
+      outcome.push_back('o');
+    } else if (got == f.new_state) {
+      outcome.push_back('n');
+    } else {
+      ADD_FAILURE() << "neither the old nor the new state after a crash at step " << k;
+      outcome.push_back('?');
+    }
+    fs::remove_all(dir);
+  }
+  const std::string seq(outcome.begin(), outcome.end());
+  // The switch happens exactly once, at the rename of D/current (made durable by the fsync of D).
+  EXPECT_EQ(seq.find('?'), std::string::npos) << seq;
+  EXPECT_EQ(seq.front(), 'o') << seq;
+  EXPECT_EQ(seq.back(), 'n') << seq;
+  EXPECT_EQ(seq.find("no"), std::string::npos) << "went back to the old state: " << seq;
+  std::printf("outcome per crash step (o old, n new): %s\n", seq.c_str());
+}
+
+TEST(StoreCrash, PowerLossAtEveryStepOfAnUpdate) { CrashAtEveryStep(false, true); }
+TEST(StoreCrash, PowerLossAtEveryStepOfAFirstInstall) { CrashAtEveryStep(true, true); }
+TEST(StoreCrash, ProcessCrashAtEveryStepOfAnUpdate) { CrashAtEveryStep(false, false); }
+
+TEST(StoreCrash, TheModelCatchesAMissingFsync) {
+  // The power-loss model is strict enough to matter: a file renamed into place without an fsync comes back
+  // truncated, and a rename without an fsync of its directory is undone.
+  const std::string dir = ScratchDir("store-model");
+  FaultEnv env;
+  auto f = env.NewWritableFile(dir + "/a.tmp", false);
+  ASSERT_TRUE(f.ok());
+  ASSERT_TRUE((*f)->Append("0123456789").ok());
+  ASSERT_TRUE((*f)->Close().ok());
+  ASSERT_TRUE(env.RenameFile(dir + "/a.tmp", dir + "/a").ok());
+  ASSERT_TRUE(env.SyncDir(dir).ok());
+  WriteFileOrDie(dir + "/b", "old");
+  ASSERT_TRUE(env.RenameFile(dir + "/a", dir + "/b").ok());  // not followed by SyncDir
+  env.PowerLoss();
+  EXPECT_EQ(ReadFileOrDie(dir + "/a"), "01234");  // the unsynced data lost its second half
+  EXPECT_EQ(ReadFileOrDie(dir + "/b"), "old");    // the rename was undone
+}
+
+TEST(StoreCrash, FailureAtEveryStepLeavesOldOrNewAndTheStoreUsable) {
+  Fixture f("store-fail");
+  for (int n = 1; n <= f.install_steps; ++n) {
+    SCOPED_TRACE("failure at step " + std::to_string(n));
+    const std::string dir = f.base + "-n" + std::to_string(n);
+    CopyTree(f.base, dir);
+    {
+      FaultEnv env;
+      auto store = OpenOrDie(dir, &env);
+      ASSERT_NE(store, nullptr);
+      env.FailStep(env.steps() + n, Status::IoError("injected"));
+      Status s = store->Install(Meta("phishing", 2, f.v2), f.v2);
+      const bool is_new = store->state() == f.new_state;
+      EXPECT_TRUE(is_new || store->state() == f.old_state);
+      if (!is_new) {
+        EXPECT_FALSE(s.ok());
+      }
+      // Whatever happened, state() is what a reader sees.
+      auto disk = ReadStoreState(Env::Default(), dir);
+      ASSERT_TRUE(disk.ok());
+      EXPECT_EQ(*disk, store->state());
+      for (const std::string& file : Tree(dir)) EXPECT_EQ(file.find(".tmp"), std::string::npos) << file;
+      if (!is_new) {
+        EXPECT_FALSE(fs::exists(dir + "/lists/phishing/2.ugs"));
+      }
+      // The same store goes on: the retry installs version 2.
+      ASSERT_TRUE(store->Install(Meta("phishing", 2, f.v2), f.v2).ok());
+      EXPECT_EQ(store->state().FindInstalled("phishing")->version, 2u);
+    }
+    const StoreState after = ReopenAndCheck(dir);
+    EXPECT_EQ(after.FindInstalled("phishing")->version, 2u);
+    fs::remove_all(dir);
+  }
+}
+
+TEST(StoreCrash, DiskFullLeavesTheOldState) {
+  Fixture f("store-full");
+  const std::string dir = f.base;
+  FaultEnv env;
+  auto store = OpenOrDie(dir, &env);
+  env.FailEveryAppend(Status::ResourceExhausted("write: No space left on device"));
+  Status s = store->Install(Meta("phishing", 2, f.v2), f.v2);
+  EXPECT_EQ(s.code(), StatusCode::kResourceExhausted) << s.ToString();
+  EXPECT_EQ(store->state(), f.old_state);
+  EXPECT_EQ(*ReadStoreState(Env::Default(), dir), f.old_state);
+  EXPECT_EQ(Tree(dir), (std::set<std::string>{"current", "lock", "lists/phishing/1.ugs"}));
+  store.reset();
+  EXPECT_EQ(ReopenAndCheck(dir), f.old_state);
+}
+
+TEST(StoreCrash, PowerLossDuringRecoveryConverges) {
+  // Open() drops a corrupt list and writes the new D/current; a power loss at any step of that still ends,
+  // after the next Open(), in the same state.
+  const std::string base = ScratchDir("store-recover") + "/base";
+  {
+    auto store = OpenOrDie(base);
+    const std::string p = MakeSnapshot("phishing", 4, 1);
+    ASSERT_TRUE(store->Install(Meta("phishing", 4, p), p).ok());
+  }
+  std::string path = base + "/lists/phishing/4.ugs";
+  std::string bytes = ReadFileOrDie(path);
+  bytes[100] ^= 1;
+  WriteFileOrDie(path, bytes);
+  const std::string ref = base + "-ref";
+  CopyTree(base, ref);
+  FaultEnv ref_env;
+  StoreState expected = OpenOrDie(ref, &ref_env)->state();
+  ASSERT_FALSE(expected.lists[0].installed.has_value());
+  const int steps = ref_env.steps();
+  ASSERT_GE(steps, 6);
+  for (int k = 1; k <= steps; ++k) {
+    SCOPED_TRACE("crash at step " + std::to_string(k));
+    const std::string dir = base + "-k" + std::to_string(k);
+    CopyTree(base, dir);
+    {
+      FaultEnv env;
+      env.CrashAtStep(k);
+      auto store = Store::Open(&env, dir);  // may fail: it crashed
+      env.PowerLoss();
+    }
+    EXPECT_EQ(ReopenAndCheck(dir), expected);
+    fs::remove_all(dir);
+  }
+}
+
+}  // namespace
+}  // namespace urlguard

@@ -1,0 +1,90 @@
+// Copyright urlguard authors.
+#include "sync/syncer.h"
+
+#include <algorithm>
+
+#include "core/list_name.h"
+#include "sync/updater.h"
+
+namespace urlguard {
+
+Result<std::unique_ptr<Syncer>> Syncer::Open(Env* env, const SyncerOptions& options) {
+  if (options.server_url.empty()) return Status::InvalidArgument("no server URL to sync from");
+  if (options.trusted_keys.empty()) return Status::InvalidArgument("no trusted public key: give --public-key");
+  for (const std::string& l : options.lists) {
+    if (!IsValidListName(l)) return Status::InvalidArgument("invalid list name: " + l);
+  }
+  std::unique_ptr<Syncer> s(new Syncer());
+  s->env_ = env;
+  s->options_ = options;
+  s->rand_ = EnvUniformSource(env);
+  auto store = Store::Open(env, options.data_dir);
+  if (!store.ok()) return store.status();
+  s->store_ = std::move(store).value();
+  for (const std::string& w : s->store_->warnings()) s->warnings_.push_back(w);
+  auto fetcher = NewCurlFetcher(options.fetch);
+  if (!fetcher.ok()) return fetcher.status();
+  s->fetcher_ = std::move(fetcher).value();
+  LoadedSyncState loaded = LoadSyncState(env, options.data_dir);
+  if (!loaded.warning.ok()) s->warnings_.push_back(loaded.warning.ToString());
+  s->schedule_ = std::move(loaded.lists);
+  std::vector<std::string> lists = options.lists;
+  if (lists.empty()) {
+    for (const ListState& l : s->store_->state().lists) lists.push_back(l.list);
+  }
+  if (lists.empty()) return Status::InvalidArgument("no list to sync: give --list NAME");
+  const int64_t now = env->NowUnixSeconds();
+  std::vector<ListSyncState> subscribed;
+  for (const std::string& l : lists) {
+    ListSyncState* st = FindOrAddListSyncState(&s->schedule_, l);
+    st->next_attempt_unix = StartupAttemptTime(*st, now, s->rand_);
+    subscribed.push_back(*st);
+  }
+  std::sort(subscribed.begin(), subscribed.end(),
+            [](const ListSyncState& a, const ListSyncState& b) { return a.list < b.list; });
+  s->schedule_ = std::move(subscribed);
+  return s;
+}
+
+std::vector<SyncReport> Syncer::RunDue(int64_t now, bool force) {
+  std::vector<SyncReport> reports;
+  UpdaterOptions uo;
+  uo.server_base_url = options_.server_url;
+  uo.trusted_keys = options_.trusted_keys;
+  for (ListSyncState& st : schedule_) {
+    if (!force && st.next_attempt_unix > now) continue;
+    SyncOutcome out = SyncList(*fetcher_, *store_, uo, st.list, st.manifest_etag, now);
+    SyncReport r;
+    r.list = st.list;
+    r.from_version = out.from_version;
+    r.to_version = out.to_version;
+    r.used_diff = out.used_diff;
+    r.bytes = out.bytes_downloaded;
+    switch (out.kind) {
+      case SyncOutcome::kUpdated: r.result = "updated"; break;
+      case SyncOutcome::kNotModified: r.result = "not_modified"; break;
+      case SyncOutcome::kUpToDate: r.result = "up_to_date"; break;
+      case SyncOutcome::kFailed: r.result = "failed"; break;
+    }
+    if (out.kind == SyncOutcome::kFailed) {
+      r.error = out.error.ToString();
+      RecordSyncFailure(&st, now, r.error, out.min_wait_seconds, out.retry_after_seconds, rand_);
+    } else {
+      if (!out.etag.empty() || out.kind != SyncOutcome::kNotModified) st.manifest_etag = out.etag;
+      RecordSyncSuccess(&st, now, out.kind == SyncOutcome::kNotModified, out.min_wait_seconds,
+                        out.retry_after_seconds, rand_);
+    }
+    reports.push_back(std::move(r));
+  }
+  Status saved = SaveSyncState(env_, options_.data_dir, schedule_);
+  if (!saved.ok()) warnings_.push_back("could not save the sync schedule: " + saved.ToString());
+  return reports;
+}
+
+int64_t Syncer::NextDue() const {
+  int64_t next = INT64_MAX;
+  for (const ListSyncState& st : schedule_) next = std::min(next, st.next_attempt_unix);
+  return next;
+}
+
+}  // namespace urlguard

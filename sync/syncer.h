@@ -1,0 +1,62 @@
+// Copyright urlguard authors.
+//
+// Syncer: the single writer of a data directory. It holds the directory's lock (through Store) for its whole
+// life, and runs sync passes (sync/updater.h) for each subscribed list when the schedule (sync/scheduler.h) says
+// they are due, persisting the schedule in D/sync-state.json so it survives restarts.
+// Used by urlguardd (long-lived) and by Client::SyncNow and `urlguard sync` (one pass).
+//
+// Thread safety: not thread-safe; one thread drives a Syncer.
+#ifndef URLGUARD_SYNC_SYNCER_H_
+#define URLGUARD_SYNC_SYNCER_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "platform/env.h"
+#include "sync/fetcher.h"
+#include "sync/scheduler.h"
+#include "sync/signature.h"
+#include "sync/store.h"
+#include "urlguard/client.h"
+#include "urlguard/status.h"
+
+namespace urlguard {
+
+struct SyncerOptions {
+  std::string data_dir;
+  std::string server_url;
+  std::vector<PublicKey> trusted_keys;
+  std::vector<std::string> lists;  // empty: the lists installed in the directory
+  FetcherOptions fetch;
+};
+
+class Syncer {
+ public:
+  // Opens (and recovers) the data directory and takes its lock: kFailedPrecondition when another process syncs
+  // it. kInvalidArgument without a server URL, a key or a list to sync.
+  static Result<std::unique_ptr<Syncer>> Open(Env* env, const SyncerOptions& options);
+
+  // Runs every list whose next attempt is due at `now` (all of them when `force`). Saves the schedule.
+  std::vector<SyncReport> RunDue(int64_t now, bool force);
+  // The earliest next attempt over the subscribed lists (unix seconds).
+  int64_t NextDue() const;
+
+  const Store& store() const { return *store_; }
+  const std::vector<ListSyncState>& schedule() const { return schedule_; }
+  const std::vector<std::string>& warnings() const { return warnings_; }
+
+ private:
+  Syncer() = default;
+  Env* env_ = nullptr;
+  SyncerOptions options_;
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<Fetcher> fetcher_;
+  std::vector<ListSyncState> schedule_;
+  std::vector<std::string> warnings_;
+  UniformSource rand_;
+};
+
+}  // namespace urlguard
+
+#endif  // URLGUARD_SYNC_SYNCER_H_

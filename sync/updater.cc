@@ -1,0 +1,267 @@
+// Copyright urlguard authors.
+//
+// One sync pass (ARCHITECTURE §5). The "Spec:" comments quote docs/manifest-format.md §6, "Client order of
+// checks", whose numbering they follow.
+#include "sync/updater.h"
+
+#include <algorithm>
+#include <memory>
+#include <string_view>
+
+#include "core/diff_codec.h"
+#include "core/list_name.h"
+#include "core/sha256.h"
+#include "core/snapshot.h"
+#include "sync/apply.h"
+#include "sync/bounded_inflate.h"
+#include "sync/manifest.h"
+
+namespace urlguard {
+namespace {
+
+// A snapshot smaller than its header plus its trailing SHA-256 cannot be valid; refusing it early also keeps
+// CheckSnapshotAgainstManifest (which reads the last 32 bytes) on safe ground.
+constexpr size_t kMinSnapshotBytes = kSnapshotHeaderBytes + 32;
+
+// The running pass: what every step may add to the outcome.
+struct Pass {
+  Fetcher& fetcher;
+  std::string dir_url;  // B/v1/lists/LIST/
+  SyncOutcome* out;
+
+  // GET `name` below dir_url with a body cap. Counts the bytes and keeps the largest Retry-After.
+  Result<FetchResponse> Get(const std::string& name, size_t max_bytes,
+                            const std::string& if_none_match = "") {
+    FetchRequest req;
+    req.url = dir_url + name;
+    req.max_bytes = max_bytes;
+    req.if_none_match = if_none_match;
+    auto resp = fetcher.Fetch(req);
+    if (!resp.ok()) return resp.status().WithContext("GET " + name);
+    out->bytes_downloaded += resp->body.size();
+    out->retry_after_seconds = std::max(out->retry_after_seconds, resp->retry_after_seconds);
+    return resp;
+  }
+};
+
+Status HttpError(const std::string& name, int status) {
+  std::string m = "GET " + name + ": HTTP " + std::to_string(status);
+  if (status == 404 || status == 410) return Status::NotFound(std::move(m));
+  return Status::Unavailable(std::move(m));
+}
+
+// Spec 7-9: download with the signed size as the hard cap, check the SHA-256, inflate with the signed
+// inflated_size as the cap; the result must be exactly that long.
+Result<std::string> DownloadSignedFile(Pass& pass, const ManifestFile& file) {
+  // Spec 7: "Download with the signed `size` as the hard cap (more bytes: abort)."
+  auto resp = pass.Get(file.path, static_cast<size_t>(file.size));
+  if (!resp.ok()) {
+    if (resp.status().code() == StatusCode::kResourceExhausted) {
+      return resp.status().WithContext("more bytes than the signed size " + std::to_string(file.size));
+    }
+    return resp.status();
+  }
+  if (resp->status != 200) return HttpError(file.path, resp->status);
+  if (resp->body.size() != file.size) {
+    return Status::Corruption(file.path + ": truncated download: " + std::to_string(resp->body.size()) +
+                              " of " + std::to_string(file.size) + " signed bytes");
+  }
+  // Spec 8: "SHA-256 of the downloaded bytes equals the signed `sha256`."
+  if (Sha256(resp->body) != file.sha256) {
+    return Status::Corruption(file.path + ": SHA-256 differs from the signed one");
+  }
+  // Spec 9: "Bounded inflate with the signed `inflated_size` as the cap, and the result must be exactly that
+  // long."
+  auto inflated = InflateBounded(resp->body, static_cast<size_t>(file.inflated_size));
+  if (!inflated.ok()) return inflated.status().WithContext(file.path);
+  if (inflated->size() != file.inflated_size) {
+    return Status::Corruption(file.path + ": inflates to " + std::to_string(inflated->size()) +
+                              " bytes, the manifest signs " + std::to_string(file.inflated_size));
+  }
+  return inflated;
+}
+
+// Spec 10-11 with a diff: decode, merge into the installed state, check the signed state hash.
+Result<std::string> StateFromDiff(Pass& pass, Store& store, const InstalledList& base, const Manifest& m,
+                                  const ManifestDiff& d) {
+  URLGUARD_ASSIGN_OR_RETURN(std::string bytes, DownloadSignedFile(pass, d.file));
+  auto diff = DecodeDiff(bytes);
+  if (!diff.ok()) return diff.status().WithContext(d.file.path);
+  auto mapped = store.env()->MapReadOnly(store.PathOf(base));
+  if (!mapped.ok()) return mapped.status().WithContext("diff base");
+  // The base was verified with its checksum when it was installed (and at every Store::Open); files are never
+  // written in place, so the structural checks suffice here. The result is checked against the signed hash.
+  auto view = SnapshotView::Open((*mapped)->data(), (*mapped)->size(), /*verify_checksum=*/false);
+  if (!view.ok()) return view.status().WithContext("diff base " + base.file);
+  auto applied = ApplyDiffToSnapshot(*view, *diff, m);
+  if (!applied.ok()) return applied.status().WithContext(d.file.path);
+  return applied;
+}
+
+// Spec 10-11 with the snapshot: take it as is, check it is the signed state.
+Result<std::string> StateFromSnapshot(Pass& pass, const Manifest& m) {
+  URLGUARD_ASSIGN_OR_RETURN(std::string bytes, DownloadSignedFile(pass, m.snapshot));
+  if (bytes.size() < kMinSnapshotBytes) {
+    return Status::Corruption(m.snapshot.path + ": too short for a snapshot");
+  }
+  URLGUARD_RETURN_IF_ERROR(CheckSnapshotAgainstManifest(bytes, m).WithContext(m.snapshot.path));
+  return bytes;
+}
+
+}  // namespace
+
+const char* SyncOutcomeKindName(SyncOutcome::Kind kind) {
+  switch (kind) {
+    case SyncOutcome::kUpdated:
+      return "updated";
+    case SyncOutcome::kNotModified:
+      return "not_modified";
+    case SyncOutcome::kUpToDate:
+      return "up_to_date";
+    case SyncOutcome::kFailed:
+      return "failed";
+  }
+  return "failed";
+}
+
+SyncOutcome SyncList(Fetcher& fetcher, Store& store, const UpdaterOptions& options, const std::string& list,
+                     const std::string& etag, int64_t now_unix) {
+  SyncOutcome out;
+  const InstalledList* before = store.state().FindInstalled(list);
+  out.from_version = before != nullptr ? before->version : 0;
+  bool refused_expired = false;
+
+  // Every exit goes through here: the outcome describes what serves after the pass.
+  auto finish = [&](SyncOutcome::Kind kind, Status error) {
+    out.kind = kind;
+    out.error =
+        error.ok() || kind != SyncOutcome::kFailed ? std::move(error) : error.WithContext("sync " + list);
+    if (kind == SyncOutcome::kFailed) out.etag.clear();
+    const InstalledList* after = store.state().FindInstalled(list);
+    out.to_version = after != nullptr ? after->version : 0;
+    out.min_wait_seconds = after != nullptr ? after->min_wait_seconds : 0;
+    out.stale = refused_expired || after == nullptr || now_unix >= after->expires_unix;
+    return out;
+  };
+  auto fail = [&](Status error) { return finish(SyncOutcome::kFailed, std::move(error)); };
+
+  if (!IsValidListName(list)) {
+    return fail(Status::InvalidArgument("list name must be 1-64 bytes of [a-z0-9_-]"));
+  }
+  std::string base = options.server_base_url;
+  while (!base.empty() && base.back() == '/') base.pop_back();
+  if (base.empty()) return fail(Status::InvalidArgument("no server base URL"));
+  Pass pass{fetcher, base + "/v1/lists/" + list + "/", &out};
+
+  const ListState* record = store.state().Find(list);
+  // The list serves its high-water version: the cached ETag describes it. Otherwise (never installed, or the
+  // file was dropped) a 304 would hide the manifest we need for the repair.
+  const bool healthy =
+      before != nullptr && record != nullptr && before->version == record->high_water_version;
+
+  // Spec 1: "Fetch the manifest (conditional GET), at most kMaxManifestBytes, and its signature file, at most
+  // kMaxSignatureFileBytes."
+  auto manifest_resp = pass.Get("manifest.json", kMaxManifestBytes, healthy ? etag : "");
+  if (!manifest_resp.ok()) return fail(manifest_resp.status());
+  if (manifest_resp->status == 304) {
+    if (!healthy || etag.empty()) {
+      return fail(Status::Unavailable("GET manifest.json: 304 to an unconditional GET"));
+    }
+    out.etag = etag;
+    return finish(SyncOutcome::kNotModified, Status::Ok());
+  }
+  if (manifest_resp->status != 200) return fail(HttpError("manifest.json", manifest_resp->status));
+  const std::string& manifest_bytes = manifest_resp->body;
+  auto sig_resp = pass.Get("manifest.sig", kMaxSignatureFileBytes);
+  if (!sig_resp.ok()) return fail(sig_resp.status());
+  if (sig_resp->status != 200) return fail(HttpError("manifest.sig", sig_resp->status));
+
+  // Spec 2: "Verify the signature over the raw bytes, before parsing anything."
+  Status signed_ok = VerifyManifestSignature(options.trusted_keys, manifest_bytes, sig_resp->body);
+  if (!signed_ok.ok()) return fail(signed_ok.WithContext("manifest.json"));
+
+  // Spec 3: "Parse. Check that `list` is the list that was asked for."
+  auto parsed = ParseManifest(manifest_bytes);
+  if (!parsed.ok()) return fail(parsed.status().WithContext("manifest.json"));
+  const Manifest& m = *parsed;
+  if (m.list != list) {
+    return fail(Status::Corruption("manifest.json is the manifest of list '" + m.list + "'"));
+  }
+  const Sha256Digest manifest_sha256 = Sha256(manifest_bytes);
+
+  // Spec 4: "Version against the persisted high-water mark of this list: greater: continue; equal: nothing to
+  // do; lower: refuse (a rollback or a stale mirror)."
+  bool repair = false;
+  if (record != nullptr) {
+    if (m.version < record->high_water_version) {
+      return fail(Status::FailedPrecondition("rollback refused: the server offers version " +
+                                             std::to_string(m.version) + ", below the high-water mark " +
+                                             std::to_string(record->high_water_version)));
+    }
+    if (m.version == record->high_water_version) {
+      if (manifest_sha256 != record->high_water_manifest_sha256) {
+        return fail(Status::PermissionDenied("equivocation refused: version " + std::to_string(m.version) +
+                                             " is signed with manifest bytes other than the installed ones"));
+      }
+      if (healthy) {
+        out.etag = manifest_resp->etag;
+        return finish(SyncOutcome::kUpToDate, Status::Ok());
+      }
+      repair = true;  // the same manifest, but its file was lost: install it again
+    }
+  }
+
+  // Spec 5: "Expiry: now < expires_unix, else refuse the manifest as stale."
+  if (now_unix >= m.expires_unix) {
+    refused_expired = true;
+    return fail(Status::FailedPrecondition("manifest of version " + std::to_string(m.version) +
+                                           " expired at " + std::to_string(m.expires_unix) + " (now " +
+                                           std::to_string(now_unix) + "): stale"));
+  }
+
+  // Spec 6: "Pick the diff whose from_version equals the client's current version, else the snapshot."
+  std::string state;
+  const ManifestDiff* diff = before != nullptr ? FindManifestDiff(m, before->version) : nullptr;
+  if (diff != nullptr) {
+    auto from_diff = StateFromDiff(pass, store, *before, m, *diff);
+    if (from_diff.ok()) {
+      state = std::move(from_diff).value();
+      out.used_diff = true;
+    } else {
+      // Spec 11: "A mismatch after a diff falls back to the snapshot" (as does any other failure of the
+      // diff).
+      out.diff_error = from_diff.status();
+      out.fell_back_to_snapshot = true;
+    }
+  }
+  if (!out.used_diff) {
+    auto from_snapshot = StateFromSnapshot(pass, m);
+    if (!from_snapshot.ok()) {
+      Status s = from_snapshot.status();
+      if (out.fell_back_to_snapshot) {
+        s = s.WithContext("after the diff failed (" + out.diff_error.message() + ")");
+      }
+      return fail(s);
+    }
+    state = std::move(from_snapshot).value();
+  }
+
+  // Spec 12: "fsync the file, rename, fsync the directory; then advance the high-water mark" — both in
+  // Store::Install, whose last step (the rename of D/current) is the switch.
+  InstalledList meta;
+  meta.list = list;
+  meta.version = m.version;
+  meta.state_sha256 = m.state_sha256;
+  meta.manifest_sha256 = manifest_sha256;
+  meta.created_unix = m.created_unix;
+  meta.expires_unix = m.expires_unix;
+  meta.emergency = m.emergency;
+  meta.min_wait_seconds = m.min_wait_seconds;
+  Status installed = store.Install(meta, state);
+  if (!installed.ok()) return fail(installed);
+  out.repaired = repair;
+  out.etag = manifest_resp->etag;
+  return finish(SyncOutcome::kUpdated, Status::Ok());
+}
+
+}  // namespace urlguard
