@@ -22,6 +22,11 @@ constexpr bool IsValidListName(std::string_view name) {
   return true;
 }
 
+// Threat types ("phishing", "malware", ...) travel in the hash store, the verify API and the result cache with the
+// same rules as list names.
+constexpr size_t kMaxThreatNameBytes = 64;
+constexpr bool IsValidThreatName(std::string_view threat) { return IsValidListName(threat); }
+
 }  // namespace urlguard
 
 #endif  // URLGUARD_CORE_LIST_NAME_H_

@@ -50,6 +50,11 @@ inline uint64_t DigestPrefix64(const Sha256Digest& d) {
   return v;
 }
 
+// The first 4 bytes of a digest as a big-endian integer: the prefix the verification API is asked with.
+inline uint32_t DigestPrefix32(const Sha256Digest& d) {
+  return (uint32_t{d[0]} << 24) | (uint32_t{d[1]} << 16) | (uint32_t{d[2]} << 8) | uint32_t{d[3]};
+}
+
 }  // namespace urlguard
 
 #endif  // URLGUARD_CORE_SHA256_H_

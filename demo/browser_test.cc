@@ -5,8 +5,13 @@
 // test time by urlguard-publish from fixtures/lists/*.txt. Chromium resolves every host name to 127.0.0.1
 // (--host-resolver-rules), so "evil.example" is the local server and nothing leaves the machine.
 //
+// The data-directory tests run the whole living stack on loopback: a signed repository written in-process by
+// the real publisher (publish/publisher.h, at a high false-positive rate so filter false positives are easy to
+// find), served by the reference server (publish/server.h) with its verify API, and the browser's
+// urlguard::Client syncing from it ("Sync now") and verifying hits (ClientVerifier).
+//
 // Each test asserts both sides: what the browser shows, and what the server did (or did not) receive.
-// Screenshots of a clean page and of the warning page are written to URLGUARD_SCREENSHOT_DIR.
+// Screenshots of a clean page and of the warning pages are written to URLGUARD_SCREENSHOT_DIR.
 #include <httplib.h>
 
 #include <QApplication>
@@ -35,15 +40,31 @@
 #include <vector>
 
 #include "browser_window.h"
+#include "platform/env.h"
 #include "protection.h"
 #include "protection_panel.h"
+#include "publish/publisher.h"
+#include "publish/server.h"
 #include "request_guard.h"
+#include "sync/signature.h"
+#include "urlguard/client.h"
 #include "verifier.h"
 #include "warning_page.h"
 
 namespace {
 
 constexpr int kLoadTimeoutMs = 60000; // a failure guard only: nothing here measures time
+
+// The repository's lists: a high per-URL false-positive rate, so that clean URLs with a local hit are easy to
+// find, and a threat type that differs from the list name, so the warning shows it came from verification.
+constexpr double kRepoFpRate = 0.3;
+constexpr char kRepoThreat[] = "social_engineering";
+// How many generated clean host names a test tries to find one local false positive (at kRepoFpRate the
+// chance that none of them hits is about 0.7^2000).
+constexpr int kMaxFalsePositiveTries = 2000;
+// The short-lived list of staleListIsShown expires this long after publishing: long enough to be installed,
+// short enough to wait for.
+constexpr int64_t kShortExpirySeconds = 8;
 
 // The warning page's background (warning_page.cc), to tell a rendered warning from a blank grab.
 const QColor kWarningRed(0xa8, 0x20, 0x1a);
@@ -90,9 +111,12 @@ public:
     bool start()
     {
         m_png = onePixelPng().toStdString();
-        m_server.set_logger([this](const httplib::Request &req, const httplib::Response &) {
+        // Recorded before routing, so before any response is sent: once a client has its answer, saw() knows
+        // the request (a logger runs after the response is written, which raced with the checks).
+        m_server.set_pre_routing_handler([this](const httplib::Request &req, httplib::Response &) {
             std::lock_guard<std::mutex> lock(m_mutex);
             m_targets.push_back(req.get_header_value("Host") + " " + req.target);
+            return httplib::Server::HandlerResponse::Unhandled;
         });
         m_server.Get(".*", [this](const httplib::Request &req, httplib::Response &res) { serve(req, res); });
         m_port = m_server.bind_to_any_port("127.0.0.1");
@@ -235,8 +259,8 @@ QString pageText(QWebEnginePage *page)
     return runJavaScript(page, QStringLiteral("document.body ? document.body.innerText : ''")).toString();
 }
 
-// A stand-in for the future verification client, to drive the Verifier seam: it answers what the test says,
-// asynchronously, and counts its calls. (The browser itself ships only LocalOnlyVerifier.)
+// A scripted verifier, to drive the Verifier seam with any answer: it answers what the test says,
+// asynchronously, and counts its calls. (The browser ships ClientVerifier and LocalOnlyVerifier.)
 class ScriptedVerifier : public Verifier
 {
 public:
@@ -263,12 +287,30 @@ struct Browser
     explicit Browser(std::unique_ptr<Verifier> v = std::make_unique<LocalOnlyVerifier>())
         : verifier(std::move(v))
     {
+        setUp();
+    }
+    // With the browser's own verifier for a data directory: a ClientVerifier on this browser's Protection.
+    struct WithClientVerifier
+    { };
+    explicit Browser(WithClientVerifier) : verifier(std::make_unique<ClientVerifier>(protection.get()))
+    {
+        setUp();
+    }
+    QWebEnginePage *page() const { return window->page(); }
+    template <typename T>
+    T *find(const char *objectName) const
+    {
+        return window->findChild<T *>(QLatin1String(objectName));
+    }
+
+private:
+    void setUp()
+    {
         installGuard(profile.get(), protection.get(), verifier.get());
         window = std::make_unique<BrowserWindow>(profile.get(), protection.get(), verifier.get());
         window->resize(1280, 800);
         window->show();
     }
-    QWebEnginePage *page() const { return window->page(); }
 };
 
 } // namespace
@@ -292,15 +334,39 @@ private slots:
     void verifierAnswersReachTheWarningPage();
     void internalSchemesAreNotChecked();
 
+    void dataDirectorySourceIsChecked();
+    void syncNowInstallsAndVerificationDecides();
+    void unverifiedWhenVerificationIsUnavailable();
+    void staleListIsShown();
+
 private:
     bool publish(const QString &list, const QStringList &inputs, const QString &out, int version);
     std::unique_ptr<Browser> protectedBrowser();
     void saveScreenshot(Browser &browser, const QString &name,
                         const std::function<bool(const QImage &)> &ready);
 
+    // The signed repository and its reference server.
+    bool publishToRepo(const std::string &list, int64_t expiresInSeconds);
+    bool startRepoServer();
+    // A browser on its own fresh data directory `name`, subscribed to `lists`, with the repository's server
+    // and key unless `offline`, verifying with ClientVerifier.
+    std::unique_ptr<Browser> clientBrowser(const QString &name, const std::vector<std::string> &lists,
+                                           bool offline = false);
+    // Presses "Sync now" and waits for the pass to finish (QVERIFY failures end the calling test too: check
+    // QTest::currentTestFailed()).
+    void syncWithButton(Browser &browser);
+    // A clean URL of the test server whose local lookup says `kind`: kHit finds a filter false positive, kSafe
+    // a plain miss. An empty QUrl when none of kMaxFalsePositiveTries generated host names does.
+    QUrl findCleanUrl(const Browser &browser, urlguard::VerdictKind kind) const;
+
     TestServer m_server;
     std::unique_ptr<QTemporaryDir> m_tmp;
     QString m_listDir;
+    QString m_repoDir;
+    std::unique_ptr<urlguard::SigningKey> m_signingKey;
+    std::string m_publicPem;
+    std::unique_ptr<urlguard::Server> m_repoServer;
+    std::string m_repoUrl;
 };
 
 bool BrowserTest::publish(const QString &list, const QStringList &inputs, const QString &out, int version)
@@ -331,23 +397,126 @@ void BrowserTest::initTestCase()
     QVERIFY(publish(QStringLiteral("malware"), {fixtures + QStringLiteral("malware.txt")},
                     m_listDir + QStringLiteral("/malware.ugs"), 1));
     QVERIFY(m_server.start());
+
+    // The signed repository: list "phishing", version 1, served with its verify API.
+    m_repoDir = m_tmp->filePath(QStringLiteral("repo"));
+    urlguard::Result<urlguard::SigningKey> key = urlguard::SigningKey::Generate();
+    QVERIFY2(key.ok(), key.status().ToString().c_str());
+    m_signingKey = std::make_unique<urlguard::SigningKey>(std::move(key).value());
+    m_publicPem = m_signingKey->PublicPem();
+    QVERIFY(publishToRepo("phishing", 24 * 3600));
+    QVERIFY(startRepoServer());
 }
 
 void BrowserTest::cleanupTestCase()
 {
+    if (m_repoServer)
+        m_repoServer->Stop();
     m_server.stop();
+}
+
+bool BrowserTest::publishToRepo(const std::string &list, int64_t expiresInSeconds)
+{
+    urlguard::PublishOptions options;
+    options.repo_dir = m_repoDir.toStdString();
+    options.list = list;
+    urlguard::Result<urlguard::FeedSpec> feed =
+            urlguard::ParseFeedSpec("plain:" URLGUARD_SOURCE_DIR "/fixtures/lists/phishing.txt");
+    if (!feed.ok()) {
+        qWarning("feed: %s", feed.status().ToString().c_str());
+        return false;
+    }
+    options.inputs = {*feed};
+    options.fp_rate = kRepoFpRate;
+    options.default_threat = kRepoThreat;
+    options.expires_in_seconds = expiresInSeconds;
+    options.min_wait_seconds = 60;
+    urlguard::Result<urlguard::PublishReport> report =
+            urlguard::Publish(urlguard::Env::Default(), *m_signingKey, options);
+    if (!report.ok())
+        qWarning("publish %s: %s", list.c_str(), report.status().ToString().c_str());
+    return report.ok();
+}
+
+bool BrowserTest::startRepoServer()
+{
+    urlguard::ServerOptions options;
+    options.repo_dir = m_repoDir.toStdString();
+    options.host = "127.0.0.1";
+    options.port = 0;
+    urlguard::Result<std::unique_ptr<urlguard::Server>> server = urlguard::Server::Start(options);
+    if (!server.ok()) {
+        qWarning("repository server: %s", server.status().ToString().c_str());
+        return false;
+    }
+    m_repoServer = std::move(server).value();
+    m_repoUrl = "http://127.0.0.1:" + std::to_string(m_repoServer->port());
+    return true;
+}
+
+std::unique_ptr<Browser> BrowserTest::clientBrowser(const QString &name, const std::vector<std::string> &lists,
+                                                    bool offline)
+{
+    auto browser = std::make_unique<Browser>(Browser::WithClientVerifier {});
+    ListSource source;
+    source.kind = ListSource::Kind::DataDirectory;
+    source.client.data_dir = m_tmp->filePath(QStringLiteral("data-") + name).toStdString();
+    if (!offline) {
+        source.client.server_url = m_repoUrl;
+        source.client.public_key_pems = {m_publicPem};
+    }
+    source.client.lists = lists;
+    source.client.verify_deadline_ms = 5000; // a failure guard: loopback answers (or refuses) at once
+    QString error;
+    if (!browser->protection->setSource(source, &error))
+        qWarning("cannot open the data directory: %s", qPrintable(error));
+    return browser;
+}
+
+void BrowserTest::syncWithButton(Browser &browser)
+{
+    auto *button = browser.find<QPushButton>("syncNowButton");
+    QVERIFY(button);
+    QVERIFY2(button->isEnabled(), qPrintable(button->toolTip()));
+    QSignalSpy started(browser.protection.get(), &Protection::syncStarted);
+    QSignalSpy finished(browser.protection.get(), &Protection::syncFinished);
+    QTest::mouseClick(button, Qt::LeftButton);
+    QCOMPARE(started.count(), 1);
+    // One pass at a time: the button is off and a second start is refused until this one reports.
+    QVERIFY(browser.protection->isSyncing());
+    QVERIFY(!button->isEnabled());
+    QCOMPARE(button->text(), QStringLiteral("Syncing..."));
+    QVERIFY(!browser.protection->startSync());
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, kLoadTimeoutMs);
+    QVERIFY(!browser.protection->isSyncing());
+    QVERIFY(button->isEnabled());
+    QCOMPARE(started.count(), 1);
+}
+
+QUrl BrowserTest::findCleanUrl(const Browser &browser, urlguard::VerdictKind kind) const
+{
+    for (int i = 0; i < kMaxFalsePositiveTries; ++i) {
+        const QByteArray host = "clean" + QByteArray::number(i) + ".example.org";
+        const QUrl url = m_server.url(host.constData(), "/clean.html");
+        if (browser.protection->lookup(url).kind == kind)
+            return url;
+    }
+    return QUrl();
 }
 
 void BrowserTest::init()
 {
     m_server.clearLog();
+    // A test that stops the repository server leaves it to the next one to start it again.
+    if (m_signingKey && !m_repoServer)
+        QVERIFY(startRepoServer());
 }
 
 std::unique_ptr<Browser> BrowserTest::protectedBrowser()
 {
     auto browser = std::make_unique<Browser>();
     ListSource source;
-    source.kind = ListSource::Kind::Directory;
+    source.kind = ListSource::Kind::SnapshotDirectory;
     source.directory = m_listDir;
     QString error;
     if (!browser->protection->setSource(source, &error))
@@ -612,7 +781,7 @@ void BrowserTest::reloadListsPicksUpNewVersion()
                     dir + QStringLiteral("/phishing.ugs"), 1));
     auto browser = std::make_unique<Browser>();
     ListSource source;
-    source.kind = ListSource::Kind::Directory;
+    source.kind = ListSource::Kind::SnapshotDirectory;
     source.directory = dir;
     QString error;
     QVERIFY2(browser->protection->setSource(source, &error), qPrintable(error));
@@ -672,7 +841,7 @@ void BrowserTest::verifierAnswersReachTheWarningPage()
         *out = verifier.get();
         auto browser = std::make_unique<Browser>(std::move(verifier));
         ListSource source;
-        source.kind = ListSource::Kind::Directory;
+        source.kind = ListSource::Kind::SnapshotDirectory;
         source.directory = m_listDir;
         QString error;
         if (!browser->protection->setSource(source, &error))
@@ -683,7 +852,7 @@ void BrowserTest::verifierAnswersReachTheWarningPage()
     // The page waits for the (asynchronous) answer and shows it.
     ScriptedVerifier *verifier = nullptr;
     auto confirmed = makeBrowser(
-            {VerificationResult::State::Confirmed, QStringLiteral("confirmed by the test")}, &verifier);
+            {VerificationResult::State::Confirmed, QStringLiteral("confirmed by the test"), {}, {}}, &verifier);
     {
         LoadWaiter waiter(confirmed->page());
         confirmed->window->load(evil);
@@ -696,7 +865,7 @@ void BrowserTest::verifierAnswersReachTheWarningPage()
 
     // A false positive: the page loads after all, and stays allowed for the session.
     auto falsePositive = makeBrowser(
-            {VerificationResult::State::FalsePositive, QStringLiteral("no full hash")}, &verifier);
+            {VerificationResult::State::FalsePositive, QStringLiteral("no full hash"), {}, {}}, &verifier);
     {
         LoadWaiter waiter(falsePositive->page());
         falsePositive->window->load(evil);
@@ -723,6 +892,233 @@ void BrowserTest::internalSchemesAreNotChecked()
     QCOMPARE(browser->page()->title(), QStringLiteral("Data page"));
     QCOMPARE(browser->protection->counters().blockedInvalid, 0u);
     QCOMPARE(browser->protection->counters().lookups, 0u);
+}
+
+void BrowserTest::dataDirectorySourceIsChecked()
+{
+    // A directory of bare snapshot files is not a data directory: refused, pointing at --snapshot.
+    {
+        Protection protection;
+        ListSource source;
+        source.kind = ListSource::Kind::DataDirectory;
+        source.client.data_dir = m_listDir.toStdString();
+        QString error;
+        QVERIFY(!protection.setSource(source, &error));
+        QVERIFY2(error.contains(QStringLiteral("--snapshot")), qPrintable(error));
+        QVERIFY(!protection.client());
+    }
+
+    // A fresh data directory without a server: open (not protecting yet), and nothing can sync it.
+    auto offline = clientBrowser(QStringLiteral("offline"), {"phishing"}, /*offline=*/true);
+    QVERIFY(offline->protection->client());
+    QVERIFY(QFileInfo(m_tmp->filePath(QStringLiteral("data-offline"))).isDir());
+    QVERIFY(!offline->protection->isProtecting());
+    QVERIFY(!offline->protection->canSync());
+    QVERIFY(!offline->protection->startSync());
+    auto *button = offline->find<QPushButton>("syncNowButton");
+    QVERIFY(button);
+    QVERIFY(!button->isEnabled());
+    QVERIFY2(button->toolTip().contains(QStringLiteral("--server")), qPrintable(button->toolTip()));
+    QVERIFY(offline->find<QLabel>("stateLabel")->text().contains(QStringLiteral("no list is installed")));
+    QVERIFY(offline->verifier->description().contains(QStringLiteral("without a verification server")));
+
+    // Snapshot files have no client: no "Sync now", and hits stay local.
+    auto snapshots = protectedBrowser();
+    QVERIFY(!snapshots->protection->client());
+    QVERIFY(!snapshots->protection->canSync());
+    QVERIFY(snapshots->find<QPushButton>("syncNowButton")->isHidden());
+}
+
+void BrowserTest::syncNowInstallsAndVerificationDecides()
+{
+    auto browser = clientBrowser(QStringLiteral("verify"), {"phishing"});
+    QVERIFY(browser->protection->client());
+    QVERIFY(!browser->protection->isProtecting()); // a fresh data directory: nothing installed yet
+    auto *lists = browser->find<QTreeWidget>("listsView");
+    QCOMPARE(lists->topLevelItemCount(), 0);
+
+    // "Sync now" downloads the signed list from the repository server and installs it.
+    syncWithButton(*browser);
+    if (QTest::currentTestFailed())
+        return;
+    const SyncRun &run = browser->protection->lastSync();
+    QVERIFY2(run.ok, qPrintable(run.error));
+    QCOMPARE(run.reports.size(), size_t {1});
+    QCOMPARE(run.reports[0].list, std::string("phishing"));
+    QVERIFY2(run.reports[0].result == "updated", run.reports[0].error.c_str());
+    QCOMPARE(run.reports[0].to_version, uint64_t {1});
+    const QString message = browser->find<QLabel>("syncMessage")->text();
+    QVERIFY2(message.contains(QStringLiteral("phishing: updated 0 to 1")), qPrintable(message));
+    QVERIFY(browser->protection->isProtecting());
+    QCOMPARE(browser->protection->listCount(), 1);
+    QCOMPARE(lists->topLevelItemCount(), 1);
+    QCOMPARE(lists->topLevelItem(0)->text(0), QStringLiteral("phishing"));
+    QCOMPARE(lists->topLevelItem(0)->text(1), QStringLiteral("1"));
+    QCOMPARE(lists->topLevelItem(0)->text(4), QStringLiteral("fresh"));
+    const QString schedule = browser->find<QLabel>("syncStatus")->text();
+    QVERIFY2(schedule.contains(QStringLiteral("phishing: last sync ok")), qPrintable(schedule));
+    QVERIFY2(schedule.contains(QStringLiteral("next sync in")), qPrintable(schedule));
+    QVERIFY(browser->find<QLabel>("staleWarning")->isHidden());
+
+    // A clean address whose local lookup hits (a filter false positive): the interceptor stops it like any
+    // hit, verification finds no full hash, and the page loads.
+    const QUrl falsePositive = findCleanUrl(*browser, urlguard::VerdictKind::kHit);
+    QVERIFY2(falsePositive.isValid(), "no local false positive among the generated clean URLs");
+    {
+        LoadWaiter waiter(browser->page());
+        browser->window->load(falsePositive);
+        QVERIFY(waiter.waitForUrl(falsePositive));
+    }
+    QCOMPARE(browser->page()->title(), QStringLiteral("Clean page"));
+    QVERIFY(m_server.saw("/clean.html"));
+    const ProtectionCounters &c = browser->protection->counters();
+    QCOMPARE(c.warnings, 1u); // the hit did stop the navigation first
+    QCOMPARE(c.verifiedFalsePositives, 1u);
+    QCOMPARE(c.proceeds, 0u);
+    QVERIFY(c.allowedAfterVerification >= 1); // the page (and any of its resources with the same match)
+    QCOMPARE(c.allowedAfterProceed, 0u);
+    const QString summary = browser->find<QLabel>("protectionStatus")->text();
+    QVERIFY2(summary.contains(QStringLiteral("filter false positive")), qPrintable(summary));
+    urlguard::ClientStats stats = browser->protection->clientStats();
+    QCOMPARE(stats.by_verdict[static_cast<int>(urlguard::VerdictKind::kSafeVerified)], uint64_t {1});
+    QCOMPARE(stats.verifications, uint64_t {1});
+    QCOMPARE(stats.verification_failures, uint64_t {0});
+
+    // A listed page: the warning, confirmed by the verification service, names the list and the threat.
+    const QUrl evil = m_server.url("evil.example", "/evil.html");
+    {
+        LoadWaiter waiter(browser->page());
+        browser->window->load(evil);
+        QVERIFY(waiter.waitForWarningPage());
+    }
+    const QString text = pageText(browser->page());
+    QVERIFY2(text.contains(QStringLiteral("confirmed by the verification service")), qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral("on the list phishing as a %1 threat")
+                                   .arg(QLatin1String(kRepoThreat))),
+             qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral("Deceptive site ahead")), qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral("evil.example/")), qPrintable(text));
+    QVERIFY2(!text.contains(QStringLiteral("unverified")), qPrintable(text));
+    QVERIFY2(!m_server.saw("/evil.html"), "the listed page was requested");
+    QCOMPARE(browser->protection->counters().warnings, 2u);
+    stats = browser->protection->clientStats();
+    QCOMPARE(stats.by_verdict[static_cast<int>(urlguard::VerdictKind::kMalicious)], uint64_t {1});
+    QCOMPARE(stats.verifications, uint64_t {2});
+
+    // The panel shows the client's counts.
+    browser->window->panel()->refresh();
+    QCOMPARE(browser->find<QLabel>("verifications")->text(), QLocale().toString(stats.verifications));
+    QCOMPARE(browser->find<QLabel>("verificationFailures")->text(), QStringLiteral("0"));
+    QCOMPARE(browser->find<QLabel>("verifiedFalsePositives")->text(), QStringLiteral("1"));
+    QVERIFY(browser->find<QLabel>("verificationLabel")->text().contains(QString::fromStdString(m_repoUrl)));
+
+    saveScreenshot(*browser, QStringLiteral("browser-warning-confirmed.png"), [](const QImage &image) {
+        return countPixels(image, [](QRgb p) { return near(p, kWarningRed); })
+                > image.width() * image.height() / 2
+                && countPixels(image, [](QRgb p) { return near(p, Qt::white); }) > 6000;
+    });
+
+    // The false positive again: the result cache answers, without the network.
+    const quint64 cacheHitsBefore = browser->protection->clientStats().cache_hits;
+    const urlguard::Verdict again = browser->protection->client()->Check(falsePositive.toString().toStdString());
+    QCOMPARE(again.kind, urlguard::VerdictKind::kSafeVerified);
+    QVERIFY(again.from_cache);
+    QCOMPARE(browser->protection->clientStats().cache_hits, cacheHitsBefore + 1);
+}
+
+void BrowserTest::unverifiedWhenVerificationIsUnavailable()
+{
+    auto browser = clientBrowser(QStringLiteral("unverified"), {"phishing"});
+    // Synced through the browser's own client, as urlguardd would have done.
+    urlguard::Result<std::vector<urlguard::SyncReport>> reports = browser->protection->client()->SyncNow();
+    QVERIFY2(reports.ok(), reports.status().ToString().c_str());
+    QCOMPARE(reports->size(), size_t {1});
+    QVERIFY2((*reports)[0].result == "updated", (*reports)[0].error.c_str());
+    QString error;
+    QVERIFY2(browser->protection->reload(&error), qPrintable(error));
+    QVERIFY(browser->protection->isProtecting());
+    const QUrl falsePositive = findCleanUrl(*browser, urlguard::VerdictKind::kHit);
+    QVERIFY2(falsePositive.isValid(), "no local false positive among the generated clean URLs");
+
+    // The verification server goes away: the hit cannot be decided, so the warning stays, and says why.
+    m_repoServer.reset(); // stops it; init() starts it again (on a new port) for the next test
+    {
+        LoadWaiter waiter(browser->page());
+        browser->window->load(falsePositive);
+        QVERIFY(waiter.waitForWarningPage());
+    }
+    QString text = pageText(browser->page());
+    QVERIFY2(text.contains(QStringLiteral("unverified: verification is unavailable")), qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral("Proceed anyway")), qPrintable(text));
+    QVERIFY2(!m_server.saw("/clean.html"), "an unverified hit was requested");
+    QCOMPARE(browser->protection->counters().verifiedFalsePositives, 0u);
+    urlguard::ClientStats stats = browser->protection->clientStats();
+    QCOMPARE(stats.by_verdict[static_cast<int>(urlguard::VerdictKind::kUnverifiedHit)], uint64_t {1});
+    QCOMPARE(stats.verification_failures, uint64_t {1});
+
+    // A listed page is unverified too: still a warning, never a confirmation.
+    {
+        LoadWaiter waiter(browser->page());
+        browser->window->load(m_server.url("evil.example", "/evil.html"));
+        QVERIFY(waiter.waitFor([](const QUrl &u) {
+            return u.scheme() == QLatin1String(kUrlGuardScheme) && u.query().contains(QStringLiteral("evil"));
+        }));
+    }
+    text = pageText(browser->page());
+    QVERIFY2(text.contains(QStringLiteral("unverified: verification is unavailable")), qPrintable(text));
+    QVERIFY2(!text.contains(QStringLiteral("confirmed")), qPrintable(text));
+    QVERIFY(!m_server.saw("/evil.html"));
+
+    // "Sync now" fails and says so per list; the installed version stays in use.
+    syncWithButton(*browser);
+    if (QTest::currentTestFailed())
+        return;
+    const SyncRun &run = browser->protection->lastSync();
+    QVERIFY2(run.ok, qPrintable(run.error));
+    QCOMPARE(run.reports.size(), size_t {1});
+    QCOMPARE(run.reports[0].result, std::string("failed"));
+    const QString message = browser->find<QLabel>("syncMessage")->text();
+    QVERIFY2(message.contains(QStringLiteral("phishing: failed")), qPrintable(message));
+    const QString schedule = browser->find<QLabel>("syncStatus")->text();
+    QVERIFY2(schedule.contains(QStringLiteral("phishing: last sync failed")), qPrintable(schedule));
+    QVERIFY2(schedule.contains(QStringLiteral("1 in a row")), qPrintable(schedule));
+    QCOMPARE(browser->find<QTreeWidget>("listsView")->topLevelItem(0)->text(1), QStringLiteral("1"));
+    QVERIFY(browser->protection->isProtecting());
+}
+
+void BrowserTest::staleListIsShown()
+{
+    // A list that expires soon after it is published: installed fresh, then past its signed expiry.
+    QVERIFY(publishToRepo("shortlived", kShortExpirySeconds));
+    auto browser = clientBrowser(QStringLiteral("stale"), {"shortlived"});
+    syncWithButton(*browser);
+    if (QTest::currentTestFailed())
+        return;
+    const SyncRun &run = browser->protection->lastSync();
+    QVERIFY2(run.ok, qPrintable(run.error));
+    QCOMPARE(run.reports.size(), size_t {1});
+    QVERIFY2(run.reports[0].result == "updated", run.reports[0].error.c_str());
+    QVERIFY(browser->protection->isProtecting());
+
+    // The panel (refreshed every second) warns once the expiry has passed, and names the list.
+    auto *warning = browser->find<QLabel>("staleWarning");
+    QTRY_VERIFY_WITH_TIMEOUT(!warning->isHidden(), kLoadTimeoutMs);
+    QVERIFY2(warning->text().contains(QStringLiteral("shortlived is past its signed expiry")),
+             qPrintable(warning->text()));
+    QCOMPARE(browser->find<QTreeWidget>("listsView")->topLevelItem(0)->text(4), QStringLiteral("stale"));
+    const std::vector<urlguard::ListStatus> status = browser->protection->listStatus();
+    QCOMPARE(status.size(), size_t {1});
+    QVERIFY(status[0].stale);
+
+    // A "not listed" answer says it is not confident.
+    const QUrl clean = findCleanUrl(*browser, urlguard::VerdictKind::kSafe);
+    QVERIFY(clean.isValid());
+    QVERIFY(browser->protection->lookup(clean).stale);
+    LoadWaiter waiter(browser->page());
+    browser->window->load(clean);
+    QVERIFY(waiter.waitForUrl(clean));
+    const QString summary = browser->find<QLabel>("protectionStatus")->text();
+    QVERIFY2(summary.contains(QStringLiteral("past its expiry")), qPrintable(summary));
 }
 
 int main(int argc, char *argv[])

@@ -1,12 +1,19 @@
 // Copyright urlguard authors.
 #include "protection.h"
 
+#include <QDir>
 #include <QFile>
+#include <QFileInfo>
+#include <QFutureWatcher>
+#include <QLocale>
 #include <QRandomGenerator>
 #include <QThread>
+#include <QTimer>
 #include <QUrlQuery>
+#include <QtConcurrent/QtConcurrentRun>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace {
 
@@ -21,6 +28,42 @@ QString fromStd(const std::string &s)
     return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size()));
 }
 
+// The data directory's record of what is installed (docs/data-dir.md section 1). Only its presence is looked
+// at, to tell a data directory from a directory of bare snapshot files.
+constexpr char kDataDirCurrentFile[] = "current";
+
+std::shared_ptr<urlguard::Client> openClient(const urlguard::ClientOptions &options, QString *error)
+{
+    const QString dir = QFile::decodeName(QByteArray::fromStdString(options.data_dir));
+    QString problem;
+    if (dir.isEmpty()) {
+        problem = QObject::tr("no data directory given");
+    } else if (!QFileInfo::exists(dir)) {
+        // A fresh client: the first sync fills it.
+        if (!QDir().mkpath(dir))
+            problem = QObject::tr("%1: cannot create the data directory").arg(dir);
+    } else if (!QFileInfo(dir).isDir()) {
+        problem = QObject::tr("%1: not a directory").arg(dir);
+    } else {
+        const QDir d(dir);
+        if (!QFileInfo::exists(d.filePath(QLatin1String(kDataDirCurrentFile)))
+            && !d.entryList({QStringLiteral("*.ugs")}, QDir::Files).isEmpty()) {
+            problem = QObject::tr("%1 holds snapshot files but is not a urlguard data directory (it has no "
+                                  "'current' record): open the snapshots with --snapshot %1")
+                              .arg(dir);
+        }
+    }
+    if (problem.isEmpty()) {
+        urlguard::Result<std::unique_ptr<urlguard::Client>> opened = urlguard::Client::Open(options);
+        if (opened.ok())
+            return std::shared_ptr<urlguard::Client>(std::move(opened).value());
+        problem = fromStd(opened.status().ToString());
+    }
+    if (error)
+        *error = problem;
+    return nullptr;
+}
+
 } // namespace
 
 QString ListSource::describe() const
@@ -28,32 +71,95 @@ QString ListSource::describe() const
     switch (kind) {
     case Kind::None:
         return QObject::tr("none");
-    case Kind::Directory:
+    case Kind::SnapshotDirectory:
         return QObject::tr("directory %1").arg(directory);
-    case Kind::Files:
+    case Kind::DataDirectory:
+        return client.server_url.empty()
+                ? QObject::tr("data directory %1 (offline: no server)").arg(fromStd(client.data_dir))
+                : QObject::tr("data directory %1, server %2")
+                          .arg(fromStd(client.data_dir), fromStd(client.server_url));
+    case Kind::SnapshotFiles:
         return snapshots.size() == 1 ? QObject::tr("snapshot %1").arg(snapshots.first())
                                      : QObject::tr("%1 snapshot files").arg(snapshots.size());
     }
     return QString();
 }
 
-Protection::Protection(QObject *parent) : QObject(parent) { }
+QStringList SyncRun::describe() const
+{
+    if (!finished.isValid())
+        return {};
+    if (!ok)
+        return {QObject::tr("Sync failed: %1").arg(error)};
+    if (reports.empty())
+        return {QObject::tr("Nothing to sync: no list is subscribed (--list) or installed")};
+    QStringList lines;
+    for (const urlguard::SyncReport &r : reports) {
+        const QString list = fromStd(r.list);
+        if (r.result == "updated") {
+            lines.append(QObject::tr("%1: updated %2 to %3 (%4, %5)")
+                                 .arg(list)
+                                 .arg(r.from_version)
+                                 .arg(r.to_version)
+                                 .arg(r.used_diff ? QObject::tr("diff") : QObject::tr("snapshot"),
+                                      QLocale().formattedDataSize(static_cast<qint64>(r.bytes))));
+        } else if (r.result == "not_modified" || r.result == "up_to_date") {
+            lines.append(QObject::tr("%1: up to date (version %2)")
+                                 .arg(list)
+                                 .arg(r.to_version != 0 ? r.to_version : r.from_version));
+        } else if (r.result == "failed") {
+            lines.append(QObject::tr("%1: failed: %2").arg(list, fromStd(r.error)));
+        } else {
+            lines.append(QStringLiteral("%1: %2").arg(list, fromStd(r.result)));
+        }
+    }
+    return lines;
+}
+
+Protection::Protection(QObject *parent) : QObject(parent)
+{
+    m_pollTimer = new QTimer(this);
+    m_pollTimer->setInterval(kClientPollIntervalMs);
+    connect(m_pollTimer, &QTimer::timeout, this, &Protection::pollClient);
+}
 
 Protection::~Protection() = default;
 
 bool Protection::setSource(const ListSource &source, QString *error)
 {
+    if (m_syncing) {
+        // The sync writes into the current data directory and reports about it: let it finish first.
+        if (error)
+            *error = tr("a sync is running");
+        return false;
+    }
     if (source.kind == ListSource::Kind::None) {
         m_source = source;
         m_checker.reset();
         m_lists.clear();
+        m_client.reset();
+        m_pollTimer->stop();
         emit listsChanged();
+        return true;
+    }
+    if (source.kind == ListSource::Kind::DataDirectory) {
+        std::shared_ptr<urlguard::Client> client = openClient(source.client, error);
+        if (!client)
+            return false;
+        m_source = source;
+        m_checker.reset();
+        m_lists.clear();
+        m_client = std::move(client);
+        m_lastSync = SyncRun();
+        m_clientGenerationKnown = false;
+        m_pollTimer->start();
+        pollClient(); // emits listsChanged
         return true;
     }
 
     urlguard::Result<std::unique_ptr<urlguard::Checker>> opened =
             urlguard::Status::InvalidArgument("no list source");
-    if (source.kind == ListSource::Kind::Directory) {
+    if (source.kind == ListSource::Kind::SnapshotDirectory) {
         opened = urlguard::Checker::OpenDirectory(toNativePath(source.directory));
     } else {
         std::vector<std::string> paths;
@@ -69,13 +175,128 @@ bool Protection::setSource(const ListSource &source, QString *error)
     m_source = source;
     m_checker = std::shared_ptr<const urlguard::Checker>(std::move(opened).value());
     m_lists = m_checker->Lists();
+    m_client.reset();
+    m_pollTimer->stop();
     emit listsChanged();
     return true;
 }
 
 bool Protection::reload(QString *error)
 {
+    if (m_source.kind == ListSource::Kind::DataDirectory && m_client) {
+        const urlguard::Status refreshed = m_client->Refresh();
+        if (!refreshed.ok()) {
+            if (error)
+                *error = fromStd(refreshed.ToString());
+            return false;
+        }
+        m_clientGenerationKnown = false;
+        pollClient();
+        return true;
+    }
     return setSource(m_source, error);
+}
+
+bool Protection::isProtecting() const
+{
+    return m_checker != nullptr || (m_client != nullptr && m_clientListCount > 0);
+}
+
+int Protection::listCount() const
+{
+    return m_client ? m_clientListCount : static_cast<int>(m_lists.size());
+}
+
+std::vector<urlguard::ListStatus> Protection::listStatus() const
+{
+    if (m_client)
+        return m_client->Lists();
+    std::vector<urlguard::ListStatus> out;
+    for (const urlguard::ListInfo &info : m_lists) {
+        urlguard::ListStatus st;
+        st.name = info.name;
+        st.version = info.version;
+        st.entries = info.entries;
+        st.created_unix = info.created_unix;
+        out.push_back(std::move(st)); // snapshot files carry no expiry and no sync schedule
+    }
+    return out;
+}
+
+urlguard::ClientStats Protection::clientStats() const
+{
+    return m_client ? m_client->Stats() : urlguard::ClientStats();
+}
+
+void Protection::pollClient()
+{
+    if (!m_client)
+        return;
+    const quint64 generation = m_client->Stats().generation;
+    if (m_clientGenerationKnown && generation == m_clientGeneration)
+        return;
+    m_clientGeneration = generation;
+    m_clientGenerationKnown = true;
+    int installed = 0;
+    for (const urlguard::ListStatus &list : m_client->Lists()) {
+        if (list.version > 0)
+            ++installed;
+    }
+    m_clientListCount = installed;
+    emit listsChanged();
+}
+
+bool Protection::canSync() const
+{
+    return syncUnavailableReason().isEmpty();
+}
+
+QString Protection::syncUnavailableReason() const
+{
+    if (!m_client)
+        return tr("Sync needs a data directory (--data-dir)");
+    if (m_source.client.server_url.empty())
+        return tr("No update server is configured (--server)");
+    if (m_source.client.public_key_pems.empty())
+        return tr("No trusted publisher key is configured (--public-key)");
+    return QString();
+}
+
+bool Protection::startSync()
+{
+    if (m_syncing || !canSync())
+        return false;
+    m_syncing = true;
+    if (!m_syncWatcher) {
+        m_syncWatcher = new QFutureWatcher<SyncRun>(this);
+        connect(m_syncWatcher, &QFutureWatcherBase::finished, this, &Protection::finishSync);
+    }
+    // The worker holds its own reference, so the client outlives the pass even if this object goes away.
+    std::shared_ptr<urlguard::Client> client = m_client;
+    m_syncWatcher->setFuture(QtConcurrent::run([client = std::move(client)] {
+        SyncRun outcome;
+        urlguard::Result<std::vector<urlguard::SyncReport>> reports = client->SyncNow();
+        outcome.ok = reports.ok();
+        if (reports.ok())
+            outcome.reports = std::move(reports).value();
+        else
+            outcome.error = fromStd(reports.status().ToString());
+        outcome.finished = QDateTime::currentDateTime();
+        return outcome;
+    }));
+    emit syncStarted();
+    return true;
+}
+
+void Protection::finishSync()
+{
+    m_lastSync = m_syncWatcher->result();
+    m_syncing = false;
+    ++m_counters.syncs;
+    // SyncNow swapped the new generation in before it returned.
+    m_clientGenerationKnown = false;
+    pollClient();
+    emit syncFinished();
 }
 
 bool Protection::isInternalScheme(const QString &scheme)
@@ -102,10 +323,13 @@ bool Protection::isInternalScheme(const QString &scheme)
 
 urlguard::Verdict Protection::lookup(const QUrl &url) const
 {
-    if (!m_checker)
-        return urlguard::Verdict();
     const QByteArray spelled = url.toEncoded();
-    return m_checker->Check(std::string_view(spelled.constData(), static_cast<size_t>(spelled.size())));
+    const std::string_view view(spelled.constData(), static_cast<size_t>(spelled.size()));
+    if (m_checker)
+        return m_checker->Check(view);
+    if (m_client)
+        return m_client->CheckLocal(view); // local only: no cache, no network, never waits
+    return urlguard::Verdict();
 }
 
 Protection::Decision Protection::decide(const QUrl &url, bool mainFrame, const QUrl &firstPartyUrl)
@@ -114,7 +338,7 @@ Protection::Decision Protection::decide(const QUrl &url, bool mainFrame, const Q
     Decision d;
     if (isInternalScheme(url.scheme()))
         return d;
-    if (!m_checker) {
+    if (!m_checker && !m_client) {
         d.summary = tr("Not protected: no lists are loaded");
         if (mainFrame)
             emit mainFrameChecked(url, d.summary);
@@ -127,13 +351,20 @@ Protection::Decision Protection::decide(const QUrl &url, bool mainFrame, const Q
     d.checked = true;
     d.verdict = verdict.kind;
 
-    // Checker (a local lookup) answers kSafe, kHit or kInvalid; the other kinds come from urlguard::Client,
-    // which verifies, and are mapped the way the browser would treat them.
+    // A local lookup answers kSafe, kHit or kInvalid; the other kinds come from Client::Check, which verifies
+    // (the warning page does that), and are mapped the way the browser would treat them.
+    const int lists = listCount();
     switch (verdict.kind) {
     case urlguard::VerdictKind::kSafe:
     case urlguard::VerdictKind::kSafeVerified:
-        d.summary = m_lists.size() == 1 ? tr("Checked against 1 list: not listed")
-                                        : tr("Checked against %1 lists: not listed").arg(m_lists.size());
+        if (verdict.stale && m_client && lists == 0)
+            d.summary = tr("Not protected: no lists are installed yet (Sync now)");
+        else if (verdict.stale)
+            d.summary = tr("Not listed, but a list is past its expiry: sync to be sure");
+        else if (lists == 1)
+            d.summary = tr("Checked against 1 list: not listed");
+        else
+            d.summary = tr("Checked against %1 lists: not listed").arg(lists);
         break;
     case urlguard::VerdictKind::kInvalid:
         // Not a valid address: it has no canonical form, so it cannot be checked, and it never reaches the
@@ -152,9 +383,15 @@ Protection::Decision Protection::decide(const QUrl &url, bool mainFrame, const Q
     case urlguard::VerdictKind::kUnverifiedHit: {
         ++m_counters.hits;
         const QString pageKey = mainFrame ? urlKey(url) : urlKey(firstPartyUrl);
-        if (exemptCovers(pageKey, verdict)) {
-            ++m_counters.allowedAfterProceed;
-            d.summary = tr("Listed (%1), opened because you chose to proceed").arg(summarize(verdict));
+        if (const Exemption *exemption = exemptCovers(pageKey, verdict)) {
+            if (exemption->proceeded) {
+                ++m_counters.allowedAfterProceed;
+                d.summary = tr("Listed (%1), opened because you chose to proceed").arg(summarize(verdict));
+            } else {
+                ++m_counters.allowedAfterVerification;
+                d.summary = tr("Local match (%1) opened: verification showed a filter false positive")
+                                    .arg(summarize(verdict));
+            }
         } else if (mainFrame) {
             ++m_counters.warnings;
             d.action = Action::ShowWarning;
@@ -218,18 +455,18 @@ QUrl Protection::redeemProceedToken(const QString &token)
     const PendingProceed pending = it.value();
     m_pendingTokens.erase(it);
     m_tokenOrder.removeOne(token);
-    exempt(pending.url, pending.matches);
+    exempt(pending.url, pending.matches, /*proceeded=*/true);
     ++m_counters.proceeds;
     return pending.url;
 }
 
 void Protection::exemptVerifiedFalsePositive(const QUrl &url, const urlguard::Verdict &verdict)
 {
-    exempt(url, matchKeys(verdict));
+    exempt(url, matchKeys(verdict), /*proceeded=*/false);
     ++m_counters.verifiedFalsePositives;
 }
 
-void Protection::exempt(const QUrl &url, const QSet<QString> &matches)
+void Protection::exempt(const QUrl &url, const QSet<QString> &matches, bool proceeded)
 {
     const QString key = urlKey(url);
     if (!m_exempt.contains(key)) {
@@ -237,7 +474,9 @@ void Protection::exempt(const QUrl &url, const QSet<QString> &matches)
             m_exempt.remove(m_exemptOrder.takeFirst());
         m_exemptOrder.append(key);
     }
-    m_exempt[key].unite(matches);
+    Exemption &exemption = m_exempt[key];
+    exemption.matches.unite(matches);
+    exemption.proceeded = exemption.proceeded || proceeded;
 }
 
 bool Protection::isExempt(const QUrl &url) const
@@ -247,20 +486,22 @@ bool Protection::isExempt(const QUrl &url) const
 
 bool Protection::exemptionCovers(const QUrl &pageUrl, const urlguard::Verdict &verdict) const
 {
-    return exemptCovers(urlKey(pageUrl), verdict);
+    return exemptCovers(urlKey(pageUrl), verdict) != nullptr;
 }
 
-bool Protection::exemptCovers(const QString &pageKey, const urlguard::Verdict &verdict) const
+const Protection::Exemption *Protection::exemptCovers(const QString &pageKey,
+                                                      const urlguard::Verdict &verdict) const
 {
     const auto it = m_exempt.constFind(pageKey);
     if (it == m_exempt.cend())
-        return false;
-    // Only what the user saw on the warning page: a new match (another list, another expression) warns again.
+        return nullptr;
+    // Only what the user saw on the warning page (or the verifier cleared): a new match (another list, another
+    // expression) warns again.
     for (const urlguard::Match &m : verdict.matches) {
-        if (!it->contains(fromStd(m.list) + QLatin1Char('\n') + fromStd(m.expression)))
-            return false;
+        if (!it->matches.contains(fromStd(m.list) + QLatin1Char('\n') + fromStd(m.expression)))
+            return nullptr;
     }
-    return true;
+    return &it.value();
 }
 
 QString Protection::summarize(const urlguard::Verdict &verdict) const

@@ -1,22 +1,25 @@
 // Copyright urlguard authors.
 //
 // Protection: the browser's urlguard state and policy, in one object the interceptor, the urlguard: scheme
-// handler and the side panel share.
+// handler, the verifier and the side panel share.
 //
-// It owns the urlguard::Checker (opened from a data directory or from snapshot files, re-opened on "Reload
-// lists"), decides what happens to each request (allow, block, or redirect a main frame to the warning page),
-// counts what it did, and remembers for the session which URLs the user chose to open despite a warning.
+// It owns where the lists come from — a urlguard::Client on a data directory (--data-dir: it follows new list
+// generations by itself, verifies hits, and can sync), or an offline urlguard::Checker on snapshot files
+// (--snapshot: local verdicts only) — decides what happens to each request (allow, block, or redirect a main
+// frame to the warning page), counts what it did, remembers for the session which URLs the user chose to open
+// despite a warning, and runs "Sync now" (Client::SyncNow) on a worker thread.
 //
-// The decision is a local lookup only (Checker::Check, about a microsecond): no I/O, no lock, no waiting, so
-// it can run inside QWebEngineUrlRequestInterceptor::interceptRequest on the UI thread. Verification, which
-// needs the network, happens later on the warning page (see Verifier).
+// The decision is a local lookup only (Checker::Check or Client::CheckLocal, about a microsecond): no I/O, no
+// lock, no waiting, so it can run inside QWebEngineUrlRequestInterceptor::interceptRequest on the UI thread.
+// Verification, which needs the network, happens later on the warning page (see Verifier).
 //
-// Thread safety: UI thread only (Qt 6 calls request interceptors and scheme handlers there). The checker is
-// held by a shared_ptr so that future off-thread users (a verifier) can keep a list generation alive across a
-// reload.
+// Thread safety: UI thread only (Qt 6 calls request interceptors and scheme handlers there). The checker and
+// the client are held by shared_ptrs so that off-thread users (the sync worker) keep them alive across a
+// source change.
 #ifndef URLGUARD_DEMO_PROTECTION_H_
 #define URLGUARD_DEMO_PROTECTION_H_
 
+#include <QDateTime>
 #include <QHash>
 #include <QObject>
 #include <QSet>
@@ -27,6 +30,10 @@
 #include <vector>
 
 #include "urlguard/checker.h"
+#include "urlguard/client.h"
+
+template <typename T>
+class QFutureWatcher;
 
 // The scheme of the browser's own protection pages (urlguard:warning, urlguard:proceed).
 inline constexpr char kUrlGuardScheme[] = "urlguard";
@@ -34,12 +41,31 @@ inline constexpr char kUrlGuardScheme[] = "urlguard";
 // Where the lists come from.
 struct ListSource
 {
-    enum class Kind { None, Directory, Files };
+    enum class Kind {
+        None,              // no lists: browsing is unprotected
+        SnapshotFiles,     // these snapshot files, offline (Checker::Open)
+        SnapshotDirectory, // every *.ugs in a directory, offline (Checker::OpenDirectory)
+        DataDirectory,     // a urlguard data directory (Client::Open): verification, sync, new generations
+    };
     Kind kind = Kind::None;
-    QString directory;     // Kind::Directory: every *.ugs in it (Checker::OpenDirectory)
-    QStringList snapshots; // Kind::Files: these snapshot files (Checker::Open)
+    QString directory;             // Kind::SnapshotDirectory
+    QStringList snapshots;         // Kind::SnapshotFiles
+    urlguard::ClientOptions client; // Kind::DataDirectory (client.data_dir is the directory)
 
-    QString describe() const; // "directory /x", "2 snapshot files", "none"
+    // "data directory /x (server https://lists.example)", "directory /x", "2 snapshot files", "none".
+    QString describe() const;
+};
+
+// The outcome of one "Sync now" (Client::SyncNow).
+struct SyncRun
+{
+    bool ok = false;                          // SyncNow returned reports (each may still have failed)
+    QString error;                            // !ok: why no sync pass ran (e.g. another process syncs)
+    std::vector<urlguard::SyncReport> reports; // ok: one per list
+    QDateTime finished;                       // invalid before the first sync finished
+
+    // One line per list for people: "phishing: updated 0 -> 1 (snapshot, 1.2 KB)", "phishing: failed: ...".
+    QStringList describe() const;
 };
 
 // Counters since the Protection was created (they survive a list reload).
@@ -52,8 +78,12 @@ struct ProtectionCounters
     quint64 blockedInvalid = 0;         // requests blocked because the URL has no canonical form
     quint64 proceeds = 0;               // "Proceed anyway" clicks honoured
     quint64 allowedAfterProceed = 0;    // hits let through because the user had proceeded
+    quint64 allowedAfterVerification = 0; // hits let through because a verifier showed a false positive
     quint64 verifiedFalsePositives = 0; // hits a verifier reported as filter false positives
+    quint64 syncs = 0;                  // "Sync now" passes finished (ok or not)
 };
+
+class QTimer;
 
 class Protection : public QObject
 {
@@ -81,17 +111,47 @@ public:
     explicit Protection(QObject *parent = nullptr);
     ~Protection() override;
 
+    // How often the data directory's installed generation is looked at (Client::Stats, no I/O), so the panel
+    // and the status bar follow a generation that urlguardd or another process installed.
+    static constexpr int kClientPollIntervalMs = 1000;
+
     // Opens the lists of `source` and makes them current. On failure the previous lists stay in use and the
     // error (naming the file) is returned in `error`. Kind::None drops all lists (browsing is unprotected).
+    // Kind::DataDirectory creates a missing directory (a first sync fills it) but refuses a directory of bare
+    // snapshot files (that is Kind::SnapshotDirectory). Not while a sync runs (returns false).
     bool setSource(const ListSource &source, QString *error);
-    // Re-opens the current source from disk (picks up a list another tool replaced). Same failure behaviour.
+    // Picks up lists changed on disk: re-opens snapshot files, or swaps in the data directory's current
+    // generation (Client::Refresh; the client also does that by itself). Same failure behaviour.
     bool reload(QString *error);
 
     const ListSource &source() const { return m_source; }
-    bool isProtecting() const { return m_checker != nullptr; }
-    // The open lists (empty when not protecting), as of the last successful open.
+    // True when lookups can find anything: snapshot lists are open, or the data directory has installed lists.
+    bool isProtecting() const;
+    // The open snapshot lists (empty for a data directory and when not protecting), as of the last open.
     const std::vector<urlguard::ListInfo> &lists() const { return m_lists; }
+    // Every list with its version, entries, age, expiry and (data directory) sync schedule. For a data directory
+    // this reads its small sync-state file (Client::Lists): for the panel, never for the request path.
+    std::vector<urlguard::ListStatus> listStatus() const;
+    // Lists installed in the data directory as of the last poll, or the open snapshot lists.
+    int listCount() const;
     const ProtectionCounters &counters() const { return m_counters; }
+
+    // The client of a data directory source (null otherwise). Shared: a holder keeps it alive after a source
+    // change. Never drop the last reference on the client's own worker thread (a CheckAsync callback).
+    std::shared_ptr<urlguard::Client> client() const { return m_client; }
+    // The client's statistics (all zero without a client).
+    urlguard::ClientStats clientStats() const;
+
+    // "Sync now" is possible: a data directory with a server and at least one trusted public key.
+    bool canSync() const;
+    // Why canSync() is false, for a tooltip ("" when it is true).
+    QString syncUnavailableReason() const;
+    bool isSyncing() const { return m_syncing; }
+    // Runs Client::SyncNow on a worker thread (QtConcurrent); returns false (and does nothing) when
+    // !canSync() or a sync is running. Emits syncStarted() now and syncFinished() on this thread when done;
+    // lastSync() then holds the outcome and the new generation is in use.
+    bool startSync();
+    const SyncRun &lastSync() const { return m_lastSync; }
 
     // Schemes that never reach the network and are the browser's own (data:, blob:, urlguard:, about:,
     // chrome:, qrc:, file:, ...): never looked up, never blocked by the lists.
@@ -101,7 +161,8 @@ public:
     // subresource belongs to (used to honour a "Proceed anyway" for that page's own listed resources).
     Decision decide(const QUrl &url, bool mainFrame, const QUrl &firstPartyUrl);
 
-    // Looks `url` up without counting or deciding (for the urlguard: pages). Not protecting: kSafe.
+    // Looks `url` up locally without counting or deciding (for the urlguard: pages and tests): Checker::Check or
+    // Client::CheckLocal (no cache, no network), so kSafe, kHit or kInvalid. No lists: kSafe.
     urlguard::Verdict lookup(const QUrl &url) const;
 
     // The warning page for `url` (urlguard:warning?url=...). The page re-checks the URL itself; the query
@@ -129,9 +190,16 @@ public:
     static QString urlKey(const QUrl &url);
 
 signals:
+    // The open lists or the installed generation changed.
     void listsChanged();
+    void syncStarted();
+    void syncFinished();
     // A main-frame decision, for the status bar.
     void mainFrameChecked(const QUrl &url, const QString &summary);
+
+private slots:
+    // Follows the client's installed generation (Client::Stats().generation) and refreshes listCount().
+    void pollClient();
 
 private:
     struct PendingProceed
@@ -141,17 +209,34 @@ private:
     };
 
     static QSet<QString> matchKeys(const urlguard::Verdict &verdict);
-    void exempt(const QUrl &url, const QSet<QString> &matches);
-    bool exemptCovers(const QString &pageKey, const urlguard::Verdict &verdict) const;
+    struct Exemption
+    {
+        QSet<QString> matches; // accepted "list\nexpression" matches
+        bool proceeded = false; // the user chose to proceed (else only verification exempted it)
+    };
+
+    void exempt(const QUrl &url, const QSet<QString> &matches, bool proceeded);
+    // The exemption of `pageKey` when it covers every match of `verdict`, else null.
+    const Exemption *exemptCovers(const QString &pageKey, const urlguard::Verdict &verdict) const;
     QString summarize(const urlguard::Verdict &verdict) const;
+
+    void finishSync();
 
     ListSource m_source;
     std::shared_ptr<const urlguard::Checker> m_checker;
     std::vector<urlguard::ListInfo> m_lists;
+    std::shared_ptr<urlguard::Client> m_client;
+    quint64 m_clientGeneration = 0;
+    bool m_clientGenerationKnown = false;
+    int m_clientListCount = 0; // installed lists of m_client's generation m_clientGeneration
+    QTimer *m_pollTimer = nullptr;
+    bool m_syncing = false;
+    QFutureWatcher<SyncRun> *m_syncWatcher = nullptr;
+    SyncRun m_lastSync;
     ProtectionCounters m_counters;
     QHash<QString, PendingProceed> m_pendingTokens; // token -> what it unlocks
     QStringList m_tokenOrder;                       // oldest first, for eviction
-    QHash<QString, QSet<QString>> m_exempt;         // urlKey -> accepted "list\nexpression" matches
+    QHash<QString, Exemption> m_exempt;             // urlKey -> what was accepted, and how
     QStringList m_exemptOrder;                      // keys of m_exempt, oldest first, for eviction
 };
 

@@ -21,9 +21,19 @@ QString shownUrl(const QUrl &url)
     return text.toHtmlEscaped();
 }
 
-// The wording follows the list's threat type where the name says it; other lists get the generic headline.
-QString headline(const urlguard::Verdict &verdict)
+// The wording follows the threat type: the confirmed one when verification named it, else what the list names
+// say; other lists get the generic headline.
+QString headline(const urlguard::Verdict &verdict, const VerificationResult &verification)
 {
+    if (verification.state == VerificationResult::State::Confirmed && !verification.threat.isEmpty()) {
+        const QString threat = verification.threat.toLower();
+        if (threat == QLatin1String("phishing") || threat == QLatin1String("social_engineering"))
+            return QObject::tr("Deceptive site ahead");
+        if (threat == QLatin1String("malware"))
+            return QObject::tr("The site ahead may harm your computer");
+        if (threat == QLatin1String("unwanted") || threat == QLatin1String("unwanted_software"))
+            return QObject::tr("The site ahead offers unwanted software");
+    }
     for (const urlguard::Match &m : verdict.matches) {
         if (m.list == "phishing")
             return QObject::tr("Deceptive site ahead");
@@ -51,11 +61,13 @@ th, td { text-align: left; padding: 7px 10px; border-bottom: 1px solid rgba(255,
 th { font-size: 13px; text-transform: uppercase; letter-spacing: .04em; opacity: .85; }
 td.expr { font-family: "DejaVu Sans Mono", monospace; }
 .verification { font-size: 14px; background: rgba(255,255,255,.12); padding: 8px 12px; border-radius: 4px; }
+.verification.confirmed { background: rgba(0,0,0,.25); border-left: 4px solid #fff; }
 .buttons { margin-top: 26px; }
 button { font-family: inherit; font-size: 15px; border-radius: 4px; padding: 10px 22px; cursor: pointer;
          margin-right: 14px; }
 #back { background: #fff; color: #a8201a; border: 0; font-weight: bold; }
 #proceed { background: transparent; color: #fff; border: 1px solid rgba(255,255,255,.7); }
+button:focus-visible { outline: 2px solid #fff; outline-offset: 3px; }
 .note { font-size: 13px; opacity: .85; }
 )";
 
@@ -132,7 +144,7 @@ void WarningPageHandler::serveWarning(QWebEngineUrlRequestJob *job)
     }
     if (!m_verifier) {
         replyHtml(job,
-                  warningHtml(url, verdict, {VerificationResult::State::Unverified, tr("no verifier")},
+                  warningHtml(url, verdict, {VerificationResult::State::Unverified, tr("no verifier"), {}, {}},
                               m_protection->issueProceedToken(url, verdict)));
         return;
     }
@@ -191,11 +203,21 @@ QString WarningPageHandler::warningHtml(const QUrl &url, const urlguard::Verdict
     for (const QString &list : lists)
         boldLists.append(QStringLiteral("<b>%1</b>").arg(list.toHtmlEscaped()));
 
-    QString verificationText = tr("Verification: %1.").arg(verification.detail.toHtmlEscaped());
+    QString verificationText;
+    QString verificationClass = QStringLiteral("verification");
+    if (verification.state == VerificationResult::State::Confirmed && !verification.list.isEmpty()) {
+        verificationClass += QStringLiteral(" confirmed");
+        verificationText = tr("Verification: <b>%1</b>: the address is on the list <b>%2</b> as a <b>%3</b> "
+                              "threat.")
+                                   .arg(verification.detail.toHtmlEscaped(), verification.list.toHtmlEscaped(),
+                                        verification.threat.toHtmlEscaped());
+    } else {
+        verificationText = tr("Verification: %1.").arg(verification.detail.toHtmlEscaped());
+    }
     if (verification.state == VerificationResult::State::Unverified) {
         verificationText += QLatin1Char(' ')
-                + tr("A local match can be a filter false positive (about 1 in 1000 clean addresses) until a "
-                     "verification service confirms it.");
+                + tr("A local match can be a filter false positive (about 1 in 1000 clean addresses at the "
+                     "default rate) until a verification service confirms it.");
     }
 
     const QString body =
@@ -203,10 +225,10 @@ QString WarningPageHandler::warningHtml(const QUrl &url, const urlguard::Verdict
                     "<div class=\"icon\">!</div><h1 id=\"headline\">%1</h1>"
                     "<p>%2</p><div class=\"url\" id=\"url\">%3</div>"
                     "<table id=\"matches\"><tr><th>%4</th><th>%5</th><th>%6</th><th>%7</th></tr>%8</table>"
-                    "<p class=\"verification\" id=\"verification\">%9</p>"
+                    "<p class=\"%13\" id=\"verification\">%9</p>"
                     "<div class=\"buttons\"><button id=\"back\">%10</button>"
                     "<button id=\"proceed\">%11</button></div><p class=\"note\">%12</p>")
-                    .arg(headline(verdict),
+                    .arg(headline(verdict, verification),
                          (lists.size() == 1
                                   ? tr("urlguard stopped this page before it was requested: the address "
                                        "is on the threat list %1.")
@@ -215,7 +237,8 @@ QString WarningPageHandler::warningHtml(const QUrl &url, const urlguard::Verdict
                                  .arg(boldLists.join(QStringLiteral(", "))),
                          shownUrl(url), tr("List"), tr("Layer"), tr("Matched expression"), tr("List version"),
                          rows, verificationText, tr("Back to safety"), tr("Proceed anyway"),
-                         tr("If you proceed, this address is allowed for the rest of this session."));
+                         tr("If you proceed, this address is allowed for the rest of this session."),
+                         verificationClass);
     // The token is hex, so it is safe inside the script literal.
     const QString script = QLatin1String(kBackScript)
             + QStringLiteral("document.getElementById('proceed').addEventListener('click', function () {\n"

@@ -58,7 +58,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const urlguard::VerifyMatch& m : answer->matches) {
     if (!urlguard::IsValidListName(m.list)) Fail("invalid list accepted");
     if (!urlguard::IsValidLayerLabel(m.layer)) Fail("invalid layer accepted");
-    if (!urlguard::IsValidThreatLabel(m.threat)) Fail("invalid threat accepted");
+    if (!urlguard::IsValidThreatName(m.threat)) Fail("invalid threat accepted");
     if (m.cache_seconds < 0 || m.cache_seconds > urlguard::kMaxVerifyCacheSeconds)
       Fail("cache_seconds range");
   }

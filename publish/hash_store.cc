@@ -116,15 +116,6 @@ Status StepDone(sqlite3* db, sqlite3_stmt* stmt, std::string_view what) {
   return Status::Ok();
 }
 
-bool IsLowerIdentifier(std::string_view s, size_t max_bytes) {
-  if (s.empty() || s.size() > max_bytes) return false;
-  for (char c : s) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
-    if (!ok) return false;
-  }
-  return true;
-}
-
 std::string_view ColumnText(sqlite3_stmt* stmt, int column) {
   const unsigned char* text = sqlite3_column_text(stmt, column);
   const int size = sqlite3_column_bytes(stmt, column);
@@ -134,7 +125,6 @@ std::string_view ColumnText(sqlite3_stmt* stmt, int column) {
 
 }  // namespace
 
-bool IsValidThreatName(std::string_view threat) { return IsLowerIdentifier(threat, kMaxThreatNameBytes); }
 
 // One SQLite connection and its prepared statements. Used by one thread at a time (the pool hands it out), so
 // it is opened with SQLITE_OPEN_NOMUTEX.

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "core/layer_kind.h"
+#include "core/list_name.h"
 #include "core/sha256.h"
 #include "urlguard/status.h"
 
@@ -49,13 +50,10 @@ constexpr size_t kMaxLookupPrefixes = 1024;
 // distributed keys a 4-byte prefix matches n / 2^32 records on average (0.002 for a million keys).
 constexpr size_t kMaxLookupRecords = 100000;
 // Threat names: 1 to 64 bytes of [a-z0-9_-] (like list names), so they need no escaping anywhere.
-constexpr size_t kMaxThreatNameBytes = 64;
 // Connections a store opens at most (they are opened on demand).
 constexpr int kDefaultHashStoreConnections = 4;
 constexpr int kMaxHashStoreConnections = 64;
 
-// True for 1-64 bytes of [a-z0-9_-].
-bool IsValidThreatName(std::string_view threat);
 
 // One full hash of one list layer.
 struct FullHashRecord {
@@ -68,9 +66,6 @@ struct FullHashRecord {
 };
 
 // The 4-byte prefix of a digest: its first 4 bytes as a big-endian integer (what the verify API sends).
-inline uint32_t DigestPrefix32(const Sha256Digest& d) {
-  return (uint32_t{d[0]} << 24) | (uint32_t{d[1]} << 16) | (uint32_t{d[2]} << 8) | uint32_t{d[3]};
-}
 
 class FullHashStore {
  public:

@@ -3,7 +3,8 @@
 #   1. a -Werror build with the Qt demo browser and the whole CTest suite (unit, end-to-end, C API, CLI, install,
 #      headless browser),
 #   2. an ASan+UBSan build and the same suite,
-#   3. each libFuzzer target for a few seconds on its own (clang).
+#   3. a ThreadSanitizer build of the concurrency tests (lookups during generation swaps),
+#   4. each libFuzzer target for a few seconds on its own (clang).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh --with-qt
@@ -23,6 +24,15 @@ run_suite() {  # NAME BUILD_DIR CMAKE_ARGS...
 run_suite "release" build-test -DCMAKE_BUILD_TYPE=RelWithDebInfo -DURLGUARD_BUILD_DEMO=ON
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   run_suite "asan+ubsan" build-asan -DCMAKE_BUILD_TYPE=Debug -DURLGUARD_SANITIZE=ON
+
+echo "== tsan: concurrent lookups during generation swaps (in-process) =="
+cmake -S . -B build-tsan -G Ninja -DURLGUARD_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo -DURLGUARD_SANITIZE_THREAD=ON \
+  > build-tsan.log 2>&1 || { tail -40 build-tsan.log; exit 1; }
+cmake --build build-tsan -j"$jobs" --target client_e2e_test checker_e2e_test sync_store_test urlguard_cli \
+  >> build-tsan.log 2>&1 || { grep -E "error|FAILED" -A3 build-tsan.log | head -60; exit 1; }
+# The fork-based cross-process tests run in the other suites (TSan does not support fork from a threaded process).
+GTEST_FILTER="-*1000Swaps*:*KillNine*" TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+  ctest --test-dir build-tsan -R "client_e2e_test|checker_e2e_test|sync_store_test" --output-on-failure
 
 echo "== fuzz smoke: every target ${fuzz_seconds}s =="
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DURLGUARD_FUZZ=ON -DURLGUARD_BUILD_TESTS=OFF \

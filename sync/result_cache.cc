@@ -441,7 +441,7 @@ ResultCache::Lookup ResultCache::Find(const Sha256Digest& full_hash, const std::
       positive_seen = true;
       const std::string_view threat = ColumnText(s, 1);
       // Spec (docs/cache-schema.md §3, rule 1): a live positive entry answers "malicious".
-      if (sqlite3_column_int64(s, 2) > now_unix && IsValidThreatLabel(threat)) {
+      if (sqlite3_column_int64(s, 2) > now_unix && IsValidThreatName(threat)) {
         out.answer = Answer::kMalicious;
         out.list = list;
         out.threat = std::string(threat);
@@ -455,7 +455,7 @@ ResultCache::Lookup ResultCache::Find(const Sha256Digest& full_hash, const std::
   if (rc == SQLITE_DONE && !positive_seen) {
     sqlite3_stmt* s = db.find_negative.get();
     ResetOnExit reset(s);
-    sqlite3_bind_int64(s, 1, HashPrefix32(full_hash));
+    sqlite3_bind_int64(s, 1, DigestPrefix32(full_hash));
     sqlite3_bind_text(s, 2, list.data(), static_cast<int>(list.size()), SQLITE_STATIC);
     sqlite3_bind_int64(s, 3, static_cast<int64_t>(list_version));
     rc = sqlite3_step(s);
@@ -479,7 +479,7 @@ void ResultCache::StorePositive(const Sha256Digest& full_hash, const std::string
                                 const std::string& layer, const std::string& threat, int64_t expires_unix,
                                 int64_t now_unix) {
   std::lock_guard<std::mutex> lock(mutex_);
-  StoreLocked(/*positive=*/true, &full_hash, HashPrefix32(full_hash), list, list_version, layer, threat,
+  StoreLocked(/*positive=*/true, &full_hash, DigestPrefix32(full_hash), list, list_version, layer, threat,
               expires_unix, now_unix);
 }
 
@@ -496,7 +496,7 @@ void ResultCache::StoreLocked(bool positive, const Sha256Digest* full_hash, uint
   // Validated here as well as by the schema's CHECKs, so a caller bug never reaches the file as a failed
   // transaction that looks like an I/O problem.
   bool valid = IsValidListName(list) && list_version != 0;
-  if (positive) valid = valid && IsValidLayerLabel(layer) && IsValidThreatLabel(threat);
+  if (positive) valid = valid && IsValidLayerLabel(layer) && IsValidThreatName(threat);
   assert(valid && "ResultCache: store with an invalid list, version, layer or threat");
   if (!valid || expires_unix <= now_unix) return;
   if (!ReadyLocked()) return;

@@ -52,6 +52,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/list_name.h"
 #include "core/sha256.h"
 #include "urlguard/status.h"
 
@@ -72,25 +73,13 @@ constexpr int kCacheBusyTimeoutMs = 50;
 // A disabled cache (locked or unwritable at open) tries to open again at most this often.
 constexpr int64_t kCacheReopenIntervalSeconds = 60;
 // Threat names: 1 to 64 bytes of [a-z0-9_-] (the same rule as list names and the server's threat names).
-constexpr size_t kMaxThreatLabelBytes = 64;
 
 // True for 1-64 bytes of [a-z0-9_-].
-constexpr bool IsValidThreatLabel(std::string_view threat) {
-  if (threat.empty() || threat.size() > kMaxThreatLabelBytes) return false;
-  for (char c : threat) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
-    if (!ok) return false;
-  }
-  return true;
-}
 
 // True for "domain", "url" and "ip" (core/layer_kind.h LayerKindName).
 bool IsValidLayerLabel(std::string_view layer);
 
 // The 4-byte prefix of a full hash as the verify API sends it: its first 4 bytes as a big-endian integer.
-constexpr uint32_t HashPrefix32(const Sha256Digest& d) {
-  return (uint32_t{d[0]} << 24) | (uint32_t{d[1]} << 16) | (uint32_t{d[2]} << 8) | uint32_t{d[3]};
-}
 
 struct ResultCacheOptions {
   // Rows per table, >= 1.

@@ -96,7 +96,7 @@ Status ReadMatch(const Json& element, size_t index, VerifyMatch* out) {
   }
   out->layer = *layer;
   const std::string* threat = ReadString(element, "threat");
-  if (threat == nullptr || !IsValidThreatLabel(*threat)) {
+  if (threat == nullptr || !IsValidThreatName(*threat)) {
     return ResponseError(name + ".threat", "missing or not 1-64 bytes of [a-z0-9_-]");
   }
   out->threat = *threat;
@@ -148,11 +148,11 @@ void StoreAnswer(const VerifyAnswer& answer, const std::vector<const LocalHit*>&
   // cache_seconds 0, leaves no negative entry either).
   std::set<std::tuple<uint32_t, std::string, uint64_t>> stored;
   for (const LocalHit* hit : asked_hits) {
-    const uint32_t prefix = HashPrefix32(hit->full_hash);
+    const uint32_t prefix = DigestPrefix32(hit->full_hash);
     if (!stored.emplace(prefix, hit->list, hit->list_version).second) continue;
     int64_t expires = now_unix + answer.negative_cache_seconds;
     for (const VerifyMatch& m : answer.matches) {
-      if (m.list == hit->list && HashPrefix32(m.sha256) == prefix) {
+      if (m.list == hit->list && DigestPrefix32(m.sha256) == prefix) {
         expires = std::min(expires, now_unix + m.cache_seconds);
       }
     }
@@ -233,7 +233,7 @@ Result<VerifyAnswer> Verify(Fetcher& fetcher, const std::string& server_base_url
   if (!answer.ok()) return answer.status().WithContext("verify");
   const std::set<uint32_t> asked(prefixes.begin(), prefixes.end());
   for (size_t i = 0; i < answer->matches.size(); ++i) {
-    if (asked.count(HashPrefix32(answer->matches[i].sha256)) == 0) {
+    if (asked.count(DigestPrefix32(answer->matches[i].sha256)) == 0) {
       return Status::Corruption("verify: matches[" + std::to_string(i) + "] has a prefix that was not asked");
     }
   }
@@ -296,7 +296,7 @@ DecideResult Decide(const std::vector<LocalHit>& hits, int64_t now_unix, ResultC
   // ... and if undecided, ask the verification API with the hits' 4-byte prefixes only.
   std::vector<uint32_t> prefixes;
   for (const LocalHit* hit : undecided) {
-    const uint32_t prefix = HashPrefix32(hit->full_hash);
+    const uint32_t prefix = DigestPrefix32(hit->full_hash);
     if (std::find(prefixes.begin(), prefixes.end(), prefix) == prefixes.end()) prefixes.push_back(prefix);
   }
   std::vector<VerifyMatch> matches;
@@ -314,7 +314,7 @@ DecideResult Decide(const std::vector<LocalHit>& hits, int64_t now_unix, ResultC
     if (cache != nullptr) {
       std::vector<const LocalHit*> asked;
       for (const LocalHit* hit : undecided) {
-        const uint32_t prefix = HashPrefix32(hit->full_hash);
+        const uint32_t prefix = DigestPrefix32(hit->full_hash);
         if (std::find(chunk.begin(), chunk.end(), prefix) != chunk.end()) asked.push_back(hit);
       }
       StoreAnswer(*answer, asked, now_unix, cache);

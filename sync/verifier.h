@@ -46,7 +46,7 @@ struct VerifyMatch {
   Sha256Digest sha256{};
   std::string list;           // IsValidListName
   std::string layer;          // "domain", "url" or "ip"
-  std::string threat;         // IsValidThreatLabel
+  std::string threat;         // IsValidThreatName
   int64_t cache_seconds = 0;  // 0 .. kMaxVerifyCacheSeconds; 0 = do not cache
 
   bool operator==(const VerifyMatch&) const = default;

@@ -302,7 +302,7 @@ class VerifyServer {
     std::string out = "{\"matches\":[";
     bool first = true;
     for (const Record& r : records_) {
-      if (asked.count(HashPrefix32(r.sha256)) == 0) continue;
+      if (asked.count(DigestPrefix32(r.sha256)) == 0) continue;
       if (!first) out += ',';
       first = false;
       out += MatchJson(r.sha256, r.list, r.layer, r.threat, positive_cache_seconds_);
@@ -486,7 +486,7 @@ TEST_F(VerifierTest, FalsePositiveIsVerifiedSafeAndOnlyPrefixesLeaveTheDevice) {
   ASSERT_EQ(server_.requests(), 1);
   const std::string body = server_.bodies()[0];
   EXPECT_EQ(VerifyServer::PrefixesOf(body),
-            (std::vector<uint32_t>{HashPrefix32(hits[0].full_hash), HashPrefix32(hits[1].full_hash)}));
+            (std::vector<uint32_t>{DigestPrefix32(hits[0].full_hash), DigestPrefix32(hits[1].full_hash)}));
   EXPECT_EQ(body.find("innocent"), std::string::npos) << body;
   EXPECT_EQ(body.find(url), std::string::npos) << body;
   for (const LocalHit& hit : hits) {

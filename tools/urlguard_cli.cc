@@ -262,7 +262,10 @@ int RunCheck(bool json, bool timing, const SourceOptions& so, const std::vector<
     }
     std::cerr << "checked " << count << " inputs: first pass " << std::llround(total_ns / count)
               << " ns per lookup (cold), then " << std::llround(elapsed * 1e9 / static_cast<double>(warm))
-              << " ns per lookup warm over " << warm << " repeats (canonicalize + hash + probe, one thread)\n";
+              << " ns per lookup warm over " << warm << " repeats, one thread ("
+              << (so.verify ? "local lookup, plus the result cache or the verify API for local hits"
+                            : "canonicalize + hash + probe")
+              << ")\n";
   }
   return exit_code;
 }
@@ -405,8 +408,12 @@ int RunSync(const std::string& dir, const std::string& server, const std::vector
       for (const urlguard::SyncReport& r : (*syncer)->RunDue(now, /*force=*/first)) {
         std::cout << r.list << ": " << r.result;
         if (r.result == "updated") {
-          std::cout << " version " << r.from_version << " -> " << r.to_version << " ("
-                    << (r.used_diff ? "diff" : "full snapshot") << ", " << r.bytes << " bytes)";
+          if (r.from_version == 0) {
+            std::cout << ": installed version " << r.to_version;
+          } else {
+            std::cout << " version " << r.from_version << " -> " << r.to_version;
+          }
+          std::cout << " (" << (r.used_diff ? "diff" : "full snapshot") << ", " << r.bytes << " bytes downloaded)";
         } else if (r.to_version) {
           std::cout << " (version " << r.to_version << ")";
         }
