@@ -1,0 +1,171 @@
+// Copyright urlguard authors.
+//
+// urlguardd as systemd runs it: a real process against the reference server on loopback. It must say READY=1 on
+// $NOTIFY_SOCKET once its lists are mapped, answer /v1/check, /status and /metrics, reload on SIGHUP, stop cleanly
+// on SIGTERM, and refuse to start while another process holds the data directory.
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <chrono>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "platform/env.h"
+#include "publish/publisher.h"
+#include "publish/server.h"
+#include "sync/signature.h"
+#include "tests/test_util.h"
+
+namespace urlguard {
+namespace {
+
+// Receives sd_notify datagrams like systemd does.
+class NotifySocket {
+ public:
+  explicit NotifySocket(const std::string& path) : path_(path) {
+    fd_ = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
+    ::unlink(path.c_str());
+    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    timeval tv{1, 0};
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  }
+  ~NotifySocket() {
+    ::close(fd_);
+    ::unlink(path_.c_str());
+  }
+  // Waits up to `seconds` for a datagram containing `what`.
+  bool WaitFor(const std::string& what, int seconds) {
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+    char buf[1024];
+    while (std::chrono::steady_clock::now() < until) {
+      ssize_t n = ::recv(fd_, buf, sizeof buf - 1, 0);
+      if (n > 0 && std::string(buf, static_cast<size_t>(n)).find(what) != std::string::npos) return true;
+    }
+    return false;
+  }
+
+ private:
+  std::string path_;
+  int fd_;
+};
+
+pid_t Spawn(const std::vector<std::string>& args, const std::string& notify_socket, const std::string& log) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (!notify_socket.empty()) setenv("NOTIFY_SOCKET", notify_socket.c_str(), 1);
+    FILE* f = std::freopen(log.c_str(), "w", stderr);
+    (void)f;
+    std::vector<char*> argv;
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+int WaitExit(pid_t pid, int seconds) {
+  for (int i = 0; i < seconds * 20; ++i) {
+    int status;
+    if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  return -1;
+}
+
+TEST(Daemon, ServesLookupsStatusMetricsAndStopsCleanly) {
+  const std::string root = testing::ScratchDir("daemon");
+  SigningKey key = std::move(SigningKey::Generate()).value();
+  testing::WriteFileOrDie(root + "/pub.pem", key.PublicPem());
+  testing::WriteFileOrDie(root + "/feed.txt", "evil.example\nhttp://secure-bank.example/login.php\n");
+  PublishOptions po;
+  po.repo_dir = root + "/repo";
+  po.list = "phishing";
+  po.inputs = {*ParseFeedSpec("plain:" + root + "/feed.txt")};
+  ASSERT_TRUE(Publish(Env::Default(), key, po).ok());
+  ServerOptions so;
+  so.repo_dir = po.repo_dir;
+  auto server = Server::Start(so);
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  const std::string url = "http://127.0.0.1:" + std::to_string((*server)->port());
+  const int api_port = 20000 + static_cast<int>(getpid() % 20000);
+
+  NotifySocket notify(root + "/notify.sock");
+  const std::vector<std::string> args = {testing::BinPath("urlguardd"), "--data-dir", root + "/data", "--server", url,
+                                         "--public-key", root + "/pub.pem", "--list", "phishing", "--listen",
+                                         "127.0.0.1:" + std::to_string(api_port)};
+  pid_t pid = Spawn(args, root + "/notify.sock", root + "/daemon.log");
+  ASSERT_TRUE(notify.WaitFor("READY=1", 20)) << testing::ReadFileOrDie(root + "/daemon.log");
+
+  // A second daemon on the same data directory refuses to start.
+  pid_t second = Spawn(args, "", root + "/second.log");
+  EXPECT_EQ(WaitExit(second, 20), 1);
+  EXPECT_NE(testing::ReadFileOrDie(root + "/second.log").find("another urlguard process"), std::string::npos);
+
+  httplib::Client api("127.0.0.1", api_port);
+  api.set_read_timeout(10, 0);
+  // The first sync runs within a minute of start (jitter); wait until the list is installed.
+  nlohmann::json status;
+  for (int i = 0; i < 140; ++i) {
+    auto r = api.Get("/status");
+    ASSERT_TRUE(r) << "no answer from the daemon";
+    status = nlohmann::json::parse(r->body);
+    if (!status["lists"].empty() && status["lists"][0]["version"] == 1) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  ASSERT_EQ(status["lists"][0]["version"], 1) << status.dump();
+  EXPECT_EQ(status["lists"][0]["last_sync_result"], "ok");
+  EXPECT_EQ(status["lists"][0]["stale"], false);
+
+  auto hit = api.Get("/v1/check?url=" + httplib::detail::encode_query_param("http://login.evil.example/x"));
+  ASSERT_TRUE(hit);
+  auto hj = nlohmann::json::parse(hit->body);
+  EXPECT_EQ(hj["verdict"], "malicious") << hit->body;
+  EXPECT_EQ(hj["list"], "phishing");
+  auto clean = api.Get("/v1/check?url=" + httplib::detail::encode_query_param("https://www.wikipedia.org/"));
+  ASSERT_TRUE(clean);
+  EXPECT_EQ(nlohmann::json::parse(clean->body)["verdict"], "safe");
+  auto bad = api.Get("/v1/check");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400);
+
+  auto metrics = api.Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_NE(metrics->body.find("urlguard_lookups_total{verdict=\"malicious\"} 1"), std::string::npos) << metrics->body;
+  EXPECT_NE(metrics->body.find("urlguard_list_version{list=\"phishing\"} 1"), std::string::npos);
+  EXPECT_NE(metrics->body.find("urlguard_sync_attempts_total{result=\"updated\"} 1"), std::string::npos);
+
+  // SIGHUP reloads (and keeps serving); SIGTERM stops with status 0 and says so to systemd.
+  kill(pid, SIGHUP);
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  auto after = api.Get("/v1/check?url=" + httplib::detail::encode_query_param("http://evil.example/"));
+  ASSERT_TRUE(after);
+  EXPECT_EQ(nlohmann::json::parse(after->body)["verdict"], "malicious");
+  EXPECT_NE(testing::ReadFileOrDie(root + "/daemon.log").find("reloaded"), std::string::npos);
+  kill(pid, SIGTERM);
+  EXPECT_TRUE(notify.WaitFor("STOPPING=1", 10));
+  EXPECT_EQ(WaitExit(pid, 20), 0);
+}
+
+TEST(Daemon, RefusesNonLoopbackListenAddress) {
+  const std::string root = testing::ScratchDir("daemon-listen");
+  testing::WriteFileOrDie(root + "/pub.pem", std::move(SigningKey::Generate()).value().PublicPem());
+  auto r = testing::RunCommand(testing::BinPath("urlguardd") + " --data-dir " + root + "/data --server http://127.0.0.1:1" +
+                               " --public-key " + root + "/pub.pem --list x --listen 0.0.0.0:8089", "", root + "/err");
+  EXPECT_EQ(r.exit_code, 4);
+}
+
+}  // namespace
+}  // namespace urlguard
