@@ -90,12 +90,59 @@ Result<std::shared_ptr<const Generation>> LoadGeneration(Env* env, const std::st
   return last;
 }
 
+// The current generation, swapped without making lookups wait: a two-slot reader-count scheme (the "left-right"
+// pattern). Readers announce themselves on the current slot's counter and re-check the epoch (retrying if a swap
+// slipped in); the single writer fills the other slot only after that slot's readers have drained, then bumps
+// the epoch. Readers never block or take a lock; the writer waits for lookups of the generation before the previous
+// one (microseconds). std::atomic<std::shared_ptr> was the first choice, but libstdc++ 12 implements it with an
+// internal spin lock that readers also take, and ThreadSanitizer reports its unsynchronized pointer reads.
+class GenerationSlots {
+ public:
+  class Ref {
+   public:
+    Ref(const GenerationSlots* s, int slot) : s_(s), slot_(slot) {}
+    Ref(const Ref&) = delete;
+    Ref& operator=(const Ref&) = delete;
+    ~Ref() { s_->readers_[slot_].fetch_sub(1, std::memory_order_seq_cst); }
+    const Generation& operator*() const { return *s_->slots_[slot_]; }
+    const Generation* operator->() const { return s_->slots_[slot_].get(); }
+
+   private:
+    const GenerationSlots* s_;
+    int slot_;
+  };
+
+  Ref Acquire() const {
+    for (;;) {
+      uint64_t e = epoch_.load(std::memory_order_seq_cst);
+      int slot = static_cast<int>(e & 1);
+      readers_[slot].fetch_add(1, std::memory_order_seq_cst);
+      if (epoch_.load(std::memory_order_seq_cst) == e) return Ref(this, slot);
+      readers_[slot].fetch_sub(1, std::memory_order_seq_cst);  // a swap slipped in: use the new slot
+    }
+  }
+
+  // Single writer (callers serialize).
+  void Publish(std::shared_ptr<const Generation> next) {
+    uint64_t e = epoch_.load(std::memory_order_seq_cst);
+    int target = static_cast<int>((e + 1) & 1);
+    while (readers_[target].load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
+    slots_[target] = std::move(next);  // the old generation in this slot (two swaps ago) is freed here
+    epoch_.fetch_add(1, std::memory_order_seq_cst);
+  }
+
+ private:
+  std::atomic<uint64_t> epoch_{0};
+  mutable std::atomic<uint64_t> readers_[2] = {0, 0};
+  std::shared_ptr<const Generation> slots_[2] = {std::make_shared<Generation>(), std::make_shared<Generation>()};
+};
+
 }  // namespace
 
 struct Client::Impl {
   ClientOptions options;
   Env* env = Env::Default();
-  std::atomic<std::shared_ptr<const Generation>> current;
+  GenerationSlots current;  // Publish() is serialized by refresh_mu (and Open, before any reader exists)
   std::unordered_set<Sha256Digest, DigestHash> allowlist;
   std::unique_ptr<ResultCache> cache;
   std::unique_ptr<Fetcher> fetcher;  // verification (deadline-bound timeouts); null when offline
@@ -123,7 +170,8 @@ struct Client::Impl {
   bool stop_worker = false;
   std::thread worker;
 
-  Verdict Decide(const Generation& g, const LookupScratch& s, Verdict v) const;
+  static std::vector<LocalHit> LocalHits(const Generation& g, const LookupScratch& s);
+  Verdict Decide(const std::vector<LocalHit>& hits, Verdict v) const;
 };
 
 Client::Client(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -161,7 +209,7 @@ Result<std::unique_ptr<Client>> Client::Open(const ClientOptions& options) {
   }
   auto gen = LoadGeneration(impl->env, options.data_dir);
   if (!gen.ok()) return gen.status().WithContext(options.data_dir);
-  impl->current.store(*gen);
+  impl->current.Publish(*gen);
   impl->cache = ResultCache::Open(JoinPath(options.data_dir, "cache.sqlite"));
   if (!options.server_url.empty() && options.verify) {
     FetcherOptions fo;
@@ -206,12 +254,14 @@ Result<std::unique_ptr<Client>> Client::Open(const ClientOptions& options) {
 Status Client::Refresh() {
   std::lock_guard<std::mutex> l(impl_->refresh_mu);
   auto state = ReadStoreState(impl_->env, impl_->options.data_dir);
-  std::shared_ptr<const Generation> cur = impl_->current.load();
   if (!state.ok()) return state.status().code() == StatusCode::kNotFound ? Status::Ok() : state.status();
-  if (state->generation == cur->number && !cur->state.lists.empty() == !state->lists.empty()) return Status::Ok();
+  {
+    auto cur = impl_->current.Acquire();
+    if (state->generation == cur->number && !cur->state.lists.empty() == !state->lists.empty()) return Status::Ok();
+  }
   auto gen = LoadGeneration(impl_->env, impl_->options.data_dir);
   if (!gen.ok()) return gen.status();  // the current generation keeps serving; the watcher tries again
-  impl_->current.store(*gen);  // lookups in flight keep the old generation alive through their shared_ptr
+  impl_->current.Publish(*gen);  // lookups in flight finish on the old generation
   impl_->swaps.fetch_add(1, std::memory_order_relaxed);
   return Status::Ok();
 }
@@ -262,7 +312,7 @@ Verdict LocalVerdict(const Generation& g, const Status& canon, const LookupScrat
 }  // namespace
 
 Verdict Client::CheckLocal(std::string_view url) const {
-  std::shared_ptr<const Generation> g = impl_->current.load();
+  auto g = impl_->current.Acquire();
   LookupScratch& s = ThreadScratch();
   Status canon = g->chain.LookupUrl(url, &s);
   Verdict v = LocalVerdict(*g, canon, s);
@@ -271,30 +321,34 @@ Verdict Client::CheckLocal(std::string_view url) const {
 }
 
 Verdict Client::Check(std::string_view url) const {
-  std::shared_ptr<const Generation> g = impl_->current.load();
-  LookupScratch& s = ThreadScratch();
-  Status canon = g->chain.LookupUrl(url, &s);
-  Verdict v = LocalVerdict(*g, canon, s);
-  impl_->lookups.fetch_add(1, std::memory_order_relaxed);
-  if (v.kind != VerdictKind::kInvalid) {
-    const int64_t now = impl_->env->NowUnixSeconds();
-    v.stale = AnyStale(*g, now);
-    // The allowlist overrides: any of the URL's own expressions listed there lets it through.
-    if (!impl_->allowlist.empty()) {
+  Verdict v;
+  std::vector<LocalHit> hits;
+  {
+    auto g = impl_->current.Acquire();
+    LookupScratch& s = ThreadScratch();
+    Status canon = g->chain.LookupUrl(url, &s);
+    v = LocalVerdict(*g, canon, s);
+    if (v.kind != VerdictKind::kInvalid) {
+      v.stale = AnyStale(*g, impl_->env->NowUnixSeconds());
+      // The allowlist overrides: any of the URL's own expressions listed there lets it through.
       bool allowed = false;
-      for (size_t i = 0; i < s.expressions.size() && !allowed; ++i) allowed = impl_->allowlist.count(s.digests[i]) > 0;
+      for (size_t i = 0; i < s.expressions.size() && !allowed && !impl_->allowlist.empty(); ++i) {
+        allowed = impl_->allowlist.count(s.digests[i]) > 0;
+      }
       if (allowed) {
         v.kind = VerdictKind::kSafe;
         v.allowlisted = true;
       }
+      if (v.kind == VerdictKind::kHit) hits = Impl::LocalHits(*g, s);
     }
-    if (v.kind == VerdictKind::kHit) v = impl_->Decide(*g, s, std::move(v));
-  }
+  }  // the generation is released before any cache or network work
+  impl_->lookups.fetch_add(1, std::memory_order_relaxed);
+  if (v.kind == VerdictKind::kHit) v = impl_->Decide(hits, std::move(v));
   impl_->by_verdict[static_cast<int>(v.kind)].fetch_add(1, std::memory_order_relaxed);
   return v;
 }
 
-Verdict Client::Impl::Decide(const Generation& g, const LookupScratch& s, Verdict v) const {
+std::vector<LocalHit> Client::Impl::LocalHits(const Generation& g, const LookupScratch& s) {
   std::vector<LocalHit> hits;
   for (size_t i = 0; i < s.hit_count; ++i) {
     const LookupHit& h = s.hits[i];
@@ -305,6 +359,10 @@ Verdict Client::Impl::Decide(const Generation& g, const LookupScratch& s, Verdic
     lh.emergency = g.lists[h.list].emergency;
     hits.push_back(std::move(lh));
   }
+  return hits;
+}
+
+Verdict Client::Impl::Decide(const std::vector<LocalHit>& hits, Verdict v) const {
   const int64_t now = env->NowUnixSeconds();
   auto t0 = std::chrono::steady_clock::now();
   Fetcher* f = options.verify ? fetcher.get() : nullptr;
@@ -364,11 +422,11 @@ Result<std::vector<SyncReport>> Client::SyncNow() {
 }
 
 std::vector<ListStatus> Client::Lists() const {
-  std::shared_ptr<const Generation> g = impl_->current.load();
+  const StoreState state = impl_->current.Acquire()->state;  // a copy: no file I/O while holding a generation
   LoadedSyncState sched = LoadSyncState(impl_->env, impl_->options.data_dir);
   const int64_t now = impl_->env->NowUnixSeconds();
   std::vector<ListStatus> out;
-  for (const ListState& l : g->state.lists) {
+  for (const ListState& l : state.lists) {
     ListStatus st;
     st.name = l.list;
     if (l.installed) {
@@ -404,7 +462,7 @@ ClientStats Client::Stats() const {
   s.verification_seconds = static_cast<double>(impl_->verification_ns.load(std::memory_order_relaxed)) / 1e9;
   s.cache_hits = impl_->cache ? impl_->cache->hits() : 0;
   s.cache_misses = impl_->cache ? impl_->cache->misses() : 0;
-  s.generation = impl_->current.load()->number;
+  s.generation = impl_->current.Acquire()->number;
   s.swaps = impl_->swaps.load(std::memory_order_relaxed);
   return s;
 }
