@@ -12,6 +12,8 @@
 #include <cstring>
 
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <chrono>
 #include <random>
 #include <thread>
@@ -139,6 +141,28 @@ TEST_F(ClientE2E, FreshSyncThenCleanListedAndVerifiedFalsePositive) {
   EXPECT_EQ(lists[0].version, 1u);
   EXPECT_EQ(lists[0].last_sync_result, "ok");
   EXPECT_GT(lists[0].next_sync_unix, 0);
+}
+
+TEST_F(ClientE2E, AsyncChecksDeliverVerdictsOnAWorker) {
+  auto client = OpenClient();
+  ASSERT_TRUE(client->SyncNow().ok());
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<Verdict> got;
+  int accepted = 0;
+  for (int i = 0; i < 20; ++i) {
+    accepted += client->CheckAsync(i % 2 ? kListed : kClean, [&](Verdict v) {
+      std::lock_guard<std::mutex> l(mu);
+      got.push_back(std::move(v));
+      cv.notify_all();
+    });
+  }
+  std::unique_lock<std::mutex> l(mu);
+  ASSERT_TRUE(cv.wait_for(l, std::chrono::seconds(30), [&] { return static_cast<int>(got.size()) == accepted; }));
+  EXPECT_EQ(accepted, 20);
+  int malicious = 0;
+  for (const Verdict& v : got) malicious += v.kind == VerdictKind::kMalicious;
+  EXPECT_EQ(malicious, 10);
 }
 
 TEST_F(ClientE2E, DiffUpdatesSwapInWhileLookupsContinue) {

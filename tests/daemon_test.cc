@@ -159,6 +159,40 @@ TEST(Daemon, ServesLookupsStatusMetricsAndStopsCleanly) {
   EXPECT_EQ(WaitExit(pid, 20), 0);
 }
 
+// Key rotation through the tools: a list signed only by a new key is refused until the client is given a rotation
+// statement signed by the key it trusts; a forged statement is refused.
+TEST(Tools, KeyRotationMovesTrustOnlyThroughASignedStatement) {
+  const std::string root = testing::ScratchDir("rotation");
+  const std::string pub = testing::BinPath("urlguard-publish");
+  ASSERT_EQ(testing::RunCommand(pub + " keygen --out " + root + "/old").exit_code, 0);
+  ASSERT_EQ(testing::RunCommand(pub + " keygen --out " + root + "/new").exit_code, 0);
+  ASSERT_EQ(testing::RunCommand(pub + " rotate --key " + root + "/old/urlguard-ed25519.pem --new-key " + root +
+                                "/new/urlguard-ed25519.pub.pem --out " + root + "/rotation.txt").exit_code, 0);
+  testing::WriteFileOrDie(root + "/feed.txt", "evil.example\n");
+  ASSERT_EQ(testing::RunCommand(pub + " publish --repo " + root + "/repo --key " + root +
+                                "/new/urlguard-ed25519.pem --list phishing --input " + root + "/feed.txt").exit_code, 0);
+  ServerOptions so;
+  so.repo_dir = root + "/repo";
+  auto server = Server::Start(so);
+  ASSERT_TRUE(server.ok());
+  const std::string sync = testing::BinPath("urlguard") + " sync --once --list phishing --server http://127.0.0.1:" +
+                           std::to_string((*server)->port()) + " --public-key " + root + "/old/urlguard-ed25519.pub.pem";
+  auto untrusted = testing::RunCommand(sync + " --data-dir " + root + "/d1");
+  EXPECT_EQ(untrusted.exit_code, 2);
+  EXPECT_NE(untrusted.out.find("untrusted key"), std::string::npos) << untrusted.out;
+
+  std::string forged = testing::ReadFileOrDie(root + "/rotation.txt");
+  forged[forged.size() / 3] ^= 0x01;
+  testing::WriteFileOrDie(root + "/forged.txt", forged);
+  EXPECT_EQ(testing::RunCommand(sync + " --data-dir " + root + "/d2 --key-rotation " + root + "/forged.txt", "",
+                                root + "/forged.err").exit_code, 2);
+  EXPECT_NE(testing::ReadFileOrDie(root + "/forged.err").find("key rotation refused"), std::string::npos);
+
+  auto rotated = testing::RunCommand(sync + " --data-dir " + root + "/d3 --key-rotation " + root + "/rotation.txt");
+  EXPECT_EQ(rotated.exit_code, 0) << rotated.out;
+  EXPECT_NE(rotated.out.find("installed version 1"), std::string::npos) << rotated.out;
+}
+
 TEST(Daemon, RefusesNonLoopbackListenAddress) {
   const std::string root = testing::ScratchDir("daemon-listen");
   testing::WriteFileOrDie(root + "/pub.pem", std::move(SigningKey::Generate()).value().PublicPem());

@@ -27,6 +27,7 @@
 #include "core/url_extract.h"
 #include "publish/list_builder.h"
 #include "platform/env.h"
+#include "sync/key_rotation.h"
 #include "sync/signature.h"
 #include "sync/syncer.h"
 #include "urlguard/checker.h"
@@ -370,7 +371,8 @@ int RunPlan(uint64_t n, double p) {
 }
 
 int RunSync(const std::string& dir, const std::string& server, const std::vector<std::string>& key_files,
-            const std::vector<std::string>& lists, bool once, const std::string& ca_bundle) {
+            const std::vector<std::string>& rotation_files, const std::vector<std::string>& lists, bool once,
+            const std::string& ca_bundle) {
   urlguard::Env* env = urlguard::Env::Default();
   urlguard::SyncerOptions so;
   so.data_dir = dir;
@@ -389,6 +391,24 @@ int RunSync(const std::string& dir, const std::string& server, const std::vector
       return kExitInvalid;
     }
     so.trusted_keys.push_back(*k);
+  }
+  // Key rotation: a new key is trusted only through statements signed by an already trusted key, in order.
+  std::vector<std::string> statements;
+  for (const std::string& f : rotation_files) {
+    auto st = env->ReadFile(f, urlguard::kMaxRotationStatementBytes);
+    if (!st.ok()) {
+      std::cerr << "urlguard sync: " << st.status().ToString() << '\n';
+      return kExitInvalid;
+    }
+    statements.push_back(*st);
+  }
+  if (!statements.empty()) {
+    auto chain = urlguard::AcceptRotationChain(so.trusted_keys, statements, env->NowUnixSeconds());
+    if (!chain.ok()) {
+      std::cerr << "urlguard sync: key rotation refused: " << chain.status().ToString() << '\n';
+      return kExitInvalid;
+    }
+    so.trusted_keys = *chain;
   }
   if (auto s = env->CreateDirs(dir); !s.ok()) {
     std::cerr << "urlguard sync: " << s.ToString() << '\n';
@@ -495,7 +515,7 @@ int main(int argc, char** argv) {
   CLI::App app{"urlguard: on-device URL threat lookup"};
   app.require_subcommand(1);
   bool json = false, timing = false, once = false;
-  std::vector<std::string> inputs, key_files, lists;
+  std::vector<std::string> inputs, key_files, rotation_files, lists;
   SourceOptions so;
   uint64_t entries = 0;
   double fp_rate = 0.001;
@@ -536,6 +556,9 @@ int main(int argc, char** argv) {
   repeatable(sync->add_option("--public-key", key_files, "trusted Ed25519 public key PEM (repeatable)"))
       ->required()
       ->check(CLI::ExistingFile);
+  repeatable(sync->add_option("--key-rotation", rotation_files,
+                              "key rotation statement signed by a trusted key (repeatable, in chain order)"))
+      ->check(CLI::ExistingFile);
   repeatable(sync->add_option("--list", lists, "list to sync (repeatable; default: those installed)"));
   sync->add_flag("--once", once, "one pass, then exit (default: keep syncing on schedule)");
   sync->add_option("--ca-bundle", so.ca_bundle, "CA bundle for https (default: the system's)");
@@ -562,7 +585,7 @@ int main(int argc, char** argv) {
   if (*check) return RunCheck(json, timing, so, inputs);
   if (*scan) return RunScan(json, so, inputs);
   if (*plan) return RunPlan(entries, fp_rate);
-  if (*sync) return RunSync(so.dir, so.server, key_files, lists, once, so.ca_bundle);
+  if (*sync) return RunSync(so.dir, so.server, key_files, rotation_files, lists, once, so.ca_bundle);
   if (*status) return RunStatus(so.dir, json);
   return kExitUsage;
 }

@@ -7,6 +7,7 @@
 //   urlguard-publish publish --repo DIR --key PRIVATE.pem --list NAME --input [FORMAT:]FILE...
 //                            [--expires-in 24h] [--keep K] [--emergency on|off] [--fp-rate P] [--threat T]
 //   urlguard-publish seen    --repo DIR ENTRY...
+//   urlguard-publish rotate  --key OLD.pem --new-key NEW.pub.pem --out STATEMENT [--not-before UNIX]
 //
 // Input formats (docs/feeds.md): plain, hosts, abp, phishtank-csv, phishtank-json, urlhaus-csv, openphish,
 // drop-json, drop-txt, csv:COLUMN; auto-detected without a prefix; gzip is read as such.
@@ -25,6 +26,7 @@
 #include "publish/keygen.h"
 #include "publish/list_builder.h"
 #include "publish/publisher.h"
+#include "sync/key_rotation.h"
 #include "tools/progress.h"
 
 namespace {
@@ -205,6 +207,26 @@ int RunPublish(const std::string& repo, const std::string& key_path, const std::
   return 0;
 }
 
+int RunRotate(const std::string& old_key_path, const std::string& new_pub_path, const std::string& out,
+              int64_t not_before) {
+  urlguard::Env* env = urlguard::Env::Default();
+  auto old_pem = env->ReadFile(old_key_path, urlguard::kMaxPemBytes);
+  if (!old_pem.ok()) return Fail(old_pem.status());
+  auto old_key = urlguard::SigningKey::FromPem(*old_pem);
+  if (!old_key.ok()) return Fail(old_key.status().WithContext(old_key_path));
+  auto new_pem = env->ReadFile(new_pub_path, urlguard::kMaxPemBytes);
+  if (!new_pem.ok()) return Fail(new_pem.status());
+  auto new_key = urlguard::PublicKeyFromPem(*new_pem);
+  if (!new_key.ok()) return Fail(new_key.status().WithContext(new_pub_path));
+  auto statement = urlguard::MakeRotationStatement(*old_key, *new_key, not_before ? not_before : std::time(nullptr));
+  if (!statement.ok()) return Fail(statement.status());
+  Status w = urlguard::WriteFileAtomic(env, out, *statement);
+  if (!w.ok()) return Fail(w);
+  std::printf("wrote %s: key %s vouches for key %s; clients add it with --key-rotation and keep their configured key\n",
+              out.c_str(), old_key->public_key().KeyId().c_str(), new_key->KeyId().c_str());
+  return 0;
+}
+
 int RunSeen(const std::string& repo, const std::vector<std::string>& entries) {
   auto counts = urlguard::SeenCounts(urlguard::Env::Default(), repo, entries);
   if (!counts.ok()) return Fail(counts.status());
@@ -231,6 +253,8 @@ int main(int argc, char** argv) {
   double fp_rate = 0.001;
   uint64_t version = 1;
   uint32_t keep = 5;
+  std::string new_key;
+  int64_t not_before = 0;
   auto add_inputs = [&](CLI::App* cmd) {
     cmd->add_option("--input", inputs, "[FORMAT:]FILE (repeatable): plain, hosts, abp, phishtank-csv, phishtank-json, "
                                        "urlhaus-csv, openphish, drop-json, drop-txt, csv:COLUMN; auto-detected")
@@ -268,6 +292,12 @@ int main(int argc, char** argv) {
   seen->add_option("--repo", repo, "repository directory")->required();
   seen->add_option("entries", entries, "URLs, domains or IPs")->required();
 
+  auto* rotate = app.add_subcommand("rotate", "sign a statement that moves clients' trust from this key to a new one");
+  rotate->add_option("--key", key, "the currently trusted private key PEM")->required()->check(CLI::ExistingFile);
+  rotate->add_option("--new-key", new_key, "the new public key PEM (from keygen)")->required()->check(CLI::ExistingFile);
+  rotate->add_option("--out", out, "statement file to write")->required();
+  rotate->add_option("--not-before", not_before, "unix time from which the new key is valid (default: now)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -278,5 +308,6 @@ int main(int argc, char** argv) {
   if (*keygen) return RunKeygen(out);
   if (*publish) return RunPublish(repo, key, list, inputs, expires_in, keep, emergency, fp_rate, threat);
   if (*seen) return RunSeen(repo, entries);
+  if (*rotate) return RunRotate(key, new_key, out, not_before);
   return 4;
 }

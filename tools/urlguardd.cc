@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "platform/env.h"
+#include "sync/key_rotation.h"
 #include "sync/signature.h"
 #include "sync/syncer.h"
 #include "urlguard/client.h"
@@ -189,11 +190,16 @@ bool ParseListen(const std::string& s, std::string* host, int* port) {
 int main(int argc, char** argv) {
   CLI::App app{"urlguardd: keeps a urlguard data directory current and answers lookups on loopback"};
   std::string data_dir, server, listen = "127.0.0.1:8089", ca_bundle;
-  std::vector<std::string> key_files, lists;
+  std::vector<std::string> key_files, rotation_files, lists;
   app.add_option("--data-dir", data_dir, "data directory (created if missing)")->required();
   app.add_option("--server", server, "update and verification server base URL")->required();
   app.add_option("--public-key", key_files, "trusted Ed25519 public key PEM (repeatable)")
       ->required()
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->check(CLI::ExistingFile);
+  app.add_option("--key-rotation", rotation_files, "key rotation statement signed by a trusted key (repeatable)")
       ->expected(1)
       ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
@@ -224,6 +230,18 @@ int main(int argc, char** argv) {
       if (!k.ok()) return k.status().WithContext(f);
       keys->push_back(*k);
       pems->push_back(*pem);
+    }
+    // Key rotation (re-read on SIGHUP): new keys only through statements signed by a trusted key, in order.
+    std::vector<std::string> statements;
+    for (const std::string& f : rotation_files) {
+      auto st = env->ReadFile(f, urlguard::kMaxRotationStatementBytes);
+      if (!st.ok()) return st.status();
+      statements.push_back(*st);
+    }
+    if (!statements.empty()) {
+      auto chain = urlguard::AcceptRotationChain(*keys, statements, env->NowUnixSeconds());
+      if (!chain.ok()) return chain.status().WithContext("key rotation refused");
+      *keys = *chain;
     }
     return urlguard::Status::Ok();
   };
