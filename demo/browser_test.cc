@@ -6,8 +6,8 @@
 // (--host-resolver-rules), so "evil.example" is the local server and nothing leaves the machine.
 //
 // The data-directory tests run the whole living stack on loopback: a signed repository written in-process by
-// the real publisher (publish/publisher.h, at a high false-positive rate so filter false positives are easy to
-// find), served by the reference server (publish/server.h) with its verify API, and the browser's
+// the real publisher (publish/publisher.h, at a high false-positive rate so filter false positives are easy
+// to find), served by the reference server (publish/server.h) with its verify API, and the browser's
 // urlguard::Client syncing from it ("Sync now") and verifying hits (ClientVerifier).
 //
 // Each test asserts both sides: what the browser shows, and what the server did (or did not) receive.
@@ -291,13 +291,14 @@ struct Browser
     }
     // With the browser's own verifier for a data directory: a ClientVerifier on this browser's Protection.
     struct WithClientVerifier
-    { };
+    {
+    };
     explicit Browser(WithClientVerifier) : verifier(std::make_unique<ClientVerifier>(protection.get()))
     {
         setUp();
     }
     QWebEnginePage *page() const { return window->page(); }
-    template <typename T>
+    template<typename T>
     T *find(const char *objectName) const
     {
         return window->findChild<T *>(QLatin1String(objectName));
@@ -338,6 +339,8 @@ private slots:
     void syncNowInstallsAndVerificationDecides();
     void unverifiedWhenVerificationIsUnavailable();
     void staleListIsShown();
+    void clientVerifierMapsVerdicts();
+    void clientVerifierGoneBeforeItsAnswers();
 
 private:
     bool publish(const QString &list, const QStringList &inputs, const QString &out, int version);
@@ -355,8 +358,8 @@ private:
     // Presses "Sync now" and waits for the pass to finish (QVERIFY failures end the calling test too: check
     // QTest::currentTestFailed()).
     void syncWithButton(Browser &browser);
-    // A clean URL of the test server whose local lookup says `kind`: kHit finds a filter false positive, kSafe
-    // a plain miss. An empty QUrl when none of kMaxFalsePositiveTries generated host names does.
+    // A clean URL of the test server whose local lookup says `kind`: kHit finds a filter false positive,
+    // kSafe a plain miss. An empty QUrl when none of kMaxFalsePositiveTries generated host names does.
     QUrl findCleanUrl(const Browser &browser, urlguard::VerdictKind kind) const;
 
     TestServer m_server;
@@ -454,8 +457,8 @@ bool BrowserTest::startRepoServer()
     return true;
 }
 
-std::unique_ptr<Browser> BrowserTest::clientBrowser(const QString &name, const std::vector<std::string> &lists,
-                                                    bool offline)
+std::unique_ptr<Browser> BrowserTest::clientBrowser(const QString &name,
+                                                    const std::vector<std::string> &lists, bool offline)
 {
     auto browser = std::make_unique<Browser>(Browser::WithClientVerifier {});
     ListSource source;
@@ -852,7 +855,8 @@ void BrowserTest::verifierAnswersReachTheWarningPage()
     // The page waits for the (asynchronous) answer and shows it.
     ScriptedVerifier *verifier = nullptr;
     auto confirmed = makeBrowser(
-            {VerificationResult::State::Confirmed, QStringLiteral("confirmed by the test"), {}, {}}, &verifier);
+            {VerificationResult::State::Confirmed, QStringLiteral("confirmed by the test"), {}, {}},
+            &verifier);
     {
         LoadWaiter waiter(confirmed->page());
         confirmed->window->load(evil);
@@ -993,8 +997,8 @@ void BrowserTest::syncNowInstallsAndVerificationDecides()
     }
     const QString text = pageText(browser->page());
     QVERIFY2(text.contains(QStringLiteral("confirmed by the verification service")), qPrintable(text));
-    QVERIFY2(text.contains(QStringLiteral("on the list phishing as a %1 threat")
-                                   .arg(QLatin1String(kRepoThreat))),
+    QVERIFY2(text.contains(
+                     QStringLiteral("on the list phishing as a %1 threat").arg(QLatin1String(kRepoThreat))),
              qPrintable(text));
     QVERIFY2(text.contains(QStringLiteral("Deceptive site ahead")), qPrintable(text));
     QVERIFY2(text.contains(QStringLiteral("evil.example/")), qPrintable(text));
@@ -1020,7 +1024,8 @@ void BrowserTest::syncNowInstallsAndVerificationDecides()
 
     // The false positive again: the result cache answers, without the network.
     const quint64 cacheHitsBefore = browser->protection->clientStats().cache_hits;
-    const urlguard::Verdict again = browser->protection->client()->Check(falsePositive.toString().toStdString());
+    const urlguard::Verdict again =
+            browser->protection->client()->Check(falsePositive.toString().toStdString());
     QCOMPARE(again.kind, urlguard::VerdictKind::kSafeVerified);
     QVERIFY(again.from_cache);
     QCOMPARE(browser->protection->clientStats().cache_hits, cacheHitsBefore + 1);
@@ -1119,6 +1124,94 @@ void BrowserTest::staleListIsShown()
     QVERIFY(waiter.waitForUrl(clean));
     const QString summary = browser->find<QLabel>("protectionStatus")->text();
     QVERIFY2(summary.contains(QStringLiteral("past its expiry")), qPrintable(summary));
+}
+
+void BrowserTest::clientVerifierMapsVerdicts()
+{
+    urlguard::Verdict v;
+    v.kind = urlguard::VerdictKind::kMalicious;
+    v.list = "phishing";
+    v.threat = "malware";
+    VerificationResult r = ClientVerifier::resultFor(v);
+    QCOMPARE(r.state, VerificationResult::State::Confirmed);
+    QCOMPARE(r.list, QStringLiteral("phishing"));
+    QCOMPARE(r.threat, QStringLiteral("malware"));
+    QCOMPARE(r.detail, QStringLiteral("confirmed by the verification service"));
+    v.from_cache = true;
+    QCOMPARE(ClientVerifier::resultFor(v).detail,
+             QStringLiteral("confirmed by the verification service (cached answer)"));
+    v.emergency = true;
+    QVERIFY(ClientVerifier::resultFor(v).detail.contains(QStringLiteral("emergency policy")));
+
+    v = urlguard::Verdict();
+    v.kind = urlguard::VerdictKind::kSafeVerified;
+    QCOMPARE(ClientVerifier::resultFor(v).state, VerificationResult::State::FalsePositive);
+    v.kind = urlguard::VerdictKind::kSafe;
+    v.allowlisted = true;
+    r = ClientVerifier::resultFor(v);
+    QCOMPARE(r.state, VerificationResult::State::FalsePositive);
+    QVERIFY(r.detail.contains(QStringLiteral("allowlist")));
+
+    v = urlguard::Verdict();
+    v.kind = urlguard::VerdictKind::kUnverifiedHit;
+    v.error = "io error: connection refused";
+    r = ClientVerifier::resultFor(v);
+    QCOMPARE(r.state, VerificationResult::State::Unverified);
+    QCOMPARE(r.detail,
+             QStringLiteral("unverified: verification is unavailable (io error: connection refused)"));
+    QVERIFY(r.list.isEmpty());
+    // A local verdict never confirms anything.
+    v.kind = urlguard::VerdictKind::kHit;
+    QCOMPARE(ClientVerifier::resultFor(v).state, VerificationResult::State::Unverified);
+}
+
+void BrowserTest::clientVerifierGoneBeforeItsAnswers()
+{
+    // A synced data directory, no window: the verifier alone.
+    Protection protection;
+    ListSource source;
+    source.kind = ListSource::Kind::DataDirectory;
+    source.client.data_dir = m_tmp->filePath(QStringLiteral("data-relay")).toStdString();
+    source.client.server_url = m_repoUrl;
+    source.client.public_key_pems = {m_publicPem};
+    source.client.lists = {"phishing"};
+    source.client.verify_deadline_ms = 5000;
+    QString error;
+    QVERIFY2(protection.setSource(source, &error), qPrintable(error));
+    urlguard::Result<std::vector<urlguard::SyncReport>> reports = protection.client()->SyncNow();
+    QVERIFY2(reports.ok(), reports.status().ToString().c_str());
+    const QUrl evil = m_server.url("evil.example", "/evil.html");
+    const urlguard::Verdict local = protection.lookup(evil);
+    QCOMPARE(local.kind, urlguard::VerdictKind::kHit);
+
+    // Two verifications queued on the client's worker; one verifier is destroyed before the answers arrive.
+    int goneCalls = 0;
+    std::optional<VerificationResult> kept;
+    auto gone = std::make_unique<ClientVerifier>(&protection);
+    ClientVerifier stays(&protection);
+    gone->verify(evil, local, [&goneCalls](const VerificationResult &) { ++goneCalls; });
+    stays.verify(evil, local, [&kept](const VerificationResult &r) { kept = r; });
+    QVERIFY(!kept.has_value()); // never from inside verify()
+    gone.reset();
+    QTRY_VERIFY_WITH_TIMEOUT(kept.has_value(), kLoadTimeoutMs);
+    QCOMPARE(kept->state, VerificationResult::State::Confirmed);
+    QCOMPARE(kept->threat, QLatin1String(kRepoThreat));
+    QTest::qWait(50); // let anything (wrongly) posted to the destroyed verifier run
+    QCOMPARE(goneCalls, 0);
+
+    // Without a client (snapshot lists) the answer is "unverified", still asynchronous.
+    Protection offline;
+    ListSource files;
+    files.kind = ListSource::Kind::SnapshotDirectory;
+    files.directory = m_listDir;
+    QVERIFY2(offline.setSource(files, &error), qPrintable(error));
+    ClientVerifier noClient(&offline);
+    std::optional<VerificationResult> answer;
+    noClient.verify(evil, offline.lookup(evil), [&answer](const VerificationResult &r) { answer = r; });
+    QVERIFY(!answer.has_value());
+    QTRY_VERIFY_WITH_TIMEOUT(answer.has_value(), kLoadTimeoutMs);
+    QCOMPARE(answer->state, VerificationResult::State::Unverified);
+    QVERIFY2(answer->detail.contains(QStringLiteral("no verification client")), qPrintable(answer->detail));
 }
 
 int main(int argc, char *argv[])

@@ -60,7 +60,9 @@ bool readPublicKey(const QString &path, std::string *pem, QString *error)
     }
     const QByteArray bytes = file.read(kMaxPublicKeyFileBytes + 1);
     if (bytes.size() > kMaxPublicKeyFileBytes) {
-        *error = QStringLiteral("%1: larger than %2 bytes, not a public key").arg(path).arg(kMaxPublicKeyFileBytes);
+        *error = QStringLiteral("%1: larger than %2 bytes, not a public key")
+                         .arg(path)
+                         .arg(kMaxPublicKeyFileBytes);
         return false;
     }
     *pem = bytes.toStdString();
@@ -95,8 +97,9 @@ int main(int argc, char *argv[])
             QStringLiteral("pem"));
     const QCommandLineOption listOption(
             QStringLiteral("list"),
-            QApplication::translate("main", "Subscribe to list <name> for Sync now (repeatable; default: the "
-                                            "installed lists)."),
+            QApplication::translate("main",
+                                    "Subscribe to list <name> for Sync now (repeatable; default: the "
+                                    "installed lists)."),
             QStringLiteral("name"));
     const QCommandLineOption allowOption(
             QStringLiteral("allow"),
@@ -111,12 +114,14 @@ int main(int argc, char *argv[])
             QApplication::translate("main", "Never ask the verification API (hits stay unverified)."));
     const QCommandLineOption caBundleOption(
             QStringLiteral("ca-bundle"),
-            QApplication::translate("main", "CA certificates <file> for an HTTPS server (default: the system's)."),
+            QApplication::translate("main",
+                                    "CA certificates <file> for an HTTPS server (default: the system's)."),
             QStringLiteral("file"));
     const QCommandLineOption snapshotOption(
             QStringLiteral("snapshot"),
-            QApplication::translate("main", "Open the list <file> offline, or every *.ugs in a directory "
-                                            "(repeatable)."),
+            QApplication::translate("main",
+                                    "Open the list <file> offline, or every *.ugs in a directory "
+                                    "(repeatable)."),
             QStringLiteral("file"));
     parser.addOptions({dataDirOption, serverOption, publicKeyOption, listOption, allowOption, deadlineOption,
                        noVerifyOption, caBundleOption, snapshotOption});
@@ -133,7 +138,7 @@ int main(int argc, char *argv[])
         return 2;
     }
     for (const QCommandLineOption *clientOnly : {&serverOption, &publicKeyOption, &listOption, &allowOption,
-                                                &deadlineOption, &noVerifyOption, &caBundleOption}) {
+                                                 &deadlineOption, &noVerifyOption, &caBundleOption}) {
         if (parser.isSet(*clientOnly) && !parser.isSet(dataDirOption)) {
             std::fprintf(stderr, "urlguard-browser: --%s needs --data-dir\n",
                          qPrintable(clientOnly->names().first()));

@@ -495,8 +495,8 @@ const Protection::Exemption *Protection::exemptCovers(const QString &pageKey,
     const auto it = m_exempt.constFind(pageKey);
     if (it == m_exempt.cend())
         return nullptr;
-    // Only what the user saw on the warning page (or the verifier cleared): a new match (another list, another
-    // expression) warns again.
+    // Only what the user saw on the warning page (or the verifier cleared): a new match (another list,
+    // another expression) warns again.
     for (const urlguard::Match &m : verdict.matches) {
         if (!it->matches.contains(fromStd(m.list) + QLatin1Char('\n') + fromStd(m.expression)))
             return nullptr;

@@ -32,7 +32,7 @@
 #include "urlguard/checker.h"
 #include "urlguard/client.h"
 
-template <typename T>
+template<typename T>
 class QFutureWatcher;
 
 // The scheme of the browser's own protection pages (urlguard:warning, urlguard:proceed).
@@ -48,8 +48,8 @@ struct ListSource
         DataDirectory,     // a urlguard data directory (Client::Open): verification, sync, new generations
     };
     Kind kind = Kind::None;
-    QString directory;             // Kind::SnapshotDirectory
-    QStringList snapshots;         // Kind::SnapshotFiles
+    QString directory;              // Kind::SnapshotDirectory
+    QStringList snapshots;          // Kind::SnapshotFiles
     urlguard::ClientOptions client; // Kind::DataDirectory (client.data_dir is the directory)
 
     // "data directory /x (server https://lists.example)", "directory /x", "2 snapshot files", "none".
@@ -59,28 +59,28 @@ struct ListSource
 // The outcome of one "Sync now" (Client::SyncNow).
 struct SyncRun
 {
-    bool ok = false;                          // SyncNow returned reports (each may still have failed)
-    QString error;                            // !ok: why no sync pass ran (e.g. another process syncs)
+    bool ok = false;                           // SyncNow returned reports (each may still have failed)
+    QString error;                             // !ok: why no sync pass ran (e.g. another process syncs)
     std::vector<urlguard::SyncReport> reports; // ok: one per list
-    QDateTime finished;                       // invalid before the first sync finished
+    QDateTime finished;                        // invalid before the first sync finished
 
-    // One line per list for people: "phishing: updated 0 -> 1 (snapshot, 1.2 KB)", "phishing: failed: ...".
+    // One line per list for people: "phishing: updated 0 to 1 (snapshot, 948 bytes)", "malware: failed: ..."
     QStringList describe() const;
 };
 
 // Counters since the Protection was created (they survive a list reload).
 struct ProtectionCounters
 {
-    quint64 lookups = 0;                // Checker::Check calls
-    quint64 hits = 0;                   // lookups that matched a list (main frames and subresources)
-    quint64 warnings = 0;               // main-frame navigations redirected to the warning page
-    quint64 blockedSubresources = 0;    // images, scripts, frames, XHRs... that hit a list and were blocked
-    quint64 blockedInvalid = 0;         // requests blocked because the URL has no canonical form
-    quint64 proceeds = 0;               // "Proceed anyway" clicks honoured
-    quint64 allowedAfterProceed = 0;    // hits let through because the user had proceeded
+    quint64 lookups = 0;                  // local lookups of requests (Checker::Check, Client::CheckLocal)
+    quint64 hits = 0;                     // lookups that matched a list (main frames and subresources)
+    quint64 warnings = 0;                 // main-frame navigations redirected to the warning page
+    quint64 blockedSubresources = 0;      // images, scripts, frames, XHRs... that hit a list and were blocked
+    quint64 blockedInvalid = 0;           // requests blocked because the URL has no canonical form
+    quint64 proceeds = 0;                 // "Proceed anyway" clicks honoured
+    quint64 allowedAfterProceed = 0;      // hits let through because the user had proceeded
     quint64 allowedAfterVerification = 0; // hits let through because a verifier showed a false positive
-    quint64 verifiedFalsePositives = 0; // hits a verifier reported as filter false positives
-    quint64 syncs = 0;                  // "Sync now" passes finished (ok or not)
+    quint64 verifiedFalsePositives = 0;   // hits a verifier reported as filter false positives
+    quint64 syncs = 0;                    // "Sync now" passes finished (ok or not)
 };
 
 class QTimer;
@@ -125,12 +125,14 @@ public:
     bool reload(QString *error);
 
     const ListSource &source() const { return m_source; }
-    // True when lookups can find anything: snapshot lists are open, or the data directory has installed lists.
+    // True when lookups can find anything: snapshot lists are open, or the data directory has installed
+    // lists.
     bool isProtecting() const;
     // The open snapshot lists (empty for a data directory and when not protecting), as of the last open.
     const std::vector<urlguard::ListInfo> &lists() const { return m_lists; }
-    // Every list with its version, entries, age, expiry and (data directory) sync schedule. For a data directory
-    // this reads its small sync-state file (Client::Lists): for the panel, never for the request path.
+    // Every list with its version, entries, age, expiry and (data directory) sync schedule. For a data
+    // directory this reads its small sync-state file (Client::Lists): for the panel, never for the request
+    // path.
     std::vector<urlguard::ListStatus> listStatus() const;
     // Lists installed in the data directory as of the last poll, or the open snapshot lists.
     int listCount() const;
@@ -161,8 +163,8 @@ public:
     // subresource belongs to (used to honour a "Proceed anyway" for that page's own listed resources).
     Decision decide(const QUrl &url, bool mainFrame, const QUrl &firstPartyUrl);
 
-    // Looks `url` up locally without counting or deciding (for the urlguard: pages and tests): Checker::Check or
-    // Client::CheckLocal (no cache, no network), so kSafe, kHit or kInvalid. No lists: kSafe.
+    // Looks `url` up locally without counting or deciding (for the urlguard: pages and tests): Checker::Check
+    // or Client::CheckLocal (no cache, no network), so kSafe, kHit or kInvalid. No lists: kSafe.
     urlguard::Verdict lookup(const QUrl &url) const;
 
     // The warning page for `url` (urlguard:warning?url=...). The page re-checks the URL itself; the query
@@ -211,7 +213,7 @@ private:
     static QSet<QString> matchKeys(const urlguard::Verdict &verdict);
     struct Exemption
     {
-        QSet<QString> matches; // accepted "list\nexpression" matches
+        QSet<QString> matches;  // accepted "list\nexpression" matches
         bool proceeded = false; // the user chose to proceed (else only verification exempted it)
     };
 

@@ -122,8 +122,8 @@ ProtectionPanel::ProtectionPanel(Protection *protection, Verifier *verifier, QWi
             addCounter(form, tr("Allowed after proceeding"), QStringLiteral("allowedAfterProceed"));
     m_verifiedFalsePositives =
             addCounter(form, tr("Verified false positives"), QStringLiteral("verifiedFalsePositives"));
-    m_allowedAfterVerification = addCounter(form, tr("Allowed after verification"),
-                                            QStringLiteral("allowedAfterVerification"));
+    m_allowedAfterVerification =
+            addCounter(form, tr("Allowed after verification"), QStringLiteral("allowedAfterVerification"));
     layout->addWidget(countersBox);
 
     m_verification = new QLabel(content);
@@ -198,11 +198,12 @@ void ProtectionPanel::refresh()
                                     : tr("<b>Protected</b> by %1 lists").arg(count));
         m_state->setStyleSheet(QString());
     } else if (dataDirectory) {
-        m_state->setText(m_protection->canSync()
-                                 ? tr("<b>Not protected yet:</b> no list is installed in the data directory. "
-                                      "Press Sync now.")
-                                 : tr("<b>Not protected yet:</b> no list is installed in the data directory "
-                                      "(run urlguardd, or start with --server and --public-key to sync here)."));
+        m_state->setText(
+                m_protection->canSync()
+                        ? tr("<b>Not protected yet:</b> no list is installed in the data directory. "
+                             "Press Sync now.")
+                        : tr("<b>Not protected yet:</b> no list is installed in the data directory "
+                             "(run urlguardd, or start with --server and --public-key to sync here)."));
         m_state->setStyleSheet(kErrorStyle);
     } else {
         m_state->setText(
@@ -231,8 +232,10 @@ void ProtectionPanel::refresh()
         item->setText(kAge, installed ? formatAge(now - list.created_unix) : QString());
         QString state = tr("offline");
         if (dataDirectory)
-            state = !installed ? tr("missing") : list.stale ? tr("stale") : list.emergency ? tr("emergency")
-                                                                                            : tr("fresh");
+            state = !installed       ? tr("missing")
+                    : list.stale     ? tr("stale")
+                    : list.emergency ? tr("emergency")
+                                     : tr("fresh");
         item->setText(kState, state);
         item->setForeground(kState, list.stale ? QBrush(QColor(0xa8, 0x20, 0x1a)) : QBrush());
         item->setToolTip(kName, i < files.size() ? fromStd(files[i].path) : QString());
@@ -255,7 +258,8 @@ void ProtectionPanel::refresh()
                                .arg(fromStd(list.last_sync_error));
             } else {
                 line = tr("%1: last sync %2 %3 ago")
-                               .arg(name, fromStd(list.last_sync_result), formatAge(now - list.last_sync_unix));
+                               .arg(name, fromStd(list.last_sync_result),
+                                    formatAge(now - list.last_sync_unix));
             }
             if (list.next_sync_unix > 0) {
                 line += list.next_sync_unix <= now
@@ -269,9 +273,9 @@ void ProtectionPanel::refresh()
         m_staleWarning->hide();
         m_staleWarning->clear();
     } else {
-        m_staleWarning->setText(
-                tr("<b>Lists out of date.</b> %1 A \"not listed\" answer is not confident until a sync succeeds.")
-                        .arg(staleLines.join(QLatin1Char(' ')).toHtmlEscaped()));
+        m_staleWarning->setText(tr("<b>Lists out of date.</b> %1 A \"not listed\" answer is not confident "
+                                   "until a sync succeeds.")
+                                        .arg(staleLines.join(QLatin1Char(' ')).toHtmlEscaped()));
         m_staleWarning->show();
     }
     m_syncStatus->setVisible(dataDirectory && !syncLines.isEmpty());
@@ -298,8 +302,7 @@ void ProtectionPanel::refresh()
     m_verifiedFalsePositives->setText(number(c.verifiedFalsePositives));
     m_allowedAfterVerification->setText(number(c.allowedAfterVerification));
 
-    m_verification->setText(
-            tr("Verification: %1").arg(m_verifier ? m_verifier->description() : tr("none")));
+    m_verification->setText(tr("Verification: %1").arg(m_verifier ? m_verifier->description() : tr("none")));
     m_verificationBox->setVisible(dataDirectory);
     if (dataDirectory) {
         const urlguard::ClientStats stats = m_protection->clientStats();
@@ -347,9 +350,9 @@ void ProtectionPanel::showSyncResult()
     bool failed = !run.ok;
     for (const urlguard::SyncReport &r : run.reports)
         failed = failed || r.result == "failed";
-    m_syncMessage->setText(tr("Sync at %1:\n%2")
-                                   .arg(run.finished.time().toString(Qt::ISODate),
-                                        run.describe().join(QLatin1Char('\n'))));
+    m_syncMessage->setText(
+            tr("Sync at %1:\n%2")
+                    .arg(run.finished.time().toString(Qt::ISODate), run.describe().join(QLatin1Char('\n'))));
     m_syncMessage->setStyleSheet(failed ? kErrorStyle : QString());
     refresh();
 }

@@ -37,8 +37,8 @@ void LocalOnlyVerifier::verify(const QUrl &url, const urlguard::Verdict &verdict
 
 struct ClientVerifier::Relay
 {
-    std::mutex mutex;                   // guards target
-    ClientVerifier *target = nullptr;   // null once the verifier is being destroyed
+    std::mutex mutex;                 // guards target
+    ClientVerifier *target = nullptr; // null once the verifier is being destroyed
 };
 
 ClientVerifier::ClientVerifier(Protection *protection, QObject *parent)

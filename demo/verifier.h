@@ -6,7 +6,8 @@
 // verification API confirms it with full hashes (ARCHITECTURE.md section 6). The warning page asks a Verifier
 // and waits for its asynchronous answer; the request interceptor never does (it stays a local lookup).
 //
-//   ClientVerifier     asks urlguard::Client::Check on the client's worker thread (CheckAsync): the result cache,
+//   ClientVerifier     asks urlguard::Client::Check on the client's worker thread (CheckAsync): the result
+//   cache,
 //                      then the verification API, within the client's deadline. Used with --data-dir.
 //   LocalOnlyVerifier  asks nobody and says so. Used with --snapshot (offline lists, no client).
 #ifndef URLGUARD_DEMO_VERIFIER_H_
@@ -55,9 +56,9 @@ public:
     virtual QString description() const = 0;
 
     // Starts verifying the local hit `verdict` (kind kHit) for `url`. Never blocks and never calls `done`
-    // from inside verify(): `done` runs at most once, later, from this object's event loop (exactly once while
-    // the verifier lives). The caller must make sure whatever `done` touches is still alive (guard it with a
-    // QPointer).
+    // from inside verify(): `done` runs at most once, later, from this object's event loop (exactly once
+    // while the verifier lives). The caller must make sure whatever `done` touches is still alive (guard it
+    // with a QPointer).
     virtual void verify(const QUrl &url, const urlguard::Verdict &verdict, Callback done) = 0;
 };
 
@@ -73,10 +74,10 @@ public:
     void verify(const QUrl &url, const urlguard::Verdict &verdict, Callback done) override;
 };
 
-// Verifies with the urlguard::Client that `protection` holds (Protection::client(), looked up at each call, so
-// a changed source is followed). The Client's worker thread runs Client::Check — the result cache, then the
-// verification API within ClientOptions::verify_deadline_ms — and the answer is queued back to this object's
-// thread (QMetaObject::invokeMethod, Qt::QueuedConnection), where `done` runs. Mapping:
+// Verifies with the urlguard::Client that `protection` holds (Protection::client(), looked up at each call,
+// so a changed source is followed). The Client's worker thread runs Client::Check — the result cache, then
+// the verification API within ClientOptions::verify_deadline_ms — and the answer is queued back to this
+// object's thread (QMetaObject::invokeMethod, Qt::QueuedConnection), where `done` runs. Mapping:
 //   kMalicious     -> Confirmed (list and threat from the verdict)
 //   kSafeVerified  -> FalsePositive (the page may load)
 //   kSafe          -> FalsePositive too: no longer listed (a new list version) or allowlisted

@@ -144,7 +144,8 @@ void WarningPageHandler::serveWarning(QWebEngineUrlRequestJob *job)
     }
     if (!m_verifier) {
         replyHtml(job,
-                  warningHtml(url, verdict, {VerificationResult::State::Unverified, tr("no verifier"), {}, {}},
+                  warningHtml(url, verdict,
+                              {VerificationResult::State::Unverified, tr("no verifier"), {}, {}},
                               m_protection->issueProceedToken(url, verdict)));
         return;
     }
@@ -207,10 +208,11 @@ QString WarningPageHandler::warningHtml(const QUrl &url, const urlguard::Verdict
     QString verificationClass = QStringLiteral("verification");
     if (verification.state == VerificationResult::State::Confirmed && !verification.list.isEmpty()) {
         verificationClass += QStringLiteral(" confirmed");
-        verificationText = tr("Verification: <b>%1</b>: the address is on the list <b>%2</b> as a <b>%3</b> "
-                              "threat.")
-                                   .arg(verification.detail.toHtmlEscaped(), verification.list.toHtmlEscaped(),
-                                        verification.threat.toHtmlEscaped());
+        verificationText =
+                tr("Verification: <b>%1</b>: the address is on the list <b>%2</b> as a <b>%3</b> "
+                   "threat.")
+                        .arg(verification.detail.toHtmlEscaped(), verification.list.toHtmlEscaped(),
+                             verification.threat.toHtmlEscaped());
     } else {
         verificationText = tr("Verification: %1.").arg(verification.detail.toHtmlEscaped());
     }
