@@ -14,31 +14,16 @@
 #include <vector>
 
 #include "platform/env.h"
+#include "tests/sqlite_test_util.h"
+#include "tests/test_util.h"
 
 namespace urlguard {
 namespace {
 
+using testing::RawQuery;
+using testing::WithPrefix;
+
 using Answer = ResultCache::Answer;
-
-std::string MakeTempDir() {
-  const char* base = std::getenv("URLGUARD_TEST_TMPDIR");
-  std::string dir = base != nullptr && *base != '\0' ? base : "/tmp";
-  EXPECT_TRUE(Env::Default()->CreateDirs(dir).ok());
-  std::string tmpl = dir + "/result_cache_test.XXXXXX";
-  EXPECT_NE(mkdtemp(tmpl.data()), nullptr);
-  return tmpl;
-}
-
-// A digest with a chosen 4-byte prefix and a chosen tail byte.
-Sha256Digest WithPrefix(uint32_t prefix, uint8_t tail) {
-  Sha256Digest d{};
-  d[0] = static_cast<uint8_t>(prefix >> 24);
-  d[1] = static_cast<uint8_t>(prefix >> 16);
-  d[2] = static_cast<uint8_t>(prefix >> 8);
-  d[3] = static_cast<uint8_t>(prefix);
-  d[31] = tail;
-  return d;
-}
 
 std::string ReadAll(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -47,28 +32,6 @@ std::string ReadAll(const std::string& path) {
 
 void WriteAll(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
-}
-
-// Runs SQL on the file directly, behind the cache's back. Rows as "a|b\n".
-std::string RawQuery(const std::string& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  std::string out;
-  sqlite3_stmt* stmt = nullptr;
-  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
-  int rc;
-  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-    for (int i = 0; i < sqlite3_column_count(stmt); ++i) {
-      const unsigned char* text = sqlite3_column_text(stmt, i);
-      if (i > 0) out += "|";
-      out += text != nullptr ? reinterpret_cast<const char*>(text) : "NULL";
-    }
-    out += "\n";
-  }
-  EXPECT_EQ(rc, SQLITE_DONE) << sqlite3_errmsg(db);
-  sqlite3_finalize(stmt);
-  sqlite3_close(db);
-  return out;
 }
 
 // A second connection that holds a lock on the file until Release() (or destruction).
@@ -139,7 +102,7 @@ constexpr uint64_t kReopenNanos = static_cast<uint64_t>(kCacheReopenIntervalSeco
 class ResultCacheTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = MakeTempDir();
+    dir_ = testing::MakeTempDir("result_cache_test");
     path_ = dir_ + "/cache.sqlite";
   }
   std::unique_ptr<ResultCache> OpenCache(size_t max_rows = kMaxCacheRows) {

@@ -23,30 +23,14 @@
 #include <vector>
 
 #include "platform/env.h"
+#include "tests/sqlite_test_util.h"
+#include "tests/test_util.h"
 
 namespace urlguard {
 namespace {
 
 using Json = nlohmann::json;
-
-std::string MakeTempDir() {
-  const char* base = std::getenv("URLGUARD_TEST_TMPDIR");
-  std::string dir = base != nullptr && *base != '\0' ? base : "/tmp";
-  EXPECT_TRUE(Env::Default()->CreateDirs(dir).ok());
-  std::string tmpl = dir + "/verifier_test.XXXXXX";
-  EXPECT_NE(mkdtemp(tmpl.data()), nullptr);
-  return tmpl;
-}
-
-Sha256Digest WithPrefix(uint32_t prefix, uint8_t tail) {
-  Sha256Digest d{};
-  d[0] = static_cast<uint8_t>(prefix >> 24);
-  d[1] = static_cast<uint8_t>(prefix >> 16);
-  d[2] = static_cast<uint8_t>(prefix >> 8);
-  d[3] = static_cast<uint8_t>(prefix);
-  d[31] = tail;
-  return d;
-}
+using testing::WithPrefix;
 
 std::string MatchJson(const Sha256Digest& sha, const std::string& list, const std::string& layer,
                       const std::string& threat, int64_t cache_seconds) {
@@ -331,7 +315,7 @@ constexpr int64_t kNow = 1700000000;
 class VerifierTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = MakeTempDir();
+    dir_ = testing::MakeTempDir("verifier_test");
     cache_ = ResultCache::Open(dir_ + "/cache.sqlite");
     ASSERT_TRUE(cache_->enabled()) << cache_->status().ToString();
     fetcher_ = MakeFetcher(5000);

@@ -26,6 +26,16 @@ inline std::string ScratchDir(const std::string& name) {
   return dir;
 }
 
+// A new empty directory under $URLGUARD_TEST_TMPDIR (or /tmp), named PREFIX.XXXXXX (mkdtemp).
+inline std::string MakeTempDir(const std::string& prefix) {
+  const char* base = std::getenv("URLGUARD_TEST_TMPDIR");
+  std::string root = base != nullptr && *base != '\0' ? base : "/tmp";
+  if (std::system(("mkdir -p '" + root + "'").c_str()) != 0) std::abort();
+  std::string tmpl = root + "/" + prefix + ".XXXXXX";
+  if (::mkdtemp(tmpl.data()) == nullptr) std::abort();
+  return tmpl;
+}
+
 inline std::string ReadFileOrDie(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {

@@ -1,0 +1,53 @@
+// Copyright urlguard authors.
+//
+// Helpers for tests of the SQLite-backed stores (publish/hash_store, sync/result_cache): look at a database file
+// behind the store's back, and make digests with a chosen 4-byte verification prefix.
+#ifndef URLGUARD_TESTS_SQLITE_TEST_UTIL_H_
+#define URLGUARD_TESTS_SQLITE_TEST_UTIL_H_
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <string>
+
+#include "core/sha256.h"
+
+namespace urlguard::testing {
+
+// Runs SQL on the file directly (schema inspection, corruption tests). Rows as "a|b\n".
+inline std::string RawQuery(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  std::string out;
+  sqlite3_stmt* stmt = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  int rc;
+  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    for (int i = 0; i < sqlite3_column_count(stmt); ++i) {
+      const unsigned char* text = sqlite3_column_text(stmt, i);
+      if (i > 0) out += "|";
+      out += text != nullptr ? reinterpret_cast<const char*>(text) : "NULL";
+    }
+    out += "\n";
+  }
+  EXPECT_EQ(rc, SQLITE_DONE) << sqlite3_errmsg(db);
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+  return out;
+}
+
+// A digest with a chosen 4-byte prefix and a chosen last byte.
+inline Sha256Digest WithPrefix(uint32_t prefix, uint8_t tail) {
+  Sha256Digest d{};
+  d[0] = static_cast<uint8_t>(prefix >> 24);
+  d[1] = static_cast<uint8_t>(prefix >> 16);
+  d[2] = static_cast<uint8_t>(prefix >> 8);
+  d[3] = static_cast<uint8_t>(prefix);
+  d[31] = tail;
+  return d;
+}
+
+}  // namespace urlguard::testing
+
+#endif  // URLGUARD_TESTS_SQLITE_TEST_UTIL_H_
