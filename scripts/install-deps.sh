@@ -23,5 +23,5 @@ if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
 echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" > /tmp/urlguard-apt.log 2>&1 ||
+$SUDO apt-get install -y -qq "${missing[@]}" > /tmp/urlguard-apt.log 2>&1 ||
   { tail -30 /tmp/urlguard-apt.log; exit 1; }
