@@ -66,6 +66,7 @@ Result<std::string> ApplyDiffToSnapshot(const SnapshotView& old, const Diff& dif
 
 Status CheckSnapshotAgainstManifest(std::string_view snapshot, const Manifest& m) {
   if (snapshot.size() != m.state_bytes) return Status::Corruption("snapshot size differs from the manifest's");
+  if (snapshot.size() < kSnapshotHeaderBytes + 32) return Status::Corruption("snapshot too short");
   if (std::memcmp(snapshot.data() + snapshot.size() - 32, m.state_sha256.data(), 32) != 0) {
     return Status::Corruption("snapshot state hash differs from the manifest's");
   }

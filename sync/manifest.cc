@@ -17,6 +17,7 @@
 #include "core/diff_codec.h"
 #include "core/list_name.h"
 #include "core/snapshot.h"
+#include "sync/json_strict.h"
 
 namespace urlguard {
 namespace {
@@ -242,36 +243,16 @@ Status ReadPerLayer(const ObjectReader& top, const char* name, std::array<uint64
   return Status::Ok();
 }
 
-// Parses JSON, refusing duplicate member names: RFC 8259 §4 leaves their meaning to the implementation, and
-// a signed document must have exactly one meaning.
+// A signed document must have exactly one meaning: no duplicate member names (sync/json_strict.h).
 Result<Json> ParseJsonStrict(std::string_view bytes) {
-  std::vector<std::set<std::string>> open_objects;
-  bool duplicate = false;
+  Json doc;
   std::string duplicate_name;
-  Json::parser_callback_t cb = [&](int /*depth*/, Json::parse_event_t event, Json& parsed) -> bool {
-    switch (event) {
-      case Json::parse_event_t::object_start:
-        open_objects.emplace_back();
-        break;
-      case Json::parse_event_t::object_end:
-        if (!open_objects.empty()) open_objects.pop_back();
-        break;
-      case Json::parse_event_t::key:
-        if (const auto* name = parsed.get_ptr<const Json::string_t*>()) {
-          if (!open_objects.empty() && !open_objects.back().insert(*name).second && !duplicate) {
-            duplicate = true;
-            duplicate_name = *name;
-          }
-        }
-        break;
-      default:
-        break;
-    }
-    return true;
-  };
-  Json doc = Json::parse(bytes.begin(), bytes.end(), cb, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return Status::Corruption("manifest is not valid JSON");
-  if (duplicate) return Status::Corruption("manifest has a duplicate member \"" + duplicate_name + "\"");
+  switch (urlguard::ParseJsonStrict(bytes, &doc, &duplicate_name)) {
+    case JsonProblem::kInvalid: return Status::Corruption("manifest is not valid JSON");
+    case JsonProblem::kDuplicateMember:
+      return Status::Corruption("manifest has a duplicate member \"" + duplicate_name + "\"");
+    case JsonProblem::kNone: break;
+  }
   return doc;
 }
 

@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "core/list_name.h"
+#include "sync/json_strict.h"
 
 namespace urlguard {
 namespace {
@@ -27,32 +28,15 @@ Status ResponseError(const std::string& field, const std::string& problem) {
   return Status::Corruption("verify response: " + field + ": " + problem);
 }
 
-// Parses JSON, refusing duplicate member names: RFC 8259 §4 leaves their meaning to the implementation, and
-// an answer that decides "safe" or "malicious" must have exactly one meaning.
+// An answer that decides "safe" or "malicious" must have exactly one meaning: no duplicate member names
+// (sync/json_strict.h). The message never echoes the server's bytes.
 Result<Json> ParseJsonStrict(std::string_view bytes) {
-  std::vector<std::set<std::string>> open_objects;
-  bool duplicate = false;
-  Json::parser_callback_t cb = [&](int /*depth*/, Json::parse_event_t event, Json& parsed) -> bool {
-    switch (event) {
-      case Json::parse_event_t::object_start:
-        open_objects.emplace_back();
-        break;
-      case Json::parse_event_t::object_end:
-        if (!open_objects.empty()) open_objects.pop_back();
-        break;
-      case Json::parse_event_t::key:
-        if (const auto* name = parsed.get_ptr<const Json::string_t*>()) {
-          if (!open_objects.empty() && !open_objects.back().insert(*name).second) duplicate = true;
-        }
-        break;
-      default:
-        break;
-    }
-    return true;
-  };
-  Json doc = Json::parse(bytes.begin(), bytes.end(), cb, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return Status::Corruption("verify response: not valid JSON");
-  if (duplicate) return Status::Corruption("verify response: a duplicate member name");
+  Json doc;
+  switch (urlguard::ParseJsonStrict(bytes, &doc, nullptr)) {
+    case JsonProblem::kInvalid: return Status::Corruption("verify response: not valid JSON");
+    case JsonProblem::kDuplicateMember: return Status::Corruption("verify response: a duplicate member name");
+    case JsonProblem::kNone: break;
+  }
   return doc;
 }
 

@@ -118,6 +118,21 @@ TEST(Cli, ScanFindsUrlsInChatMessagesIncludingDefangedOnes) {
   EXPECT_EQ(lines[3]["list"], "malware");
 }
 
+TEST(Cli, ScanCutsOverlongMessagesAndSaysSo) {
+  std::string dir = testing::ScratchDir("cli-scan-long");
+  // 3 MiB on one line: a listed URL at the start is found, the tail is never held in memory or scanned.
+  testing::WriteFileOrDie(dir + "/long.txt", "see http://evil.example/x " + std::string(3 << 20, 'a') +
+                                                 " http://secure-bank.example/login.php\nnext http://evil.example/\n");
+  std::string err = dir + "/err.txt";
+  auto r = RunCommand(BinPath("urlguard") + " scan --json" + Snapshots() + dir + "/long.txt", "", err);
+  EXPECT_EQ(r.exit_code, 3);  // hits, and a message that could not be scanned whole
+  auto lines = JsonLines(r.out);
+  ASSERT_EQ(lines.size(), 2u) << r.out;
+  EXPECT_EQ(lines[0]["line"], 1);
+  EXPECT_EQ(lines[1]["line"], 2);  // the next message is still read
+  EXPECT_NE(testing::ReadFileOrDie(err).find("long.txt:1: message truncated"), std::string::npos);
+}
+
 TEST(Cli, PlanShowsBloomAndDefaultSideBySide) {
   auto r = RunCommand(BinPath("urlguard") + " plan --entries 10000000 --fp-rate 0.001");
   ASSERT_EQ(r.exit_code, 0);

@@ -125,6 +125,11 @@ TEST(PublishE2E, EveryFeedFormatPublishesAndTwoVersionsDiffExactly) {
   other_base.from_version = 7;
   EXPECT_EQ(ApplyDiffToSnapshot(*v1, other_base, m2).status().code(), StatusCode::kCorruption);
 
+  // Bytes too short to be any snapshot are refused before anything is read from them.
+  Manifest tiny = m2;
+  tiny.state_bytes = 10;
+  EXPECT_EQ(CheckSnapshotAgainstManifest(std::string(10, 'x'), tiny).code(), StatusCode::kCorruption);
+
   // The published state answers lookups.
   std::string state2 = repo.dir + "/state2.ugs";
   testing::WriteFileOrDie(state2, *applied);

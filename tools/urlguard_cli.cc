@@ -42,8 +42,30 @@ using Json = nlohmann::json;
 constexpr int kExitHit = 1;
 constexpr int kExitInvalid = 2;
 constexpr int kExitUsage = 4;
-// A line read from stdin or a file longer than this is treated as invalid input (and not kept in memory).
+// A line read from stdin or a file is cut at this many bytes; the rest of it is read and dropped, never kept.
 constexpr size_t kMaxInputLineBytes = 1 << 20;
+
+// Reads one line (the '\n' and a trailing '\r' removed) keeping at most kMaxInputLineBytes of it. False at end
+// of input. *cut says whether bytes were dropped.
+bool ReadLineCapped(std::istream& in, std::string* line, bool* cut) {
+  line->clear();
+  *cut = false;
+  std::streambuf* buf = in.rdbuf();
+  bool any = false;
+  for (;;) {
+    int c = buf->sbumpc();
+    if (c == std::char_traits<char>::eof()) break;
+    any = true;
+    if (c == '\n') break;
+    if (line->size() < kMaxInputLineBytes) {
+      line->push_back(static_cast<char>(c));
+    } else {
+      *cut = true;
+    }
+  }
+  if (!line->empty() && line->back() == '\r') line->pop_back();
+  return any;
+}
 
 // Prints JSON with invalid UTF-8 replaced by U+FFFD, so the output is always valid JSON.
 void PrintJson(const Json& j) {
@@ -55,11 +77,8 @@ template <typename Fn>
 void ForEachInput(const std::vector<std::string>& args, Fn&& fn) {
   if (args.size() == 1 && args[0] == "-") {
     std::string line;
-    while (std::getline(std::cin, line)) {
-      if (!line.empty() && line.back() == '\r') line.pop_back();
-      if (line.size() > kMaxInputLineBytes) line.resize(kMaxInputLineBytes);
-      fn(line);
-    }
+    bool cut = false;
+    while (ReadLineCapped(std::cin, &line, &cut)) fn(line);
     return;
   }
   for (const std::string& a : args) fn(a);
@@ -283,7 +302,8 @@ int RunScan(bool json, const SourceOptions& so, const std::vector<std::string>& 
   auto scan_stream = [&](std::istream& in, const std::string& name) {
     std::string line;
     uint64_t line_no = 0;
-    while (std::getline(in, line)) {
+    bool cut = false;
+    while (ReadLineCapped(in, &line, &cut)) {
       ++line_no;
       ++messages;
       urlguard::ExtractUrls(line, &found);
@@ -302,15 +322,12 @@ int RunScan(bool json, const SourceOptions& so, const std::vector<std::string>& 
           j["text"] = text;
           j["defanged"] = u.defanged;
           PrintJson(j);
-        } else if (v.kind == VerdictKind::kHit || v.kind == VerdictKind::kInvalid) {
+        } else {
           std::cout << name << ':' << line_no << ": ";
           PrintVerdictText(text + (u.defanged ? " (defanged)" : ""), v);
-        } else {
-          std::cout << name << ':' << line_no << ": safe     " << text << (u.defanged ? " (defanged)" : "")
-                    << '\n';
         }
       }
-      if (found.truncated) {
+      if (found.truncated || cut) {
         std::cerr << name << ':' << line_no << ": message truncated: only its first " << found.scanned_bytes
                   << " bytes were scanned\n";
         exit_code |= kExitInvalid;
