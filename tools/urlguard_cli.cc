@@ -100,7 +100,7 @@ struct LookupSource {
   bool verify = false;
   Verdict Check(const std::string& url, const urlguard::CheckOptions& o = {}) const {
     if (checker) return checker->Check(url, o);
-    return verify ? client->Check(url) : client->CheckLocal(url);
+    return verify ? client->Check(url, o) : client->CheckLocal(url, o);
   }
 };
 
