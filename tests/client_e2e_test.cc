@@ -112,7 +112,7 @@ TEST_F(ClientE2E, FreshSyncThenCleanListedAndVerifiedFalsePositive) {
   auto reports = client->SyncNow();
   ASSERT_TRUE(reports.ok()) << reports.status().ToString();
   ASSERT_EQ(reports->size(), 1u);
-  EXPECT_EQ((*reports)[0].result, "updated") << (*reports)[0].error;
+  EXPECT_EQ((*reports)[0].result, SyncResult::kUpdated) << (*reports)[0].error;
   EXPECT_EQ((*reports)[0].to_version, 1u);
 
   Verdict clean = client->Check(kClean);
@@ -139,7 +139,7 @@ TEST_F(ClientE2E, FreshSyncThenCleanListedAndVerifiedFalsePositive) {
   auto lists = client->Lists();
   ASSERT_EQ(lists.size(), 1u);
   EXPECT_EQ(lists[0].version, 1u);
-  EXPECT_EQ(lists[0].last_sync_result, "ok");
+  EXPECT_EQ(lists[0].last_sync_result, SyncResult::kOk);
   EXPECT_GT(lists[0].next_sync_unix, 0);
 }
 
@@ -185,7 +185,7 @@ TEST_F(ClientE2E, DiffUpdatesSwapInWhileLookupsContinue) {
     ASSERT_TRUE(PublishNow().ok());
     auto r = client->SyncNow();
     ASSERT_TRUE(r.ok()) << r.status().ToString();
-    EXPECT_EQ((*r)[0].result, "updated") << (*r)[0].error;
+    EXPECT_EQ((*r)[0].result, SyncResult::kUpdated) << (*r)[0].error;
     EXPECT_TRUE((*r)[0].used_diff) << "version " << v;
     EXPECT_EQ(client->CheckLocal("http://new" + std::to_string(v) + ".example/").kind, VerdictKind::kHit);
     if (v > 2) {
@@ -237,7 +237,7 @@ TEST_F(ClientE2E, ExpiredListIsStaleAndAllowlistOverrides) {
   // Syncing again changes nothing (the server has nothing newer): the stale state keeps serving, flagged.
   auto r = client->SyncNow();
   ASSERT_TRUE(r.ok());
-  EXPECT_NE((*r)[0].result, "updated");
+  EXPECT_NE((*r)[0].result, SyncResult::kUpdated);
   EXPECT_EQ(client->CheckLocal(kListedUrl).kind, VerdictKind::kHit);
   EXPECT_TRUE(client->CheckLocal(kListedUrl).stale);
   // A client that never had the list refuses the expired manifest outright.
@@ -245,7 +245,7 @@ TEST_F(ClientE2E, ExpiredListIsStaleAndAllowlistOverrides) {
   auto fresh = OpenClient(false);
   auto rf = fresh->SyncNow();
   ASSERT_TRUE(rf.ok());
-  EXPECT_EQ((*rf)[0].result, "failed");
+  EXPECT_EQ((*rf)[0].result, SyncResult::kFailed);
   EXPECT_NE((*rf)[0].error.find("expired"), std::string::npos) << (*rf)[0].error;
   EXPECT_TRUE(fresh->Lists().empty() || fresh->Lists()[0].version == 0);
 }
