@@ -134,11 +134,11 @@ Status UnsettledError() {
 
 // ---- WHATWG URL Standard: the browser's reading of special URLs -------------------------------------
 //
-// Browsers parse http, https, ws, wss and ftp URLs with the WHATWG URL Standard (https://url.spec.whatwg.org/),
-// which is more lenient about the authority than the Safe Browsing reference clients: any number of '/'
-// and '\' may follow "scheme:", '\' ends the authority, and the host is split off before it is
-// percent-decoded (so "%2F" or "%40" in userinfo is not a delimiter). A listed host written that way is
-// still the host a browser contacts, so for these schemes the host is found exactly as the standard
+// Browsers parse http, https, ws, wss and ftp URLs with the WHATWG URL Standard
+// (https://url.spec.whatwg.org/), which is more lenient about the authority than the Safe Browsing reference
+// clients: any number of '/' and '\' may follow "scheme:", '\' ends the authority, and the host is split off
+// before it is percent-decoded (so "%2F" or "%40" in userinfo is not a delimiter). A listed host written that
+// way is still the host a browser contacts, so for these schemes the host is found exactly as the standard
 // finds it, and only then handed to the Safe Browsing host rules (which agree with the standard on every
 // host it accepts). When the standard rejects the URL (browsers do not navigate to it), the Safe Browsing
 // reading is used unchanged, so the shared vectors keep their answers.

@@ -119,7 +119,7 @@ TEST(UrlCanonBrowser, MissedSpellingsAreFoundInMessages) {
 
 TEST(UrlCanonBrowser, WhatwgIpv4) {
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"http://0x/", "0.0.0.0"},              // "0x" alone is 0
+      {"http://0x/", "0.0.0.0"},  // "0x" alone is 0
       {"http://0x.0x.0x.0x1/", "0.0.0.1"},
       {"http://0300.0250.0.1/", "192.168.0.1"},  // octal
       {"http://192.168.257/", "192.168.1.1"},    // the last part fills two bytes
@@ -138,10 +138,10 @@ TEST(UrlCanonBrowser, WhatwgIpv4) {
 TEST(UrlCanonBrowser, UrlsBrowsersRefuseKeepTheSafeBrowsingReading) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"http://u%40a.com%40b.com/", "http://b.com/"},  // '@' in the decoded host: browsers refuse
-      {"http://a.com%2Fb/c", "http://a.com/b/c"},       // '/' in the decoded host
-      {"http://a.com:99999/x", "http://a.com/x"},       // port out of range
-      {"http%3A%2F%2Fa.com/", "http://a.com/"},         // escaped scheme: not a URL to a browser
-      {"a.com:8080/x", "http://a.com/x"},               // no scheme
+      {"http://a.com%2Fb/c", "http://a.com/b/c"},      // '/' in the decoded host
+      {"http://a.com:99999/x", "http://a.com/x"},      // port out of range
+      {"http%3A%2F%2Fa.com/", "http://a.com/"},        // escaped scheme: not a URL to a browser
+      {"a.com:8080/x", "http://a.com/x"},              // no scheme
   };
   for (const auto& [input, spec] : cases) {
     CanonicalUrl url;

@@ -197,7 +197,7 @@ constexpr SchemeSpelling kSchemes[] = {
     {"http", "http", false},  {"https", "https", false}, {"ftp", "ftp", false},    {"hxxp", "http", true},
     {"hxxps", "https", true}, {"h**p", "http", true},    {"h**ps", "https", true}, {"hxtp", "http", true},
     {"hxtps", "https", true}, {"htxp", "http", true},    {"htxps", "https", true}, {"ttp", "http", true},
-    {"ttps", "https", true},  {"fxp", "ftp", true},    {"ws", "ws", false},      {"wss", "wss", false},
+    {"ttps", "https", true},  {"fxp", "ftp", true},      {"ws", "ws", false},      {"wss", "wss", false},
 };
 constexpr size_t kMaxSchemeSpelling = 5;
 constexpr size_t kMinSchemeSpelling = 2;

@@ -112,9 +112,9 @@ struct ExtractedUrl {
   size_t begin = 0;  // byte offset of the URL's first byte in the text
   size_t end = 0;    // one past its last byte; begin < end <= min(text size, kMaxExtractInputBytes)
   // The normalized URL: ExtractResult::url_text.substr(url_offset, url_size) (see ExtractResult::url()).
-  // It is "scheme://" + the URL without its scheme and the '/' and '\' after it, with the scheme lower-cased and refanged ("http" for
-  // bare domains and www. links), defanged dots and separators replaced, everything else byte for byte
-  // (host case, UTF-8 hosts, percent-escapes and port are left to the canonicalizer).
+  // It is "scheme://" + the URL without its scheme and the '/' and '\' after it, with the scheme lower-cased
+  // and refanged ("http" for bare domains and www. links), defanged dots and separators replaced, everything
+  // else byte for byte (host case, UTF-8 hosts, percent-escapes and port are left to the canonicalizer).
   size_t url_offset = 0;
   size_t url_size = 0;
   bool defanged = false;    // the text used a defanged scheme, separator or dot

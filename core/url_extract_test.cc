@@ -172,11 +172,12 @@ const std::vector<Case>& SchemeCases() {
        {{"ws://evil.example/socket", "ws://evil.example/socket", kScheme},
         {"wss:evil.example", "wss://evil.example", kScheme}}},
       {"https://a@b@evil.example/", {{"https://a@b@evil.example/", "https://a@b@evil.example/", kScheme}}},
-      {"https://x:y%3F@evil.example/", {{"https://x:y%3F@evil.example/", "https://x:y%3F@evil.example/", kScheme}}},
-      {"http://evil\xEF\xBC\x8E" "example/ full-width dot",
-       {{"http://evil\xEF\xBC\x8E" "example/", "http://evil\xEF\xBC\x8E" "example/", kScheme}}},
-      {"http://ev\xC2\xAD" "il.example soft hyphen",
-       {{"http://ev\xC2\xAD" "il.example", "http://ev\xC2\xAD" "il.example", kScheme}}},
+      {"https://x:y%3F@evil.example/",
+       {{"https://x:y%3F@evil.example/", "https://x:y%3F@evil.example/", kScheme}}},
+      {"http://evil\uFF0Eexample/ full-width dot",
+       {{"http://evil\uFF0Eexample/", "http://evil\uFF0Eexample/", kScheme}}},
+      {"http://ev\u00ADil.example soft hyphen",
+       {{"http://ev\u00ADil.example", "http://ev\u00ADil.example", kScheme}}},
   };
   return cases;
 }
