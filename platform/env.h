@@ -25,8 +25,7 @@ Result<std::unique_ptr<WritableFile>> CreateTempFile(Env* env, const std::string
 // Writes `data` to `path` so that a crash at any moment leaves either the old file or the new one: write
 // to `path + ".tmp"` (created with CreateTempFile), fsync, rename over `path`, fsync the directory. The
 // temporary file is removed on failure.
-Status WriteFileAtomic(Env* env, const std::string& path, std::string_view data,
-                       bool private_file = false);
+Status WriteFileAtomic(Env* env, const std::string& path, std::string_view data, bool private_file = false);
 
 // Ok when `dir` (after resolving symlinks) is a directory owned by the effective user of this process that
 // neither its group nor others may write to, so nobody else can plant or swap files in it. Otherwise

@@ -156,8 +156,7 @@ class PosixEnv final : public Env {
     return std::unique_ptr<MappedFile>(new PosixMappedFile(base, size));
   }
 
-  Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path,
-                                                        bool private_file) override {
+  Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path, bool private_file) override {
     return OpenForWriting(path, O_TRUNC, private_file);
   }
 
@@ -306,7 +305,8 @@ class PosixEnv final : public Env {
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
     if (name[0] != '/' && name[0] != '@') {
-      return Status::InvalidArgument("NOTIFY_SOCKET=" + name + ": neither an absolute path nor '@' abstract name");
+      return Status::InvalidArgument("NOTIFY_SOCKET=" + name +
+                                     ": neither an absolute path nor '@' abstract name");
     }
     if (name.size() > sizeof addr.sun_path - (name[0] == '/' ? 1 : 0)) {  // a path needs its NUL
       return Status::InvalidArgument("NOTIFY_SOCKET=" + name + ": longer than a socket address can hold");
@@ -325,7 +325,8 @@ class PosixEnv final : public Env {
     ::close(fd);
     if (n < 0) {
       if (err == ECONNREFUSED || err == ENOENT) {
-        return Status::Unavailable("sendto " + name + ": " + std::strerror(err) + " (no service manager listening)");
+        return Status::Unavailable("sendto " + name + ": " + std::strerror(err) +
+                                   " (no service manager listening)");
       }
       return ErrnoStatus("sendto", name, err);
     }
@@ -355,7 +356,8 @@ class PosixEnv final : public Env {
 // signalfd(2): the signals are blocked, so they stay pending until read from the descriptor.
 class PosixSignalSet final : public SignalSet {
  public:
-  PosixSignalSet(int fd, sigset_t watched, sigset_t previous) : fd_(fd), watched_(watched), previous_(previous) {}
+  PosixSignalSet(int fd, sigset_t watched, sigset_t previous)
+      : fd_(fd), watched_(watched), previous_(previous) {}
   ~PosixSignalSet() override {
     ::close(fd_);
     // Unblock only the watched signals that were not blocked before.
@@ -374,7 +376,8 @@ class PosixSignalSet final : public SignalSet {
     const int timeout = timeout_ms < 0 ? -1 : static_cast<int>(std::min<int64_t>(timeout_ms, INT_MAX));
     int rc;
     do {
-      rc = ::poll(&p, 1, timeout);  // an EINTR restart waits the whole timeout again: at worst late, never early
+      // An EINTR restart waits the whole timeout again: at worst late, never early.
+      rc = ::poll(&p, 1, timeout);
     } while (rc < 0 && errno == EINTR);
     if (rc < 0) return ErrnoStatus("poll", "signalfd", errno);
     if (rc == 0) return 0;

@@ -43,7 +43,8 @@ class EnvWrapper : public Env {
   Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path, bool private_file) override {
     return target_->NewWritableFile(path, private_file);
   }
-  Result<std::unique_ptr<WritableFile>> NewExclusiveFile(const std::string& path, bool private_file) override {
+  Result<std::unique_ptr<WritableFile>> NewExclusiveFile(const std::string& path,
+                                                         bool private_file) override {
     return target_->NewExclusiveFile(path, private_file);
   }
   Status RenameFile(const std::string& from, const std::string& to) override {
@@ -66,7 +67,9 @@ class EnvWrapper : public Env {
   uint64_t NowMonotonicNanos() override { return target_->NowMonotonicNanos(); }
   void RandomBytes(void* out, size_t size) override { target_->RandomBytes(out, size); }
   std::optional<std::string> GetEnvVar(const std::string& name) override { return target_->GetEnvVar(name); }
-  Status NotifyServiceManager(std::string_view state) override { return target_->NotifyServiceManager(state); }
+  Status NotifyServiceManager(std::string_view state) override {
+    return target_->NotifyServiceManager(state);
+  }
   Result<std::unique_ptr<SignalSet>> WatchSignals(const std::vector<int>& signals) override {
     return target_->WatchSignals(signals);
   }

@@ -10,15 +10,24 @@ namespace urlguard {
 
 const char* FaultOpName(FaultOp op) {
   switch (op) {
-    case FaultOp::kCreate: return "create";
-    case FaultOp::kAppend: return "append";
-    case FaultOp::kSync: return "sync";
-    case FaultOp::kClose: return "close";
-    case FaultOp::kRename: return "rename";
-    case FaultOp::kRemove: return "remove";
-    case FaultOp::kCreateDirs: return "mkdir";
-    case FaultOp::kRemoveDir: return "rmdir";
-    case FaultOp::kSyncDir: return "syncdir";
+    case FaultOp::kCreate:
+      return "create";
+    case FaultOp::kAppend:
+      return "append";
+    case FaultOp::kSync:
+      return "sync";
+    case FaultOp::kClose:
+      return "close";
+    case FaultOp::kRename:
+      return "rename";
+    case FaultOp::kRemove:
+      return "remove";
+    case FaultOp::kCreateDirs:
+      return "mkdir";
+    case FaultOp::kRemoveDir:
+      return "rmdir";
+    case FaultOp::kSyncDir:
+      return "syncdir";
   }
   return "?";
 }

@@ -107,7 +107,8 @@ class FaultInjectionEnv : public EnvWrapper {
   size_t TakeDiskSpace(size_t want, Status* full);
   void MarkUnsynced(const std::string& path);
   void MarkSynced(const std::string& path);
-  Result<std::unique_ptr<WritableFile>> Wrap(Result<std::unique_ptr<WritableFile>> file, const std::string& path);
+  Result<std::unique_ptr<WritableFile>> Wrap(Result<std::unique_ptr<WritableFile>> file,
+                                             const std::string& path);
   std::optional<std::string> ReadAll(const std::string& path);
   void WriteAll(const std::string& path, std::string_view data);
   void RemoveTree(const std::string& path);

@@ -80,7 +80,7 @@ TEST_F(FaultInjectionEnvTest, FailOpNthAndEvery) {
   env_.FailOp(FaultOp::kRename, 0, Status::IoError("every rename"));
   EXPECT_FALSE(env_.RenameFile(Path("a"), Path("x")).ok());
   EXPECT_FALSE(env_.RenameFile(Path("c"), Path("x")).ok());
-  EXPECT_TRUE(WriteFile("d", "4").ok());  // other kinds are untouched
+  EXPECT_TRUE(WriteFile("d", "4").ok());           // other kinds are untouched
   env_.FailOp(FaultOp::kRename, 0, Status::Ok());  // an ok status removes the rule
   EXPECT_TRUE(env_.RenameFile(Path("a"), Path("x")).ok());
 }

@@ -74,13 +74,13 @@ class URLGUARD_EXPORT SignalSet {
 
 // What Env::Stat() reports about one path.
 struct FileInfo {
-  uint64_t size = 0;         // bytes (for a symlink: the length of its target path)
-  int64_t mtime_unix = 0;    // last modification, seconds since the Unix epoch
+  uint64_t size = 0;       // bytes (for a symlink: the length of its target path)
+  int64_t mtime_unix = 0;  // last modification, seconds since the Unix epoch
   bool is_regular = false;
   bool is_dir = false;
-  bool is_symlink = false;   // the path itself is a symbolic link (Stat does not follow it)
-  uint32_t mode = 0;         // permission bits (07777 of st_mode)
-  uint32_t uid = 0;          // owner
+  bool is_symlink = false;  // the path itself is a symbolic link (Stat does not follow it)
+  uint32_t mode = 0;        // permission bits (07777 of st_mode)
+  uint32_t uid = 0;         // owner
 };
 
 class URLGUARD_EXPORT Env {
@@ -152,8 +152,8 @@ class URLGUARD_EXPORT Env {
 
   // ---- time and randomness -----------------------------------------------------------------------------
 
-  virtual int64_t NowUnixSeconds() = 0;     // wall clock; may jump
-  virtual uint64_t NowMonotonicNanos() = 0;  // never goes back; for intervals and timeouts
+  virtual int64_t NowUnixSeconds() = 0;                  // wall clock; may jump
+  virtual uint64_t NowMonotonicNanos() = 0;              // never goes back; for intervals and timeouts
   virtual void RandomBytes(void* out, size_t size) = 0;  // cryptographically strong
 
   // ---- the process -------------------------------------------------------------------------------------
