@@ -377,6 +377,12 @@ TEST_F(EnvPosixTest, LockFileExcludesASecondHolderUntilReleased) {
   EXPECT_EQ(env_->LockFile(Path("no/such/dir/lock")).status().code(), StatusCode::kNotFound);
 }
 
+TEST_F(EnvPosixTest, LockFileRefusesASymlink) {
+  ASSERT_EQ(::symlink(Path("elsewhere").c_str(), Path("lock").c_str()), 0);
+  EXPECT_EQ(env_->LockFile(Path("lock")).status().code(), StatusCode::kIoError);  // ELOOP
+  EXPECT_FALSE(env_->FileExists(Path("elsewhere")));
+}
+
 TEST_F(EnvPosixTest, ClocksAndRandomness) {
   const int64_t wall = env_->NowUnixSeconds();
   EXPECT_LE(std::llabs(wall - static_cast<int64_t>(::time(nullptr))), 2);

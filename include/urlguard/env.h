@@ -138,16 +138,17 @@ class URLGUARD_EXPORT Env {
 
   // ---- metadata ----------------------------------------------------------------------------------------
 
-  // True when something (file, directory, even a dangling symlink's target) exists at `path`: follows
-  // symlinks.
+  // True when a file or directory exists at `path`, following symlinks (a dangling symlink: false). Any
+  // error counts as false; use Stat() to tell "missing" from "cannot look".
   virtual bool FileExists(const std::string& path) = 0;
   // lstat: what is at `path` itself; does not follow a final symlink. kNotFound when nothing is there.
   virtual Result<FileInfo> Stat(const std::string& path) = 0;
   // The absolute path with every symlink, "." and ".." resolved. kNotFound when a component is missing.
   virtual Result<std::string> RealPath(const std::string& path) = 0;
 
-  // Takes an exclusive lock on `path` (created if missing) without waiting. kFailedPrecondition when
-  // another process (or another FileLock in this one) holds it.
+  // Takes an exclusive lock on `path` (created if missing, mode 0644) without waiting. kFailedPrecondition
+  // when another process (or another FileLock in this one) holds it. A symlink at `path` is refused
+  // (kIoError), so a planted link cannot make the lock create or hold some other file.
   virtual Result<std::unique_ptr<FileLock>> LockFile(const std::string& path) = 0;
 
   // ---- time and randomness -----------------------------------------------------------------------------
