@@ -61,8 +61,9 @@ class URLGUARD_EXPORT FileLock {
 };
 
 // A set of signals diverted from their default action to Wait(), for daemons (SIGTERM, SIGINT, SIGHUP).
-// Destroying it restores the calling thread's previous signal mask for those signals. Not thread-safe:
-// one thread (normally main) waits.
+// Destroying it restores the calling thread's previous signal mask for those signals; one still pending
+// then takes its default action (for SIGTERM: the process ends), so destroy it last. Not thread-safe: one
+// thread (normally main) waits.
 class URLGUARD_EXPORT SignalSet {
  public:
   virtual ~SignalSet() = default;
