@@ -1,17 +1,25 @@
 // Copyright urlguard authors.
 //
-// The POSIX Env. Every system call's failure becomes a Status naming the call, the path and errno.
+// The POSIX Env (Linux). Every system call's failure becomes a Status naming the call, the path and errno.
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdlib.h>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstring>
 
 #include "platform/env.h"
@@ -23,6 +31,7 @@ Status ErrnoStatus(const char* op, const std::string& path, int err) {
   std::string m = std::string(op) + " " + path + ": " + std::strerror(err);
   if (err == ENOENT) return Status::NotFound(std::move(m));
   if (err == ENOSPC || err == EDQUOT) return Status::ResourceExhausted(std::move(m));
+  if (err == EEXIST) return Status::FailedPrecondition(std::move(m));
   return Status::IoError(std::move(m));
 }
 
@@ -91,7 +100,12 @@ class PosixEnv final : public Env {
       ::close(fd);
       return ErrnoStatus("fstat", path, err);
     }
-    if (static_cast<uint64_t>(st.st_size) > max_bytes) {
+    if (S_ISDIR(st.st_mode)) {
+      ::close(fd);
+      return Status::IoError("read " + path + ": is a directory");
+    }
+    // A FIFO or device has no size to check in advance: the loop below enforces the cap as it reads.
+    if (S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) > max_bytes) {
       ::close(fd);
       return Status::ResourceExhausted(path + ": " + std::to_string(st.st_size) +
                                        " bytes is over the cap of " + std::to_string(max_bytes));
@@ -126,6 +140,10 @@ class PosixEnv final : public Env {
       ::close(fd);
       return ErrnoStatus("fstat", path, err);
     }
+    if (!S_ISREG(st.st_mode)) {
+      ::close(fd);
+      return Status::IoError(path + ": not a regular file");
+    }
     if (st.st_size == 0) {
       ::close(fd);
       return Status::Corruption(path + ": empty file");
@@ -138,13 +156,13 @@ class PosixEnv final : public Env {
     return std::unique_ptr<MappedFile>(new PosixMappedFile(base, size));
   }
 
-  Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path,
-                                                        bool private_file) override {
-    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-                    private_file ? 0600 : 0644);
-    if (fd < 0) return ErrnoStatus("open", path, errno);
-    if (private_file) ::fchmod(fd, 0600);  // an existing file keeps its mode through O_CREAT
-    return std::unique_ptr<WritableFile>(new PosixWritableFile(fd, path));
+  Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path, bool private_file) override {
+    return OpenForWriting(path, O_TRUNC, private_file);
+  }
+
+  Result<std::unique_ptr<WritableFile>> NewExclusiveFile(const std::string& path,
+                                                         bool private_file) override {
+    return OpenForWriting(path, O_EXCL | O_NOFOLLOW, private_file);
   }
 
   Status RenameFile(const std::string& from, const std::string& to) override {
@@ -157,8 +175,9 @@ class PosixEnv final : public Env {
     return Status::Ok();
   }
 
-  Status CreateDirs(const std::string& path) override {
+  Status CreateDirs(const std::string& path, bool private_dir) override {
     if (path.empty()) return Status::InvalidArgument("empty directory path");
+    const mode_t mode = private_dir ? 0700 : 0755;
     std::string partial;
     size_t pos = 0;
     while (pos <= path.size()) {
@@ -167,14 +186,22 @@ class PosixEnv final : public Env {
       partial = path.substr(0, next);
       pos = next + 1;
       if (partial.empty()) continue;  // leading '/'
-      if (::mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST) {
+      if (::mkdir(partial.c_str(), mode) != 0) {
+        if (errno == EEXIST) continue;
         return ErrnoStatus("mkdir", partial, errno);
       }
+      // The umask may have removed bits from a private directory's 0700; nothing else can add any.
+      if (private_dir && ::chmod(partial.c_str(), mode) != 0) return ErrnoStatus("chmod", partial, errno);
     }
     struct stat st;
     if (::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
       return Status::IoError(path + ": not a directory");
     }
+    return Status::Ok();
+  }
+
+  Status RemoveDir(const std::string& path) override {
+    if (::rmdir(path.c_str()) != 0) return ErrnoStatus("rmdir", path, errno);
     return Status::Ok();
   }
 
@@ -190,6 +217,28 @@ class PosixEnv final : public Env {
 
   bool FileExists(const std::string& path) override { return ::access(path.c_str(), F_OK) == 0; }
 
+  Result<FileInfo> Stat(const std::string& path) override {
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0) return ErrnoStatus("lstat", path, errno);
+    FileInfo info;
+    info.size = static_cast<uint64_t>(st.st_size);
+    info.mtime_unix = static_cast<int64_t>(st.st_mtim.tv_sec);
+    info.is_regular = S_ISREG(st.st_mode);
+    info.is_dir = S_ISDIR(st.st_mode);
+    info.is_symlink = S_ISLNK(st.st_mode);
+    info.mode = static_cast<uint32_t>(st.st_mode & 07777);
+    info.uid = static_cast<uint32_t>(st.st_uid);
+    return info;
+  }
+
+  Result<std::string> RealPath(const std::string& path) override {
+    char* resolved = ::realpath(path.c_str(), nullptr);
+    if (resolved == nullptr) return ErrnoStatus("realpath", path, errno);
+    std::string out(resolved);
+    ::free(resolved);
+    return out;
+  }
+
   Result<std::vector<std::string>> ListDir(const std::string& dir) override {
     DIR* d = ::opendir(dir.c_str());
     if (d == nullptr) return ErrnoStatus("opendir", dir, errno);
@@ -204,7 +253,7 @@ class PosixEnv final : public Env {
   }
 
   Result<std::unique_ptr<FileLock>> LockFile(const std::string& path) override {
-    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0) return ErrnoStatus("open", path, errno);
     // Open-file-description locks: per open file, so two opens in one process also exclude each other.
     struct flock fl;
@@ -242,46 +291,139 @@ class PosixEnv final : public Env {
       size -= static_cast<size_t>(n);
     }
   }
+
+  std::optional<std::string> GetEnvVar(const std::string& name) override {
+    const char* value = ::secure_getenv(name.c_str());
+    if (value == nullptr) return std::nullopt;
+    return std::string(value);
+  }
+
+  Status NotifyServiceManager(std::string_view state) override {
+    std::optional<std::string> socket_name = GetEnvVar("NOTIFY_SOCKET");
+    if (!socket_name.has_value() || socket_name->empty()) return Status::Ok();
+    const std::string& name = *socket_name;
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    if (name[0] != '/' && name[0] != '@') {
+      return Status::InvalidArgument("NOTIFY_SOCKET=" + name +
+                                     ": neither an absolute path nor '@' abstract name");
+    }
+    if (name.size() > sizeof addr.sun_path - (name[0] == '/' ? 1 : 0)) {  // a path needs its NUL
+      return Status::InvalidArgument("NOTIFY_SOCKET=" + name + ": longer than a socket address can hold");
+    }
+    std::memcpy(addr.sun_path, name.data(), name.size());
+    if (name[0] == '@') addr.sun_path[0] = '\0';  // Linux abstract namespace: the name is not NUL-terminated
+    const socklen_t addr_len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + name.size());
+    int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return ErrnoStatus("socket(AF_UNIX)", name, errno);
+    ssize_t n;
+    do {
+      n = ::sendto(fd, state.data(), state.size(), MSG_NOSIGNAL, reinterpret_cast<const sockaddr*>(&addr),
+                   addr_len);
+    } while (n < 0 && errno == EINTR);
+    const int err = errno;
+    ::close(fd);
+    if (n < 0) {
+      if (err == ECONNREFUSED || err == ENOENT) {
+        return Status::Unavailable("sendto " + name + ": " + std::strerror(err) +
+                                   " (no service manager listening)");
+      }
+      return ErrnoStatus("sendto", name, err);
+    }
+    if (static_cast<size_t>(n) != state.size()) return Status::IoError("sendto " + name + ": short datagram");
+    return Status::Ok();
+  }
+
+  Result<std::unique_ptr<SignalSet>> WatchSignals(const std::vector<int>& signals) override;
+
+ private:
+  static Result<std::unique_ptr<WritableFile>> OpenForWriting(const std::string& path, int extra_flags,
+                                                              bool private_file) {
+    const mode_t mode = private_file ? 0600 : 0644;
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | extra_flags, mode);
+    if (fd < 0) return ErrnoStatus("open", path, errno);
+    // The umask may have removed bits, and an existing file keeps its old mode through O_CREAT: a private
+    // file gets exactly 0600 either way.
+    if (private_file && ::fchmod(fd, mode) != 0) {
+      int err = errno;
+      ::close(fd);
+      return ErrnoStatus("fchmod", path, err);
+    }
+    return std::unique_ptr<WritableFile>(new PosixWritableFile(fd, path));
+  }
 };
+
+// signalfd(2): the signals are blocked, so they stay pending until read from the descriptor.
+class PosixSignalSet final : public SignalSet {
+ public:
+  PosixSignalSet(int fd, sigset_t watched, sigset_t previous)
+      : fd_(fd), watched_(watched), previous_(previous) {}
+  ~PosixSignalSet() override {
+    ::close(fd_);
+    // Unblock only the watched signals that were not blocked before.
+    sigset_t unblock;
+    sigemptyset(&unblock);
+    for (int sig = 1; sig < NSIG; ++sig) {
+      if (sigismember(&watched_, sig) == 1 && sigismember(&previous_, sig) != 1) sigaddset(&unblock, sig);
+    }
+    pthread_sigmask(SIG_UNBLOCK, &unblock, nullptr);
+  }
+
+  Result<int> Wait(int64_t timeout_ms) override {
+    struct pollfd p {};
+    p.fd = fd_;
+    p.events = POLLIN;
+    const int timeout = timeout_ms < 0 ? -1 : static_cast<int>(std::min<int64_t>(timeout_ms, INT_MAX));
+    int rc;
+    do {
+      // An EINTR restart waits the whole timeout again: at worst late, never early.
+      rc = ::poll(&p, 1, timeout);
+    } while (rc < 0 && errno == EINTR);
+    if (rc < 0) return ErrnoStatus("poll", "signalfd", errno);
+    if (rc == 0) return 0;
+    struct signalfd_siginfo info;
+    ssize_t n;
+    do {
+      n = ::read(fd_, &info, sizeof info);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0 && errno == EAGAIN) return 0;  // taken by sigwait() elsewhere meanwhile
+    if (n != static_cast<ssize_t>(sizeof info)) return ErrnoStatus("read", "signalfd", n < 0 ? errno : EIO);
+    return static_cast<int>(info.ssi_signo);
+  }
+
+ private:
+  int fd_;
+  sigset_t watched_;
+  sigset_t previous_;
+};
+
+Result<std::unique_ptr<SignalSet>> PosixEnv::WatchSignals(const std::vector<int>& signals) {
+  if (signals.empty()) return Status::InvalidArgument("no signals to watch");
+  sigset_t set;
+  sigemptyset(&set);
+  for (int sig : signals) {
+    if (sig == SIGKILL || sig == SIGSTOP || sigaddset(&set, sig) != 0) {
+      return Status::InvalidArgument("signal " + std::to_string(sig) + " cannot be watched");
+    }
+  }
+  sigset_t previous;
+  if (int err = pthread_sigmask(SIG_BLOCK, &set, &previous); err != 0) {
+    return ErrnoStatus("pthread_sigmask", "", err);
+  }
+  int fd = ::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (fd < 0) {
+    int err = errno;
+    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+    return ErrnoStatus("signalfd", "", err);
+  }
+  return std::unique_ptr<SignalSet>(new PosixSignalSet(fd, set, previous));
+}
 
 }  // namespace
 
 Env* Env::Default() {
   static PosixEnv* env = new PosixEnv();
   return env;
-}
-
-Status WriteFileAtomic(Env* env, const std::string& path, std::string_view data, bool private_file) {
-  std::string tmp = path + ".tmp";
-  auto file = env->NewWritableFile(tmp, private_file);
-  if (!file.ok()) return file.status();
-  Status s = (*file)->Append(data);
-  if (s.ok()) s = (*file)->Sync();
-  if (s.ok()) s = (*file)->Close();
-  if (s.ok()) s = env->RenameFile(tmp, path);
-  if (!s.ok()) {
-    (void)env->RemoveFile(tmp);
-    return s;
-  }
-  return env->SyncDir(DirName(path));
-}
-
-std::string DirName(const std::string& path) {
-  size_t slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return path.substr(0, slash);
-}
-
-std::string BaseName(const std::string& path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-std::string JoinPath(const std::string& a, const std::string& b) {
-  if (a.empty()) return b;
-  if (a.back() == '/') return a + b;
-  return a + "/" + b;
 }
 
 }  // namespace urlguard

@@ -16,6 +16,8 @@
 #include <tuple>
 #include <vector>
 
+#include "tests/test_util.h"
+
 namespace urlguard {
 namespace {
 
@@ -29,13 +31,6 @@ std::string ReadFixture(const std::string& name) {
   Result<std::string> data = ReadFeedFile(Env::Default(), FixturePath(name));
   EXPECT_TRUE(data.ok()) << data.status().ToString();
   return data.ok() ? data.value() : std::string();
-}
-
-std::string ScratchDir() {
-  const char* dir = std::getenv("URLGUARD_TEST_TMPDIR");
-  std::string path = JoinPath(dir != nullptr && *dir != '\0' ? dir : "/tmp", "feeds_test");
-  EXPECT_TRUE(Env::Default()->CreateDirs(path).ok());
-  return path;
 }
 
 struct Parsed {
@@ -689,7 +684,7 @@ long MaxRssKiB() {
 
 TEST(FeedsGzipTest, GzippedFixtureReadsAndParsesLikeThePlainFile) {
   const std::string raw = ReadFixture("hosts.txt");
-  const std::string path = JoinPath(ScratchDir(), "hosts.txt.gz");
+  const std::string path = JoinPath(testing::ScratchDir("feeds_test"), "hosts.txt.gz");
   ASSERT_TRUE(WriteFileAtomic(Env::Default(), path, Gzip(raw)).ok());
   Result<std::string> read = ReadFeedFile(Env::Default(), path);
   ASSERT_TRUE(read.ok()) << read.status().ToString();
@@ -699,7 +694,7 @@ TEST(FeedsGzipTest, GzippedFixtureReadsAndParsesLikeThePlainFile) {
   EXPECT_EQ(p.stats.format, FeedFormat::kHosts);
   EXPECT_EQ(p.entries.size(), 8u);
   // Detection is by magic bytes, not by name.
-  const std::string renamed = JoinPath(ScratchDir(), "hosts-no-suffix");
+  const std::string renamed = JoinPath(testing::ScratchDir("feeds_test"), "hosts-no-suffix");
   ASSERT_TRUE(WriteFileAtomic(Env::Default(), renamed, Gzip(raw)).ok());
   Result<std::string> again = ReadFeedFile(Env::Default(), renamed);
   ASSERT_TRUE(again.ok());
@@ -734,21 +729,21 @@ TEST(FeedsGzipTest, CapBoundary) {
   EXPECT_EQ(at_cap->size(), payload.size());
   EXPECT_EQ(InflateGzip(gz, payload.size() - 1).status().code(), StatusCode::kResourceExhausted);
   // Through the file reader, with a test-only cap: the inflated size is capped, and so is the raw file.
-  const std::string path = JoinPath(ScratchDir(), "cap.gz");
+  const std::string path = JoinPath(testing::ScratchDir("feeds_test"), "cap.gz");
   ASSERT_TRUE(WriteFileAtomic(Env::Default(), path, gz).ok());
   Result<std::string> capped = ReadFeedFile(Env::Default(), path, payload.size() - 1);
   EXPECT_EQ(capped.status().code(), StatusCode::kResourceExhausted);
   EXPECT_THAT(capped.status().message(), HasSubstr(path));
   EXPECT_EQ(ReadFeedFile(Env::Default(), path, gz.size() - 1).status().code(),
             StatusCode::kResourceExhausted);
-  EXPECT_EQ(ReadFeedFile(Env::Default(), JoinPath(ScratchDir(), "missing")).status().code(),
+  EXPECT_EQ(ReadFeedFile(Env::Default(), JoinPath(DirName(path), "missing")).status().code(),
             StatusCode::kNotFound);
 }
 
 TEST(FeedsGzipTest, TwoGibibyteBombIsRefusedWithoutKeepingItsOutput) {
   const uint64_t kBombBytes = uint64_t{2} << 30;
   static_assert(kBombBytes > kMaxFeedBytes);
-  const std::string path = JoinPath(ScratchDir(), "bomb.gz");
+  const std::string path = JoinPath(testing::ScratchDir("feeds_test"), "bomb.gz");
   WriteZerosGzip(path, kBombBytes);
   ASSERT_FALSE(HasFatalFailure());
   Result<std::string> raw = Env::Default()->ReadFile(path, size_t{64} << 20);

@@ -35,7 +35,7 @@ FullHashRecord Rec(const std::string& expression, const std::string& list, Layer
 class HashStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = testing::MakeTempDir("hash_store_test");
+    dir_ = testing::ScratchDir("hash_store_test");
     path_ = dir_ + "/hashes.sqlite";
   }
   std::unique_ptr<FullHashStore> OpenRw() {

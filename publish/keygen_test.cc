@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "platform/fault_injection_env.h"
 #include "tests/test_util.h"
 
 namespace urlguard {
@@ -19,35 +20,6 @@ mode_t FileMode(const std::string& path) {
   EXPECT_EQ(::stat(path.c_str(), &st), 0) << path;
   return st.st_mode & 07777;
 }
-
-// Delegates to the real Env but fails the Nth call of NewWritableFile (counting from 1) with kIoError.
-class FailingWriteEnv : public Env {
- public:
-  explicit FailingWriteEnv(int fail_at) : fail_at_(fail_at) {}
-  Result<std::string> ReadFile(const std::string& p, size_t m) override { return base_->ReadFile(p, m); }
-  Result<std::unique_ptr<MappedFile>> MapReadOnly(const std::string& p) override {
-    return base_->MapReadOnly(p);
-  }
-  Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& p, bool private_file) override {
-    if (++calls_ == fail_at_) return Status::IoError("injected: disk full");
-    return base_->NewWritableFile(p, private_file);
-  }
-  Status RenameFile(const std::string& f, const std::string& t) override { return base_->RenameFile(f, t); }
-  Status RemoveFile(const std::string& p) override { return base_->RemoveFile(p); }
-  Status CreateDirs(const std::string& p) override { return base_->CreateDirs(p); }
-  Status SyncDir(const std::string& d) override { return base_->SyncDir(d); }
-  bool FileExists(const std::string& p) override { return base_->FileExists(p); }
-  Result<std::vector<std::string>> ListDir(const std::string& d) override { return base_->ListDir(d); }
-  Result<std::unique_ptr<FileLock>> LockFile(const std::string& p) override { return base_->LockFile(p); }
-  int64_t NowUnixSeconds() override { return base_->NowUnixSeconds(); }
-  uint64_t NowMonotonicNanos() override { return base_->NowMonotonicNanos(); }
-  void RandomBytes(void* out, size_t size) override { base_->RandomBytes(out, size); }
-
- private:
-  Env* base_ = Env::Default();
-  int fail_at_;
-  int calls_ = 0;
-};
 
 TEST(Keygen, WritesAPrivateAndAPublicKey) {
   const std::string dir = ScratchDir("keygen_writes") + "/keys/nested";  // created on demand
@@ -92,7 +64,8 @@ TEST(Keygen, AFailedWriteNeverLeavesAPrivateKeyBehind) {
   for (int fail_at : {1, 2}) {  // 1: the public key's file, 2: the private key's file
     SCOPED_TRACE(fail_at);
     const std::string dir = ScratchDir("keygen_fails" + std::to_string(fail_at));
-    FailingWriteEnv env(fail_at);
+    FaultInjectionEnv env;
+    env.FailOp(FaultOp::kCreate, fail_at, Status::IoError("injected: disk full"));
     Status s = WriteKeyPair(&env, dir);
     EXPECT_EQ(s.code(), StatusCode::kIoError) << s.ToString();
     EXPECT_FALSE(Env::Default()->FileExists(dir + "/urlguard-ed25519.pem"));

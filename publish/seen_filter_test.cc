@@ -15,6 +15,7 @@
 #include "core/byte_io.h"
 #include "core/sha256.h"
 #include "platform/env.h"
+#include "tests/test_util.h"
 
 namespace urlguard {
 namespace {
@@ -55,13 +56,6 @@ std::string ReadAll(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-std::string ScratchDir() {
-  const char* dir = std::getenv("URLGUARD_TEST_TMPDIR");
-  std::string path = JoinPath(dir != nullptr && *dir != '\0' ? dir : "/tmp", "seen_filter_test");
-  EXPECT_TRUE(Env::Default()->CreateDirs(path).ok());
-  return path;
 }
 
 SeenFilter Clone(const SeenFilter& f) {
@@ -666,7 +660,7 @@ TEST_F(SealedField, StageAndSketchFields) {
 
 TEST(SeenFilterFile, SaveAndLoadThroughARealFile) {
   Env* env = Env::Default();
-  const std::string dir = ScratchDir();
+  const std::string dir = testing::ScratchDir("seen_filter_test");
   const std::string path = JoinPath(dir, "seen.ugseen");
   (void)env->RemoveFile(path);
 
@@ -706,7 +700,7 @@ TEST(SeenFilterFile, SaveAndLoadThroughARealFile) {
 
 TEST(SeenFilterFile, SaveIntoAMissingDirectoryFails) {
   SeenFilter f = SeenFilter::Create(10, 0.01, 0.1, 0.1);
-  const std::string path = JoinPath(ScratchDir(), "no/such/dir/seen.ugseen");
+  const std::string path = JoinPath(testing::ScratchDir("seen_filter_test"), "no/such/dir/seen.ugseen");
   Status s = f.Save(Env::Default(), path);
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find(path), std::string::npos) << s.ToString();

@@ -104,6 +104,7 @@ Result<std::unique_ptr<Client>> Client::Open(const ClientOptions& options) {
     fo.connect_timeout_ms = std::min<long>(options.verify_deadline_ms, 10000);
     fo.ca_bundle = options.ca_bundle;
     fo.proxy = options.proxy;
+    fo.env = impl->env;
     auto f = NewCurlFetcher(fo);
     if (!f.ok()) return f.status();
     impl->fetcher = std::move(f).value();
@@ -171,15 +172,12 @@ Verdict Client::Check(std::string_view url, const CheckOptions& options) const {
 
 Verdict Client::Impl::Decide(const std::vector<LocalHit>& hits, Verdict v) const {
   const int64_t now = env->NowUnixSeconds();
-  auto t0 = std::chrono::steady_clock::now();
+  const uint64_t t0 = env->NowMonotonicNanos();
   Fetcher* f = options.verify ? fetcher.get() : nullptr;
   DecideResult d = urlguard::Decide(hits, now, cache.get(), f, options.server_url);
   if (!d.from_cache && f != nullptr && !d.emergency) {
     verifications.fetch_add(1, std::memory_order_relaxed);
-    verification_ns.fetch_add(static_cast<uint64_t>(
-                                  std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)
-                                      .count()),
-                              std::memory_order_relaxed);
+    verification_ns.fetch_add(env->NowMonotonicNanos() - t0, std::memory_order_relaxed);
     if (!d.error.ok()) verification_failures.fetch_add(1, std::memory_order_relaxed);
   }
   v.from_cache = d.from_cache;

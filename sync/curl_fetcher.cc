@@ -24,7 +24,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
-#include <ctime>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -33,6 +32,7 @@
 #include <utility>
 #include <vector>
 
+#include "platform/env.h"
 #include "sync/fetcher.h"
 
 #ifndef URLGUARD_VERSION_STRING
@@ -406,7 +406,7 @@ class CurlFetcher final : public Fetcher {
       // skew), else from our clock.
       int64_t now = -1;
       if (!transfer.date.empty()) now = static_cast<int64_t>(curl_getdate(transfer.date.c_str(), nullptr));
-      if (now < 0) now = static_cast<int64_t>(std::time(nullptr));
+      if (now < 0) now = (options_.env != nullptr ? options_.env : Env::Default())->NowUnixSeconds();
       response.retry_after_seconds = ParseRetryAfter(transfer.retry_after, now);
     }
     return response;

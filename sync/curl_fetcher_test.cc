@@ -30,6 +30,7 @@
 
 #include "platform/env.h"
 #include "sync/fetcher.h"
+#include "tests/test_util.h"
 #include "urlguard/urlguard.h"
 
 namespace urlguard {
@@ -40,15 +41,6 @@ const bool kSigpipeIgnored = [] {
   signal(SIGPIPE, SIG_IGN);
   return true;
 }();
-
-std::string MakeTempDir() {
-  const char* base = std::getenv("URLGUARD_TEST_TMPDIR");
-  std::string dir = base != nullptr && *base != '\0' ? base : "/tmp";
-  EXPECT_TRUE(Env::Default()->CreateDirs(dir).ok());
-  std::string tmpl = dir + "/curl_fetcher_test.XXXXXX";
-  EXPECT_NE(mkdtemp(tmpl.data()), nullptr);
-  return tmpl;
-}
 
 // ---- servers ----------------------------------------------------------------------------------------------
 
@@ -795,7 +787,7 @@ TEST_F(CurlFetcherTest, ProxyIsUsedForRemoteHostsButNeverForLoopback) {
 class CurlFetcherTlsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = MakeTempDir();
+    dir_ = testing::ScratchDir("curl_fetcher_test");
     ASSERT_TRUE(pki_.Make(dir_));
   }
 
@@ -841,7 +833,7 @@ TEST_F(CurlFetcherTlsTest, TrustsTheConfiguredCaOnly) {
 
   // Another CA is no better.
   TestPki other;
-  const std::string other_dir = MakeTempDir();
+  const std::string other_dir = testing::ScratchDir("curl_fetcher_test");
   ASSERT_TRUE(other.Make(other_dir));
   FetcherOptions wrong_ca = FastOptions();
   wrong_ca.ca_bundle = other.ca_file;

@@ -19,6 +19,7 @@
 #include <string>
 #include <string_view>
 
+#include "urlguard/env.h"
 #include "urlguard/status.h"
 
 namespace urlguard {
@@ -59,6 +60,7 @@ struct FetcherOptions {
   std::string ca_bundle;                  // "" = the system's CA store; else a PEM file of trusted CAs
   std::string user_agent;                 // "" = "urlguard/<version> (+https://github.com/urlguard)"
   bool allow_plain_http_to_loopback = true;
+  Env* env = nullptr;                     // the clock for Retry-After dates; null = Env::Default(). Not owned
 };
 
 class Fetcher {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "platform/env.h"
+#include "platform/env_wrapper.h"
 #include "tests/sqlite_test_util.h"
 #include "tests/test_util.h"
 
@@ -62,38 +63,17 @@ class LockHolder {
 };
 
 // Env::Default() with a monotonic clock the test moves, and a RenameFile that can be made to fail.
-class TestEnv : public Env {
+class TestEnv : public EnvWrapper {
  public:
-  Result<std::string> ReadFile(const std::string& path, size_t max_bytes) override {
-    return base_->ReadFile(path, max_bytes);
-  }
-  Result<std::unique_ptr<MappedFile>> MapReadOnly(const std::string& path) override {
-    return base_->MapReadOnly(path);
-  }
-  Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path, bool private_file) override {
-    return base_->NewWritableFile(path, private_file);
-  }
+  TestEnv() : EnvWrapper(Env::Default()) {}
   Status RenameFile(const std::string& from, const std::string& to) override {
     if (fail_renames) return Status::IoError("injected rename failure");
-    return base_->RenameFile(from, to);
+    return EnvWrapper::RenameFile(from, to);
   }
-  Status RemoveFile(const std::string& path) override { return base_->RemoveFile(path); }
-  Status CreateDirs(const std::string& path) override { return base_->CreateDirs(path); }
-  Status SyncDir(const std::string& dir) override { return base_->SyncDir(dir); }
-  bool FileExists(const std::string& path) override { return base_->FileExists(path); }
-  Result<std::vector<std::string>> ListDir(const std::string& dir) override { return base_->ListDir(dir); }
-  Result<std::unique_ptr<FileLock>> LockFile(const std::string& path) override {
-    return base_->LockFile(path);
-  }
-  int64_t NowUnixSeconds() override { return base_->NowUnixSeconds(); }
   uint64_t NowMonotonicNanos() override { return monotonic_nanos; }
-  void RandomBytes(void* out, size_t size) override { base_->RandomBytes(out, size); }
 
   std::atomic<uint64_t> monotonic_nanos{1000000000};
   std::atomic<bool> fail_renames{false};
-
- private:
-  Env* base_ = Env::Default();
 };
 
 constexpr int64_t kNow = 1700000000;
@@ -102,7 +82,7 @@ constexpr uint64_t kReopenNanos = static_cast<uint64_t>(kCacheReopenIntervalSeco
 class ResultCacheTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = testing::MakeTempDir("result_cache_test");
+    dir_ = testing::ScratchDir("result_cache_test");
     path_ = dir_ + "/cache.sqlite";
   }
   std::unique_ptr<ResultCache> OpenCache(size_t max_rows = kMaxCacheRows) {

@@ -14,7 +14,10 @@
 #include <string>
 #include <vector>
 
+#include "platform/env_wrapper.h"
+#include "platform/fault_injection_env.h"
 #include "sync/fetcher.h"
+#include "tests/test_util.h"
 
 namespace urlguard {
 namespace {
@@ -39,46 +42,6 @@ class Script {
 };
 
 const double kJustBelowOne = std::nextafter(1.0, 0.0);
-
-std::string MakeTempDir() {
-  const char* base = std::getenv("URLGUARD_TEST_TMPDIR");
-  std::string dir = base != nullptr && *base != '\0' ? base : "/tmp";
-  EXPECT_TRUE(Env::Default()->CreateDirs(dir).ok());
-  std::string tmpl = dir + "/scheduler_test.XXXXXX";
-  EXPECT_NE(mkdtemp(tmpl.data()), nullptr);
-  return tmpl;
-}
-
-// Forwards to Env::Default(), except for what a test overrides.
-class ForwardingEnv : public Env {
- public:
-  Result<std::string> ReadFile(const std::string& path, size_t max_bytes) override {
-    return base_->ReadFile(path, max_bytes);
-  }
-  Result<std::unique_ptr<MappedFile>> MapReadOnly(const std::string& path) override {
-    return base_->MapReadOnly(path);
-  }
-  Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path, bool private_file) override {
-    return base_->NewWritableFile(path, private_file);
-  }
-  Status RenameFile(const std::string& from, const std::string& to) override {
-    return base_->RenameFile(from, to);
-  }
-  Status RemoveFile(const std::string& path) override { return base_->RemoveFile(path); }
-  Status CreateDirs(const std::string& path) override { return base_->CreateDirs(path); }
-  Status SyncDir(const std::string& dir) override { return base_->SyncDir(dir); }
-  bool FileExists(const std::string& path) override { return base_->FileExists(path); }
-  Result<std::vector<std::string>> ListDir(const std::string& dir) override { return base_->ListDir(dir); }
-  Result<std::unique_ptr<FileLock>> LockFile(const std::string& path) override {
-    return base_->LockFile(path);
-  }
-  int64_t NowUnixSeconds() override { return base_->NowUnixSeconds(); }
-  uint64_t NowMonotonicNanos() override { return base_->NowMonotonicNanos(); }
-  void RandomBytes(void* out, size_t size) override { base_->RandomBytes(out, size); }
-
- private:
-  Env* base_ = Env::Default();
-};
 
 // ---- the formulas -----------------------------------------------------------------------------------------
 
@@ -149,9 +112,9 @@ TEST(FirstSyncTest, WithinTheFirstMinute) {
 }
 
 TEST(UniformSourceTest, EnvSourceUsesFiftyThreeBitsBelowOne) {
-  class FixedRandomEnv : public ForwardingEnv {
+  class FixedRandomEnv : public EnvWrapper {
    public:
-    explicit FixedRandomEnv(unsigned char byte) : byte_(byte) {}
+    explicit FixedRandomEnv(unsigned char byte) : EnvWrapper(Env::Default()), byte_(byte) {}
     void RandomBytes(void* out, size_t size) override { std::memset(out, byte_, size); }
 
    private:
@@ -410,7 +373,7 @@ TEST(SyncStateFileTest, GoldenBytes) {
 }
 
 TEST(SyncStateFileTest, SaveLoadRoundTrip) {
-  const std::string dir = MakeTempDir();
+  const std::string dir = testing::ScratchDir("scheduler_test");
   const std::vector<ListSyncState> states = SampleStates();
   ASSERT_TRUE(SaveSyncState(Env::Default(), dir, states).ok());
   EXPECT_TRUE(Env::Default()->FileExists(dir + "/sync-state.json"));
@@ -445,7 +408,7 @@ TEST(SyncStateFileTest, RecordedStatesSurviveTheFile) {
 }
 
 TEST(SyncStateFileTest, MissingFileIsAFreshStartWithoutWarning) {
-  const std::string dir = MakeTempDir();
+  const std::string dir = testing::ScratchDir("scheduler_test");
   LoadedSyncState loaded = LoadSyncState(Env::Default(), dir);
   EXPECT_TRUE(loaded.warning.ok());
   EXPECT_TRUE(loaded.lists.empty());
@@ -454,7 +417,7 @@ TEST(SyncStateFileTest, MissingFileIsAFreshStartWithoutWarning) {
 }
 
 TEST(SyncStateFileTest, CorruptFileIsAFreshStartWithAWarning) {
-  const std::string dir = MakeTempDir();
+  const std::string dir = testing::ScratchDir("scheduler_test");
   const std::string path = dir + "/sync-state.json";
   ASSERT_TRUE(WriteFileAtomic(Env::Default(), path, "{\"format\": 1, \"lists\": [{\"list\": \"phish").ok());
   LoadedSyncState loaded = LoadSyncState(Env::Default(), dir);
@@ -469,7 +432,7 @@ TEST(SyncStateFileTest, CorruptFileIsAFreshStartWithAWarning) {
 }
 
 TEST(SyncStateFileTest, OversizedFileIsNotReadAndIsAFreshStart) {
-  const std::string dir = MakeTempDir();
+  const std::string dir = testing::ScratchDir("scheduler_test");
   // Valid JSON padded with whitespace to one byte over the cap: refused by size, not by content.
   std::string big = "{\"format\": 1, \"lists\": []}";
   big.append(kMaxSyncStateBytes + 1 - big.size(), ' ');
@@ -483,27 +446,23 @@ TEST(SyncStateFileTest, OversizedFileIsNotReadAndIsAFreshStart) {
 }
 
 TEST(SyncStateFileTest, UnreadableFileIsAFreshStartWithAWarning) {
-  class FailingReadEnv : public ForwardingEnv {
+  class FailingReadEnv : public EnvWrapper {
    public:
+    FailingReadEnv() : EnvWrapper(Env::Default()) {}
     Result<std::string> ReadFile(const std::string&, size_t) override {
       return Status::IoError("EIO (injected)");
     }
   };
   FailingReadEnv env;
-  LoadedSyncState loaded = LoadSyncState(&env, MakeTempDir());
+  LoadedSyncState loaded = LoadSyncState(&env, testing::ScratchDir("scheduler_test"));
   EXPECT_EQ(loaded.warning.code(), StatusCode::kIoError);
   EXPECT_TRUE(loaded.lists.empty());
 }
 
 TEST(SyncStateFileTest, SaveFailureIsReported) {
-  class FailingRenameEnv : public ForwardingEnv {
-   public:
-    Status RenameFile(const std::string&, const std::string&) override {
-      return Status::IoError("ENOSPC (injected)");
-    }
-  };
-  FailingRenameEnv env;
-  const std::string dir = MakeTempDir();
+  FaultInjectionEnv env;
+  env.FailOp(FaultOp::kRename, 0, Status::IoError("ENOSPC (injected)"));
+  const std::string dir = testing::ScratchDir("scheduler_test");
   ASSERT_TRUE(SaveSyncState(Env::Default(), dir, SampleStates()).ok());
   EXPECT_EQ(SaveSyncState(&env, dir, {}).code(), StatusCode::kIoError);
   // The old file is intact and the temporary file is gone.
@@ -610,7 +569,7 @@ TEST(SyncStateFileTest, SerializerRefusesInvalidStates) {
     std::vector<ListSyncState> states = SampleStates();
     mutate(states[0]);
     EXPECT_EQ(SerializeSyncState(states).status().code(), StatusCode::kInvalidArgument);
-    EXPECT_EQ(SaveSyncState(Env::Default(), MakeTempDir(), states).code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(SaveSyncState(Env::Default(), testing::ScratchDir("scheduler_test"), states).code(), StatusCode::kInvalidArgument);
   }
 }
 

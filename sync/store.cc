@@ -374,7 +374,7 @@ Status Store::WriteState(const StoreState& next, bool* replaced) {
   const std::string bytes = SerializeStoreState(next);
   Status s;
   {
-    auto file = env_->NewWritableFile(tmp);
+    auto file = CreateTempFile(env_, tmp);
     if (!file.ok()) return file.status();
     s = (*file)->Append(bytes);
     if (s.ok()) s = (*file)->Sync();
@@ -431,7 +431,7 @@ Status Store::Install(const InstalledList& meta, std::string_view snapshot_bytes
   std::array<uint64_t, kLayerKindCount> entries{};
   Status s;
   {
-    auto file = env_->NewWritableFile(tmp);
+    auto file = CreateTempFile(env_, tmp);
     if (!file.ok()) return file.status().WithContext(context);
     s = (*file)->Append(snapshot_bytes);
     if (s.ok()) s = (*file)->Sync();

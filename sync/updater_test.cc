@@ -21,6 +21,7 @@
 
 #include "core/diff_codec.h"
 #include "core/snapshot.h"
+#include "platform/fault_injection_env.h"
 #include "publish/deflate.h"
 #include "publish/publisher.h"
 #include "sync/bounded_inflate.h"
@@ -752,64 +753,20 @@ TEST(Updater, BadArgumentsFailCleanly) {
 // ---- the store failing underneath
 // ------------------------------------------------------------------------------
 
-// Env::Default() except that every file write fails as on a full disk, once armed.
-class FullDiskEnv final : public Env {
- public:
-  std::atomic<bool> full{false};
-
-  class File final : public WritableFile {
-   public:
-    File(FullDiskEnv* env, std::unique_ptr<WritableFile> base) : env_(env), base_(std::move(base)) {}
-    Status Append(std::string_view data) override {
-      if (env_->full) return Status::ResourceExhausted("write: No space left on device");
-      return base_->Append(data);
-    }
-    Status Sync() override { return base_->Sync(); }
-    Status Close() override { return base_->Close(); }
-
-   private:
-    FullDiskEnv* env_;
-    std::unique_ptr<WritableFile> base_;
-  };
-
-  Result<std::string> ReadFile(const std::string& p, size_t m) override { return base_->ReadFile(p, m); }
-  Result<std::unique_ptr<MappedFile>> MapReadOnly(const std::string& p) override {
-    return base_->MapReadOnly(p);
-  }
-  Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& p, bool priv) override {
-    auto f = base_->NewWritableFile(p, priv);
-    if (!f.ok()) return f.status();
-    return std::unique_ptr<WritableFile>(new File(this, std::move(f).value()));
-  }
-  Status RenameFile(const std::string& a, const std::string& b) override { return base_->RenameFile(a, b); }
-  Status RemoveFile(const std::string& p) override { return base_->RemoveFile(p); }
-  Status CreateDirs(const std::string& p) override { return base_->CreateDirs(p); }
-  Status SyncDir(const std::string& d) override { return base_->SyncDir(d); }
-  bool FileExists(const std::string& p) override { return base_->FileExists(p); }
-  Result<std::vector<std::string>> ListDir(const std::string& d) override { return base_->ListDir(d); }
-  Result<std::unique_ptr<FileLock>> LockFile(const std::string& p) override { return base_->LockFile(p); }
-  int64_t NowUnixSeconds() override { return base_->NowUnixSeconds(); }
-  uint64_t NowMonotonicNanos() override { return base_->NowMonotonicNanos(); }
-  void RandomBytes(void* out, size_t n) override { base_->RandomBytes(out, n); }
-
- private:
-  Env* base_ = Env::Default();
-};
-
 TEST(Updater, FullDiskLeavesTheOldStateServing) {
   const std::string root = ScratchDir("updater-full");
   Repo repo(root + "/repo");
   repo.Publish(1);
   TestServer server(repo.dir + "/public");
-  FullDiskEnv env;
+  FaultInjectionEnv env;
   Client client(root + "/D", server.base_url(), {repo.key.public_key()}, &env);
   ASSERT_EQ(client.Sync(NowFor(1)).kind, SyncOutcome::kUpdated);
   repo.Publish(2);
-  env.full = true;
+  env.FailEveryAppend(Status::ResourceExhausted("write: No space left on device"));
   SyncOutcome o = client.Sync(NowFor(2));
   ExpectFailedKeepingOld(o, StatusCode::kResourceExhausted, "No space left", client, 1);
   EXPECT_EQ(client.InstalledBytes(), repo.Snapshot(1));
-  env.full = false;
+  env.ClearFaults();
   o = client.Sync(NowFor(2));
   EXPECT_EQ(o.kind, SyncOutcome::kUpdated) << Describe(o);
   EXPECT_EQ(client.InstalledBytes(), repo.Snapshot(2));

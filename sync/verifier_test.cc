@@ -315,7 +315,7 @@ constexpr int64_t kNow = 1700000000;
 class VerifierTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = testing::MakeTempDir("verifier_test");
+    dir_ = testing::ScratchDir("verifier_test");
     cache_ = ResultCache::Open(dir_ + "/cache.sqlite");
     ASSERT_TRUE(cache_->enabled()) << cache_->status().ToString();
     fetcher_ = MakeFetcher(5000);

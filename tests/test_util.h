@@ -1,6 +1,7 @@
 // Copyright urlguard authors.
 //
 // Helpers shared by tests: scratch directories, reading fixtures, running the project's binaries.
+// Fault injection lives in platform/fault_injection_env.h and platform/env_wrapper.h.
 #ifndef URLGUARD_TESTS_TEST_UTIL_H_
 #define URLGUARD_TESTS_TEST_UTIL_H_
 
@@ -10,30 +11,68 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <memory>
+#include <mutex>
 #include <sstream>
 #include <string>
+#include <system_error>
+#include <vector>
 
 namespace urlguard::testing {
 
-// A fresh directory under $URLGUARD_TEST_TMPDIR (or /tmp) unique to this process and `name`.
-inline std::string ScratchDir(const std::string& name) {
+// The root for scratch files: $URLGUARD_TEST_TMPDIR (CTest sets it to <build>/testtmp), else
+// /tmp/urlguard-test. Created on first use.
+inline std::string TestTmpRoot() {
   const char* base = std::getenv("URLGUARD_TEST_TMPDIR");
-  std::string root = base ? base : "/tmp/urlguard-test";
-  std::string dir = root + "/" + name + "." + std::to_string(::getpid());
-  std::string cmd = "rm -rf '" + dir + "' && mkdir -p '" + dir + "'";
-  if (std::system(cmd.c_str()) != 0) std::abort();
-  return dir;
+  std::string root = base != nullptr && *base != '\0' ? base : "/tmp/urlguard-test";
+  std::error_code ec;
+  std::filesystem::create_directories(root, ec);
+  if (ec) {
+    std::fprintf(stderr, "cannot create %s: %s\n", root.c_str(), ec.message().c_str());
+    std::abort();
+  }
+  return root;
 }
 
-// A new empty directory under $URLGUARD_TEST_TMPDIR (or /tmp), named PREFIX.XXXXXX (mkdtemp).
-inline std::string MakeTempDir(const std::string& prefix) {
-  const char* base = std::getenv("URLGUARD_TEST_TMPDIR");
-  std::string root = base != nullptr && *base != '\0' ? base : "/tmp";
-  if (std::system(("mkdir -p '" + root + "'").c_str()) != 0) std::abort();
-  std::string tmpl = root + "/" + prefix + ".XXXXXX";
-  if (::mkdtemp(tmpl.data()) == nullptr) std::abort();
-  return tmpl;
+// The one scratch-directory helper of the tests: a new empty directory TestTmpRoot()/PREFIX.XXXXXX
+// (mkdtemp: unique even across concurrent test processes), removed with everything in it when the object
+// is destroyed, unless $URLGUARD_KEEP_TEST_TMPDIR is set (to look at what a failing test left).
+class TempDir {
+ public:
+  explicit TempDir(const std::string& prefix) {
+    std::string tmpl = TestTmpRoot() + "/" + prefix + ".XXXXXX";
+    if (::mkdtemp(tmpl.data()) == nullptr) {
+      std::perror(("mkdtemp " + tmpl).c_str());
+      std::abort();
+    }
+    path_ = std::move(tmpl);
+  }
+  ~TempDir() {
+    const char* keep = std::getenv("URLGUARD_KEEP_TEST_TMPDIR");
+    if (keep != nullptr && *keep != '\0') return;
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);  // best effort: a test may have left a read-only directory
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  const std::string& path() const { return path_; }
+  // path() + "/" + name.
+  std::string Join(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+// The path of a new TempDir that lives until the process exits, for tests that only need a path.
+inline std::string ScratchDir(const std::string& name) {
+  static std::mutex mu;
+  static std::vector<std::unique_ptr<TempDir>> dirs;  // destroyed (and removed) at exit
+  std::lock_guard<std::mutex> l(mu);
+  dirs.push_back(std::make_unique<TempDir>(name));
+  return dirs.back()->path();
 }
 
 inline std::string ReadFileOrDie(const std::string& path) {
