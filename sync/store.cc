@@ -246,8 +246,9 @@ Store::Store(Env* env, std::string dir, std::unique_ptr<FileLock> lock)
 
 Store::~Store() = default;
 
-Result<std::unique_ptr<Store>> Store::Open(Env* env, const std::string& dir) {
-  URLGUARD_RETURN_IF_ERROR(env->CreateDirs(dir));
+Result<std::unique_ptr<Store>> Store::Open(Env* env, const std::string& dir, const StoreOptions& options) {
+  URLGUARD_RETURN_IF_ERROR(CreateDataDir(dir, options.dir_mode));
+  URLGUARD_RETURN_IF_ERROR(CheckDataDir(dir));
   auto lock = env->LockFile(JoinPath(dir, std::string(kLockFileName)));
   if (!lock.ok()) {
     if (lock.status().code() == StatusCode::kFailedPrecondition) {
@@ -358,6 +359,12 @@ Status Store::Recover() {
     const InstalledList* in = state_.FindInstalled(name);
     for (const std::string& f : *files) {
       const std::string rel = std::string(kListsDirName) + "/" + name + "/" + f;
+      // Only a regular file belongs here: a directory at an install path would fail every later rename to it.
+      bool removed = false;
+      if (RemoveIfNotRegularFile(JoinPath(sub, f), &removed).ok() && removed) {
+        warnings_.push_back("removed " + rel + " (not a regular file)");
+        continue;
+      }
       if (in != nullptr && rel == in->file) continue;
       if (env_->RemoveFile(JoinPath(sub, f)).ok() && !EndsWith(f, kCurrentTmpSuffix)) {
         warnings_.push_back("removed " + rel + " (not named by current)");

@@ -25,7 +25,9 @@
 #include "publish/publisher.h"
 #include "sync/bounded_inflate.h"
 #include "sync/key_rotation.h"
+#include "sync/freshness.h"
 #include "sync/manifest.h"
+#include "sync/time_floor.h"
 #include "tests/test_util.h"
 
 namespace urlguard {
@@ -496,9 +498,112 @@ TEST(Updater, ExpiredManifestIsRefusedAndStale) {
   o = client.Sync(expires - 1);
   ASSERT_EQ(o.kind, SyncOutcome::kUpdated) << Describe(o);
   EXPECT_FALSE(o.stale);
+  // Once its time passes, the server answering 304 for it is a freeze: a failure, not "not modified".
   o = client.Sync(expires + 10);
-  EXPECT_EQ(o.kind, SyncOutcome::kNotModified) << Describe(o);
+  EXPECT_EQ(o.kind, SyncOutcome::kFailed) << Describe(o);
+  EXPECT_EQ(o.error.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(o.error.message().find("frozen"), std::string::npos) << o.error.message();
   EXPECT_TRUE(o.stale);
+}
+
+// A server (or a man in the middle) that keeps serving the same signed manifest past its expiry: with the
+// ETag (304) or without (200, the installed bytes), the pass fails and the list is stale.
+TEST(Updater, ExpiredButUnchangedManifestIsAFreezeFailure) {
+  World w("updater-freeze");
+  const int64_t expired = kT0 + 86400 + 5;  // version 1 expires a day after publication
+  SyncOutcome o = w.client.Sync(expired);
+  EXPECT_EQ(o.kind, SyncOutcome::kFailed) << Describe(o);
+  EXPECT_NE(o.error.message().find("frozen"), std::string::npos) << o.error.message();
+  EXPECT_TRUE(o.stale);
+  w.client.etag.clear();  // no conditional GET: the server answers 200 with the installed bytes
+  o = w.client.Sync(expired);
+  EXPECT_EQ(o.kind, SyncOutcome::kFailed) << Describe(o);
+  EXPECT_NE(o.error.message().find("frozen"), std::string::npos) << o.error.message();
+  EXPECT_TRUE(o.stale);
+  EXPECT_EQ(w.client.Installed(), 1u);  // still serving, flagged stale
+}
+
+// A manifest that signs a lifetime beyond kMaxManifestLifetimeSeconds (a stolen key's "never expires"), or a
+// `created` far ahead of now, is refused even though correctly signed.
+TEST(Updater, ManifestLifetimeIsBounded) {
+  World w("updater-lifetime");
+  w.repo.Publish(2);
+  Manifest m = w.repo.LoadManifest();
+  m.expires_unix = m.created_unix + kMaxManifestLifetimeSeconds + 1;
+  SignedManifest forged = Sign(m, w.repo.key);
+  w.server.Override("manifest.json", forged.json);
+  w.server.Override("manifest.sig", forged.sig);
+  SyncOutcome o = w.client.Sync(NowFor(2));
+  ExpectFailedKeepingOld(o, StatusCode::kFailedPrecondition, "lifetime", w.client, 1);
+
+  m.expires_unix = INT64_MAX;  // year 292 billion
+  forged = Sign(m, w.repo.key);
+  w.server.Override("manifest.json", forged.json);
+  w.server.Override("manifest.sig", forged.sig);
+  o = w.client.Sync(NowFor(2));
+  ExpectFailedKeepingOld(o, StatusCode::kFailedPrecondition, "lifetime", w.client, 1);
+
+  m = w.repo.LoadManifest();
+  m.created_unix = NowFor(2) + kMaxManifestCreatedAheadSeconds + 3600;
+  m.expires_unix = m.created_unix + 3600;
+  forged = Sign(m, w.repo.key);
+  w.server.Override("manifest.json", forged.json);
+  w.server.Override("manifest.sig", forged.sig);
+  o = w.client.Sync(NowFor(2));
+  ExpectFailedKeepingOld(o, StatusCode::kFailedPrecondition, "after now", w.client, 1);
+
+  // The genuine manifest (a day of lifetime) installs.
+  w.server.ClearOverrides();
+  o = w.client.Sync(NowFor(2));
+  EXPECT_EQ(o.kind, SyncOutcome::kUpdated) << Describe(o);
+}
+
+// The time floor: once a manifest created at T has been verified, a clock set back before T does not make an
+// expired manifest fresh again, neither for installing nor for the `stale` flag.
+TEST(Updater, ClockSetBackCannotResurrectAnExpiredManifest) {
+  const std::string root = ScratchDir("updater-time-floor");
+  Repo repo(root + "/repo");
+  repo.Publish(1, kList, 5, /*expires_in=*/3600);  // phishing: created kT0, expires kT0 + 3600
+  for (uint64_t v = 1; v <= 3; ++v) repo.Publish(v, "malware");  // malware v3: created kT0 + 7200
+  TestServer server(repo.dir + "/public");
+  Client client(root + "/D", server.base_url(), {repo.key.public_key()});
+  SyncOutcome o = SyncList(*client.fetcher, *client.store, client.options, "malware", "", NowFor(3));
+  ASSERT_EQ(o.kind, SyncOutcome::kUpdated) << Describe(o);
+  EXPECT_EQ(ReadTimeFloor(Env::Default(), client.dir), kT0 + 7200);
+
+  // The clock now says kT0 + 60: phishing v1 would look fresh, but the floor says it is at least kT0 + 7200.
+  o = client.Sync(kT0 + 60);
+  EXPECT_EQ(o.kind, SyncOutcome::kFailed) << Describe(o);
+  EXPECT_NE(o.error.message().find("expired"), std::string::npos) << o.error.message();
+  EXPECT_TRUE(o.stale);
+  EXPECT_EQ(client.Installed(), 0u);
+
+  // The floor is persisted: a new Store on the same directory (a restart) keeps it.
+  client.store.reset();
+  auto reopened = Store::Open(Env::Default(), client.dir);
+  ASSERT_TRUE(reopened.ok());
+  client.store = std::move(reopened).value();
+  o = client.Sync(kT0 + 60);
+  EXPECT_EQ(o.kind, SyncOutcome::kFailed) << Describe(o);
+  EXPECT_TRUE(o.stale);
+}
+
+TEST(TimeFloor, RoundTripAndDamageIsIgnored) {
+  EXPECT_EQ(*ParseTimeFloor(SerializeTimeFloor(0)), 0);
+  EXPECT_EQ(*ParseTimeFloor(SerializeTimeFloor(1700000000)), 1700000000);
+  EXPECT_EQ(*ParseTimeFloor(SerializeTimeFloor(INT64_MAX)), INT64_MAX);
+  std::string bytes = SerializeTimeFloor(1700000000);
+  bytes[24] = '9';  // a flipped digit must not move the floor
+  EXPECT_FALSE(ParseTimeFloor(bytes).ok());
+  EXPECT_FALSE(ParseTimeFloor("urlguard time floor v1\n0017\n").ok());
+  EXPECT_FALSE(ParseTimeFloor("").ok());
+  const std::string dir = ScratchDir("time-floor-file");
+  EXPECT_EQ(ReadTimeFloor(Env::Default(), dir), 0);
+  ASSERT_TRUE(AdvanceTimeFloor(Env::Default(), dir, 500).ok());
+  ASSERT_TRUE(AdvanceTimeFloor(Env::Default(), dir, 400).ok());  // never lowered
+  EXPECT_EQ(ReadTimeFloor(Env::Default(), dir), 500);
+  WriteFileOrDie(dir + "/time-floor", bytes);
+  EXPECT_EQ(ReadTimeFloor(Env::Default(), dir), 0);
 }
 
 TEST(Updater, LostStateFileIsRepairedEvenWithAnETag) {
@@ -618,7 +723,7 @@ TEST(Updater, TamperedStateHashFailsBothWaysAndKeepsTheOldState) {
   for (const auto& e : fs::recursive_directory_iterator(s.client.dir)) {
     if (e.is_regular_file()) files.insert(fs::relative(e.path(), s.client.dir).string());
   }
-  EXPECT_EQ(files, (std::set<std::string>{"current", "lock", "lists/phishing/1.ugs"}));
+  EXPECT_EQ(files, (std::set<std::string>{"current", "lock", "lists/phishing/1.ugs", "time-floor"}));
 }
 
 TEST(Updater, ShortLongAndAlteredDownloadsAreRefused) {
