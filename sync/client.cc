@@ -19,11 +19,13 @@
 #include "core/snapshot.h"
 #include "platform/env.h"
 #include "sync/fetcher.h"
+#include "sync/freshness.h"
 #include "sync/result_cache.h"
 #include "sync/scheduler.h"
 #include "sync/signature.h"
 #include "sync/store.h"
 #include "sync/syncer.h"
+#include "sync/time_floor.h"
 #include "sync/verifier.h"
 
 namespace urlguard {
@@ -43,6 +45,7 @@ struct Generation {
   std::vector<std::unique_ptr<MappedFile>> files;
   std::vector<InstalledList> lists;  // parallel to chain.lists()
   FilterChain chain;
+  int64_t time_floor = 0;  // sync/time_floor.h: the client never takes a time before this as now
 };
 
 // How often LoadGeneration re-reads D/current when a file it names is already gone (the writer installed a newer
@@ -51,6 +54,7 @@ constexpr int kLoadAttempts = 8;
 
 Result<std::shared_ptr<const Generation>> LoadGenerationOnce(Env* env, const std::string& dir) {
   auto g = std::make_shared<Generation>();
+  g->time_floor = ReadTimeFloor(env, dir);
   auto state = ReadStoreState(env, dir);
   if (!state.ok()) {
     if (state.status().code() == StatusCode::kNotFound) return std::shared_ptr<const Generation>(g);  // nothing yet
@@ -58,6 +62,7 @@ Result<std::shared_ptr<const Generation>> LoadGenerationOnce(Env* env, const std
   }
   g->state = *state;
   g->number = state->generation;
+  g->time_floor = std::max(g->time_floor, FloorOfState(*state));
   std::vector<SnapshotView> views;
   for (const ListState& l : state->lists) {
     if (!l.installed) continue;
@@ -194,6 +199,10 @@ Client::~Client() {
 Result<std::unique_ptr<Client>> Client::Open(const ClientOptions& options) {
   if (options.data_dir.empty()) return Status::InvalidArgument("no data directory");
   if (options.verify_deadline_ms <= 0) return Status::InvalidArgument("verify deadline must be positive");
+  if (options.max_negative_cache_seconds < 0 || options.max_negative_cache_seconds > kMaxVerifyCacheSeconds) {
+    return Status::InvalidArgument("max_negative_cache_seconds must be 0 .. " +
+                                   std::to_string(kMaxVerifyCacheSeconds));
+  }
   if (options.allowlist.size() > kMaxAllowlistEntries) return Status::InvalidArgument("allowlist too long");
   auto impl = std::make_unique<Impl>();
   impl->options = options;
@@ -273,12 +282,10 @@ LookupScratch& ThreadScratch() {
   return scratch;
 }
 
-bool AnyStale(const Generation& g, int64_t now) {
-  if (g.lists.empty()) return true;  // nothing installed yet: nothing can be confidently safe
-  for (const InstalledList& l : g.lists) {
-    if (now >= l.expires_unix) return true;
-  }
-  return false;
+// Nothing installed yet, a subscribed list missing, a list whose file was found damaged, or one past its signed
+// expiry: nothing can be confidently safe (sync/freshness.h). `now` is never before the time floor.
+bool AnyStale(const Generation& g, const std::vector<std::string>& subscribed, int64_t clock) {
+  return AnyListStale(g.state, subscribed, TrustedNow(clock, g.time_floor));
 }
 
 // A local verdict from a lookup: safe / hit / invalid, with matches filled for hits.
@@ -316,7 +323,7 @@ Verdict Client::CheckLocal(std::string_view url) const {
   LookupScratch& s = ThreadScratch();
   Status canon = g->chain.LookupUrl(url, &s);
   Verdict v = LocalVerdict(*g, canon, s);
-  if (v.kind != VerdictKind::kInvalid) v.stale = AnyStale(*g, impl_->env->NowUnixSeconds());
+  if (v.kind != VerdictKind::kInvalid) v.stale = AnyStale(*g, impl_->options.lists, impl_->env->NowUnixSeconds());
   return v;
 }
 
@@ -329,7 +336,7 @@ Verdict Client::Check(std::string_view url) const {
     Status canon = g->chain.LookupUrl(url, &s);
     v = LocalVerdict(*g, canon, s);
     if (v.kind != VerdictKind::kInvalid) {
-      v.stale = AnyStale(*g, impl_->env->NowUnixSeconds());
+      v.stale = AnyStale(*g, impl_->options.lists, impl_->env->NowUnixSeconds());
       // The allowlist overrides: any of the URL's own expressions listed there lets it through.
       bool allowed = false;
       for (size_t i = 0; i < s.expressions.size() && !allowed && !impl_->allowlist.empty(); ++i) {
@@ -357,6 +364,7 @@ std::vector<LocalHit> Client::Impl::LocalHits(const Generation& g, const LookupS
     lh.list_version = g.lists[h.list].version;
     lh.full_hash = h.key;
     lh.emergency = g.lists[h.list].emergency;
+    lh.list_expires_unix = g.lists[h.list].expires_unix;
     hits.push_back(std::move(lh));
   }
   return hits;
@@ -366,7 +374,9 @@ Verdict Client::Impl::Decide(const std::vector<LocalHit>& hits, Verdict v) const
   const int64_t now = env->NowUnixSeconds();
   auto t0 = std::chrono::steady_clock::now();
   Fetcher* f = options.verify ? fetcher.get() : nullptr;
-  DecideResult d = urlguard::Decide(hits, now, cache.get(), f, options.server_url);
+  CachePolicy policy;
+  policy.max_negative_cache_seconds = options.max_negative_cache_seconds;
+  DecideResult d = urlguard::Decide(hits, now, cache.get(), f, options.server_url, policy);
   if (!d.from_cache && f != nullptr && !d.emergency) {
     verifications.fetch_add(1, std::memory_order_relaxed);
     verification_ns.fetch_add(static_cast<uint64_t>(
@@ -422,13 +432,32 @@ Result<std::vector<SyncReport>> Client::SyncNow() {
 }
 
 std::vector<ListStatus> Client::Lists() const {
-  const StoreState state = impl_->current.Acquire()->state;  // a copy: no file I/O while holding a generation
+  StoreState state;
+  int64_t floor = 0;
+  {
+    auto g = impl_->current.Acquire();
+    state = g->state;  // a copy: no file I/O while holding a generation
+    floor = g->time_floor;
+  }
   LoadedSyncState sched = LoadSyncState(impl_->env, impl_->options.data_dir);
-  const int64_t now = impl_->env->NowUnixSeconds();
+  const int64_t now = TrustedNow(impl_->env->NowUnixSeconds(), floor);
+  const std::vector<StaleList> stale = StaleLists(state, impl_->options.lists, now);
+  // A subscribed list with no record is listed too: it makes every verdict stale.
+  for (const std::string& name : impl_->options.lists) {
+    if (state.Find(name) != nullptr) continue;
+    ListState missing;
+    missing.list = name;
+    state.lists.insert(std::lower_bound(state.lists.begin(), state.lists.end(), name,
+                                        [](const ListState& x, const std::string& n) { return x.list < n; }),
+                       std::move(missing));
+  }
   std::vector<ListStatus> out;
   for (const ListState& l : state.lists) {
     ListStatus st;
     st.name = l.list;
+    for (const StaleList& s : stale) {
+      if (s.list == l.list) st.stale_reason = StaleReasonName(s.reason);
+    }
     if (l.installed) {
       const InstalledList& i = *l.installed;
       st.version = i.version;

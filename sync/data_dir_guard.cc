@@ -1,6 +1,7 @@
 // Copyright urlguard authors.
 #include "sync/data_dir_guard.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -61,6 +62,16 @@ Status CheckDataDir(const std::string& dir) {
     return Status::PermissionDenied("data directory " + dir + " is writable by " + who + " (mode " +
                                     Octal(st.st_mode) + "): refusing it; chmod g-w,o-w " + dir);
   }
+  return Status::Ok();
+}
+
+Status CreatePrivateFileIfMissing(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return errno == EEXIST ? Status::Ok() : Errno("open", path, errno);
+  const int rc = ::fchmod(fd, 0600);  // O_CREAT applies the umask; the mode must not depend on it
+  const int err = errno;
+  ::close(fd);
+  if (rc != 0) return Errno("fchmod", path, err);
   return Status::Ok();
 }
 

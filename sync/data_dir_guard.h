@@ -42,6 +42,12 @@ Status CreateDataDir(const std::string& dir, DataDirMode mode);
 // refusing it; chmod g-w,o-w D"); kFailedPrecondition when it is not a directory; kNotFound when missing.
 Status CheckDataDir(const std::string& dir);
 
+// Creates an empty file at `path` with mode exactly 0600 (whatever the umask) when nothing is there; leaves an
+// existing file alone (never truncates: another process may have created and filled it meanwhile). For
+// files another library then opens (SQLite's cache: its -wal and -shm files take the database file's mode).
+// kIoError from open/fchmod.
+Status CreatePrivateFileIfMissing(const std::string& path);
+
 // Removes whatever is at `path` when it is not a regular file (a directory tree, a symlink, a FIFO, a socket),
 // without following symlinks. Ok when nothing is there or it is a regular file (left alone). *removed (may be
 // nullptr) tells whether something was removed. kIoError when removal fails.

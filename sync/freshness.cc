@@ -37,6 +37,17 @@ std::vector<StaleList> StaleLists(const StoreState& state, const std::vector<std
   return out;
 }
 
+bool AnyListStale(const StoreState& state, const std::vector<std::string>& subscribed, int64_t now_unix) {
+  if (state.lists.empty()) return true;
+  for (const ListState& l : state.lists) {
+    if (!l.installed.has_value() || now_unix >= l.installed->expires_unix) return true;
+  }
+  for (const std::string& name : subscribed) {
+    if (state.Find(name) == nullptr) return true;
+  }
+  return false;
+}
+
 std::string DescribeStaleLists(const std::vector<StaleList>& stale) {
   std::string out;
   for (const StaleList& s : stale) {

@@ -60,6 +60,9 @@ struct StaleList {
 std::vector<StaleList> StaleLists(const StoreState& state, const std::vector<std::string>& subscribed,
                                   int64_t now_unix);
 
+// !StaleLists(state, subscribed, now_unix).empty(), without allocating (for every lookup).
+bool AnyListStale(const StoreState& state, const std::vector<std::string>& subscribed, int64_t now_unix);
+
 // "phishing: expired at 1700086400; malware: damaged". "" for none.
 std::string DescribeStaleLists(const std::vector<StaleList>& stale);
 

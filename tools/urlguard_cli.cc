@@ -7,7 +7,8 @@
 //   urlguard scan  [--json] --snapshot FILE ... FILE | -
 //   urlguard plan  --entries N --fp-rate P
 //
-// Exit status is a bitmask: 0 all clean, 1 at least one hit, 2 at least one invalid input or error, 4 bad usage.
+// Exit status is a bitmask: 0 all clean, 1 at least one hit, 2 at least one invalid input or error, 4 bad usage,
+// 8 at least one stale verdict (a list not installed, damaged or expired).
 #include <CLI/CLI.hpp>
 
 #include <chrono>
@@ -42,6 +43,7 @@ using Json = nlohmann::json;
 constexpr int kExitHit = 1;
 constexpr int kExitInvalid = 2;
 constexpr int kExitUsage = 4;
+constexpr int kExitStale = 8;
 // A line read from stdin or a file is cut at this many bytes; the rest of it is read and dropped, never kept.
 constexpr size_t kMaxInputLineBytes = 1 << 20;
 
@@ -152,7 +154,7 @@ Json VerdictJson(const std::string& input, const Verdict& v) {
 }
 
 void PrintVerdictText(const std::string& input, const Verdict& v) {
-  const char* stale = v.stale ? "  [STALE: a list is past its signed expiry]" : "";
+  const char* stale = v.stale ? "  [STALE: a list is not installed, damaged or expired; see `urlguard status`]" : "";
   switch (v.kind) {
     case VerdictKind::kSafe:
       std::cout << "safe     " << input << (v.allowlisted ? "  (allowlisted)" : "") << stale << '\n';
@@ -187,11 +189,12 @@ void PrintVerdictText(const std::string& input, const Verdict& v) {
 }
 
 int ExitBits(const Verdict& v) {
+  const int stale = v.stale ? kExitStale : 0;
   if (v.kind == VerdictKind::kHit || v.kind == VerdictKind::kMalicious || v.kind == VerdictKind::kUnverifiedHit) {
-    return kExitHit;
+    return kExitHit | stale;
   }
   if (v.kind == VerdictKind::kInvalid) return kExitInvalid;
-  return 0;
+  return stale;
 }
 
 // Where lookups come from: snapshot files (offline Checker), or a data directory kept by `urlguard sync` /
@@ -313,7 +316,7 @@ int RunScan(bool json, const SourceOptions& so, const std::vector<std::string>& 
         std::string normalized(found.url(i));
         Verdict v = checker->Check(normalized);
         ++urls;
-        hits += ExitBits(v) == kExitHit;
+        hits += (ExitBits(v) & kExitHit) != 0;
         exit_code |= ExitBits(v);
         if (json) {
           Json j = VerdictJson(normalized, v);
@@ -427,10 +430,7 @@ int RunSync(const std::string& dir, const std::string& server, const std::vector
     }
     so.trusted_keys = *chain;
   }
-  if (auto s = env->CreateDirs(dir); !s.ok()) {
-    std::cerr << "urlguard sync: " << s.ToString() << '\n';
-    return kExitInvalid;
-  }
+  // Syncer::Open creates the directory (0700, or 0750 with --group-readable) and refuses an unsafe one.
   auto syncer = urlguard::Syncer::Open(env, so);
   if (!syncer.ok()) {
     std::cerr << "urlguard sync: " << syncer.status().ToString() << '\n';
@@ -491,7 +491,8 @@ int RunStatus(const std::string& dir, bool json) {
     for (const auto& l : lists) {
       out.push_back({{"list", l.name}, {"version", l.version}, {"entries", l.entries},
                      {"age_seconds", l.version ? now - l.created_unix : 0}, {"expires_unix", l.expires_unix},
-                     {"stale", l.stale}, {"emergency", l.emergency}, {"last_sync_unix", l.last_sync_unix},
+                     {"stale", l.stale}, {"stale_reason", l.stale_reason}, {"emergency", l.emergency},
+                     {"last_sync_unix", l.last_sync_unix},
                      {"last_sync_result", l.last_sync_result}, {"last_sync_error", l.last_sync_error},
                      {"next_sync_unix", l.next_sync_unix}, {"consecutive_failures", l.consecutive_failures}});
     }
@@ -505,7 +506,7 @@ int RunStatus(const std::string& dir, bool json) {
   for (const auto& l : lists) {
     std::cout << l.name << ": ";
     if (l.version == 0) {
-      std::cout << "not installed";
+      std::cout << "not installed, STALE (" << (l.stale_reason.empty() ? "not_installed" : l.stale_reason) << ")";
     } else {
       std::cout << "version " << l.version << ", " << l.entries << " entries, built " << Ago(now - l.created_unix)
                 << ", " << (l.stale ? "STALE (expired " + Ago(now - l.expires_unix) + ")"
@@ -552,7 +553,9 @@ int main(int argc, char** argv) {
   canon->add_flag("--json", json, "one JSON object per input");
   canon->add_option("urls", inputs, "URLs, or - to read one per line from stdin")->required();
 
-  auto* check = app.add_subcommand("check", "look URLs up (exit 1 on a hit, malicious or unverified hit)");
+  auto* check = app.add_subcommand(
+      "check", "look URLs up (exit status bits: 1 a hit, malicious or unverified hit; 2 an invalid input; "
+               "8 a stale verdict: a list is not installed, damaged or expired)");
   check->add_flag("--json", json, "one JSON object per input");
   check->add_flag("--timing", timing, "print the lookup time to stderr");
   add_source(check);

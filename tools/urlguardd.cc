@@ -145,8 +145,21 @@ std::string Metrics(const urlguard::Client& client, SyncCounters& sync) {
   for (const auto& l : lists) {
     o << "urlguard_list_age_seconds{list=\"" << l.name << "\"} " << (l.version ? now - l.created_unix : 0) << '\n';
   }
-  o << "# HELP urlguard_list_stale 1 when the list is past its signed expiry.\n# TYPE urlguard_list_stale gauge\n";
+  o << "# HELP urlguard_list_stale 1 when the list makes verdicts stale (not installed, damaged or expired).\n"
+       "# TYPE urlguard_list_stale gauge\n";
   for (const auto& l : lists) o << "urlguard_list_stale{list=\"" << l.name << "\"} " << (l.stale ? 1 : 0) << '\n';
+  o << "# HELP urlguard_list_stale_reason 1 for each stale list, labelled with why.\n"
+       "# TYPE urlguard_list_stale_reason gauge\n";
+  for (const auto& l : lists) {
+    if (l.stale) {
+      o << "urlguard_list_stale_reason{list=\"" << l.name << "\",reason=\"" << l.stale_reason << "\"} 1\n";
+    }
+  }
+  o << "# HELP urlguard_sync_consecutive_failures Failed sync passes in a row, per list (a freeze counts).\n"
+       "# TYPE urlguard_sync_consecutive_failures gauge\n";
+  for (const auto& l : lists) {
+    o << "urlguard_sync_consecutive_failures{list=\"" << l.name << "\"} " << l.consecutive_failures << '\n';
+  }
   return o.str();
 }
 
@@ -160,6 +173,7 @@ Json StatusJson(const urlguard::Client& client) {
                      {"age_seconds", l.version ? now - l.created_unix : 0},
                      {"expires_unix", l.expires_unix},
                      {"stale", l.stale},
+                     {"stale_reason", l.stale_reason},
                      {"emergency", l.emergency},
                      {"last_sync_unix", l.last_sync_unix},
                      {"last_sync_result", l.last_sync_result},
@@ -251,11 +265,7 @@ int main(int argc, char** argv) {
     std::cerr << "urlguardd: " << s.ToString() << '\n';
     return 1;
   }
-  if (auto s = env->CreateDirs(data_dir); !s.ok()) {
-    std::cerr << "urlguardd: " << s.ToString() << '\n';
-    return 1;
-  }
-
+  // Syncer::Open creates the data directory (0700) and refuses one that others own or may write.
   urlguard::SyncerOptions so;
   so.data_dir = data_dir;
   so.server_url = server;
@@ -273,6 +283,7 @@ int main(int argc, char** argv) {
   co.data_dir = data_dir;
   co.server_url = server;
   co.public_key_pems = pems;
+  co.lists = lists;  // a subscribed list that is not installed makes verdicts stale
   co.ca_bundle = ca_bundle;
   auto client = urlguard::Client::Open(co);
   if (!client.ok()) {
