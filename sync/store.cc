@@ -487,4 +487,31 @@ Status Store::Install(const InstalledList& meta, std::string_view snapshot_bytes
   return Status::Ok();
 }
 
+Status Store::ResetHighWater(const std::string& list, uint64_t max_version, int64_t not_before_unix,
+                             bool* applied) {
+  if (applied != nullptr) *applied = false;
+  if (max_version == 0) return Status::InvalidArgument("high-water reset of " + list + " to 0");
+  const ListState* cur = state_.Find(list);
+  if (cur == nullptr || cur->high_water_version <= max_version) return Status::Ok();
+  if (cur->installed.has_value() && cur->installed->version == cur->high_water_version &&
+      cur->installed->created_unix >= not_before_unix) {
+    return Status::Ok();  // the high-water manifest came after the statement: the genuine publisher's
+  }
+  StoreState next = state_;
+  ++next.generation;
+  for (ListState& l : next.lists) {
+    if (l.list != list) continue;
+    l.high_water_version = max_version;
+    l.high_water_manifest_sha256 = Sha256Digest{};
+    if (l.installed.has_value() && l.installed->version > max_version) l.installed.reset();
+    if (l.installed.has_value() && l.installed->version == max_version) {
+      l.high_water_manifest_sha256 = l.installed->manifest_sha256;
+    }
+  }
+  bool replaced = false;
+  URLGUARD_RETURN_IF_ERROR(WriteState(next, &replaced).WithContext("high-water reset of " + list));
+  if (applied != nullptr) *applied = true;
+  return Status::Ok();
+}
+
 }  // namespace urlguard

@@ -188,6 +188,17 @@ class Store {
   // already what D/current holds and what state() returns, and the error says durability is not assured.
   Status Install(const InstalledList& meta, std::string_view snapshot_bytes);
 
+  // Lowers the high-water mark of `list` to `max_version` on a signed request (a key rotation statement's
+  // reset, sync/key_rotation.h), so that a stolen key's fast-forward does not block the genuine publisher.
+  // Applies only when the mark is above max_version and the high-water manifest was created before
+  // `not_before_unix` (or its file was dropped, so its time is unknown): re-reading the same statement after
+  // the genuine publisher moved on changes nothing. Then the mark becomes max_version with an unknown
+  // manifest hash (zeros; so the next version accepted is above max_version, or max_version itself only when
+  // installed from the bytes installed now), and an installed version above max_version is dropped (its file
+  // is removed at the next Open). *applied (may be nullptr) tells whether D/current changed. Writes D/current
+  // as Install() does; failures as Install()'s write step.
+  Status ResetHighWater(const std::string& list, uint64_t max_version, int64_t not_before_unix, bool* applied);
+
  private:
   Store(Env* env, std::string dir, std::unique_ptr<FileLock> lock);
   Status Recover();

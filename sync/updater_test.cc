@@ -11,6 +11,7 @@
 #include <httplib.h>
 
 #include <atomic>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -443,6 +444,93 @@ TEST(Updater, RotatedKeyIsTrustedOnlyThroughAStatementFromAConfiguredKey) {
   ASSERT_TRUE(forged.ok());
   EXPECT_EQ(AcceptRotationChain({a.public_key()}, {*forged}, kT0).status().code(),
             StatusCode::kPermissionDenied);
+}
+
+// After a rotation A -> B, a manifest signed by A alone is refused (A is retired once the statement's grace,
+// here none, has passed), while one signed by B is accepted.
+TEST(Updater, RotationRetiresTheOldKey) {
+  const std::string root = ScratchDir("updater-retire");
+  Repo repo(root + "/repo");  // signs with A
+  repo.Publish(1);
+  TestServer server(repo.dir + "/public");
+  SigningKey b = std::move(SigningKey::Generate()).value();
+  auto statement = MakeRotationStatement(repo.key, b.public_key(), kT0 - 100);
+  ASSERT_TRUE(statement.ok());
+  auto chain = AcceptTrustChain({repo.key.public_key()}, {*statement}, NowFor(1));
+  ASSERT_TRUE(chain.ok()) << chain.status().ToString();
+  Client client(root + "/D", server.base_url(), chain->keys);
+  SyncOutcome o = client.Sync(NowFor(1));
+  EXPECT_EQ(o.kind, SyncOutcome::kFailed) << Describe(o);
+  EXPECT_EQ(o.error.code(), StatusCode::kPermissionDenied) << Describe(o);
+  EXPECT_NE(o.error.message().find("untrusted key"), std::string::npos) << o.error.message();
+
+  // Signed by both keys (the overlap of a rotation): accepted through B.
+  const std::string json = repo.File("manifest.json");
+  server.Override("manifest.sig", MakeManifestSignatureFile(repo.key, json) + MakeManifestSignatureFile(b, json));
+  o = client.Sync(NowFor(1));
+  EXPECT_EQ(o.kind, SyncOutcome::kUpdated) << Describe(o);
+}
+
+// A stolen key fast-forwarded the client to version 2^64-1: every genuine manifest is then a "rollback". The
+// genuine publisher rotates to a new key with a signed high-water reset; the client lowers its mark and
+// accepts the genuine publisher's next manifest. Re-reading the statement later changes nothing.
+TEST(Updater, SignedHighWaterResetRecoversFromAFastForward) {
+  World w("updater-hw-reset");
+  {  // What the thief's manifest installed (a valid snapshot at version 2^64-1).
+    SnapshotContent c;
+    c.list_name = kList;
+    c.version = UINT64_MAX;
+    c.created_unix = NowFor(1);
+    LayerContent domain;
+    domain.kind = LayerKind::kDomain;
+    domain.universe = 1 << 20;
+    for (uint64_t i = 0; i < 50; ++i) domain.fingerprints.push_back(i * 997 + 1);
+    domain.entries = domain.fingerprints.size();
+    c.layers.push_back(domain);
+    const std::string bytes = *BuildSnapshot(c);
+    InstalledList meta;
+    meta.list = kList;
+    meta.version = UINT64_MAX;
+    std::memcpy(meta.state_sha256.data(), bytes.data() + bytes.size() - 32, 32);
+    meta.manifest_sha256 = Sha256("the thief's manifest");
+    meta.created_unix = NowFor(1);
+    meta.expires_unix = NowFor(1) + 3600;
+    ASSERT_TRUE(w.client.store->Install(meta, bytes).ok());
+  }
+  w.repo.Publish(2);
+  SyncOutcome o = w.client.Sync(NowFor(2));
+  ExpectFailedKeepingOld(o, StatusCode::kFailedPrecondition, "rollback refused", w.client, UINT64_MAX);
+
+  // The genuine publisher: A -> B with "reset phishing 1", valid from NowFor(1) + 100.
+  SigningKey b = std::move(SigningKey::Generate()).value();
+  RotationStatement content;
+  content.new_key = b.public_key();
+  content.not_before_unix = NowFor(1) + 100;
+  content.old_key_until_unix = content.not_before_unix;
+  content.resets = {{kList, 1, 0}};
+  auto statement = MakeRotationStatementV2(w.repo.key, content);
+  ASSERT_TRUE(statement.ok()) << statement.status().ToString();
+  auto chain = AcceptTrustChain({w.repo.key.public_key()}, {*statement}, NowFor(3));
+  ASSERT_TRUE(chain.ok()) << chain.status().ToString();
+  ASSERT_EQ(chain->resets.size(), 1u);
+  bool applied = false;
+  ASSERT_TRUE(w.client.store->ResetHighWater(kList, 1, chain->resets[0].not_before_unix, &applied).ok());
+  EXPECT_TRUE(applied);
+  EXPECT_EQ(w.client.HighWater(), 1u);
+  EXPECT_EQ(w.client.Installed(), 0u);  // the thief's version no longer serves
+
+  w.repo.key = std::move(b);
+  w.repo.Publish(3);
+  w.client.options.trusted_keys = chain->keys;
+  w.client.etag.clear();
+  o = w.client.Sync(NowFor(3));
+  ASSERT_EQ(o.kind, SyncOutcome::kUpdated) << Describe(o);
+  EXPECT_EQ(w.client.Installed(), 3u);
+  EXPECT_EQ(w.client.InstalledBytes(), w.repo.Snapshot(3));
+  // At the next start the daemon reads the statement again: the genuine version 3 was created after it.
+  ASSERT_TRUE(w.client.store->ResetHighWater(kList, 1, chain->resets[0].not_before_unix, &applied).ok());
+  EXPECT_FALSE(applied);
+  EXPECT_EQ(w.client.HighWater(), 3u);
 }
 
 // ---- the high-water mark and freshness

@@ -423,14 +423,15 @@ int RunSync(const std::string& dir, const std::string& server, const std::vector
     statements.push_back(*st);
   }
   if (!statements.empty()) {
-    auto chain = urlguard::AcceptRotationChain(so.trusted_keys, statements, env->NowUnixSeconds());
+    auto chain = urlguard::AcceptTrustChain(so.trusted_keys, statements, env->NowUnixSeconds());
     if (!chain.ok()) {
       std::cerr << "urlguard sync: key rotation refused: " << chain.status().ToString() << '\n';
       return kExitInvalid;
     }
-    so.trusted_keys = *chain;
+    so.trusted_keys = chain->keys;  // retired keys may no longer sign manifests alone
+    so.high_water_resets = chain->resets;
   }
-  // Syncer::Open creates the directory (0700, or 0750 with --group-readable) and refuses an unsafe one.
+  // Syncer::Open creates the directory (0700; 0750 with SyncerOptions::dir_mode) and refuses an unsafe one.
   auto syncer = urlguard::Syncer::Open(env, so);
   if (!syncer.ok()) {
     std::cerr << "urlguard sync: " << syncer.status().ToString() << '\n';

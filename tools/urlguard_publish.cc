@@ -8,6 +8,7 @@
 //                            [--expires-in 24h] [--keep K] [--emergency on|off] [--fp-rate P] [--threat T]
 //   urlguard-publish seen    --repo DIR ENTRY...
 //   urlguard-publish rotate  --key OLD.pem --new-key NEW.pub.pem --out STATEMENT [--not-before UNIX]
+//                            [--grace SECONDS] [--reset LIST=VERSION ...]
 //
 // Input formats (docs/feeds.md): plain, hosts, abp, phishtank-csv, phishtank-json, urlhaus-csv, openphish,
 // drop-json, drop-txt, csv:COLUMN; auto-detected without a prefix; gzip is read as such.
@@ -208,7 +209,7 @@ int RunPublish(const std::string& repo, const std::string& key_path, const std::
 }
 
 int RunRotate(const std::string& old_key_path, const std::string& new_pub_path, const std::string& out,
-              int64_t not_before) {
+              int64_t not_before, int64_t grace, const std::vector<std::string>& reset_specs) {
   urlguard::Env* env = urlguard::Env::Default();
   auto old_pem = env->ReadFile(old_key_path, urlguard::kMaxPemBytes);
   if (!old_pem.ok()) return Fail(old_pem.status());
@@ -218,7 +219,28 @@ int RunRotate(const std::string& old_key_path, const std::string& new_pub_path, 
   if (!new_pem.ok()) return Fail(new_pem.status());
   auto new_key = urlguard::PublicKeyFromPem(*new_pem);
   if (!new_key.ok()) return Fail(new_key.status().WithContext(new_pub_path));
-  auto statement = urlguard::MakeRotationStatement(*old_key, *new_key, not_before ? not_before : std::time(nullptr));
+  const int64_t t = not_before ? not_before : std::time(nullptr);
+  urlguard::Result<std::string> statement = urlguard::Status::Ok();
+  if (grace == 0 && reset_specs.empty()) {
+    statement = urlguard::MakeRotationStatement(*old_key, *new_key, t);  // format v1
+  } else {
+    urlguard::RotationStatement content;
+    content.new_key = *new_key;
+    content.not_before_unix = t;
+    content.old_key_until_unix = t + grace;
+    for (const std::string& spec : reset_specs) {  // LIST=VERSION
+      const size_t eq = spec.find('=');
+      urlguard::HighWaterReset r;
+      r.list = spec.substr(0, eq);
+      if (eq == std::string::npos || eq + 1 == spec.size() ||
+          spec.find_first_not_of("0123456789", eq + 1) != std::string::npos || spec.size() - eq > 21) {
+        return Fail(urlguard::Status::InvalidArgument("--reset must be LIST=VERSION: " + spec));
+      }
+      r.max_version = std::stoull(spec.substr(eq + 1));
+      content.resets.push_back(std::move(r));
+    }
+    statement = urlguard::MakeRotationStatementV2(*old_key, content);
+  }
   if (!statement.ok()) return Fail(statement.status());
   Status w = urlguard::WriteFileAtomic(env, out, *statement);
   if (!w.ok()) return Fail(w);
@@ -255,6 +277,8 @@ int main(int argc, char** argv) {
   uint32_t keep = 5;
   std::string new_key;
   int64_t not_before = 0;
+  int64_t grace = 0;
+  std::vector<std::string> reset_specs;
   auto add_inputs = [&](CLI::App* cmd) {
     cmd->add_option("--input", inputs, "[FORMAT:]FILE (repeatable): plain, hosts, abp, phishtank-csv, phishtank-json, "
                                        "urlhaus-csv, openphish, drop-json, drop-txt, csv:COLUMN; auto-detected")
@@ -297,6 +321,12 @@ int main(int argc, char** argv) {
   rotate->add_option("--new-key", new_key, "the new public key PEM (from keygen)")->required()->check(CLI::ExistingFile);
   rotate->add_option("--out", out, "statement file to write")->required();
   rotate->add_option("--not-before", not_before, "unix time from which the new key is valid (default: now)");
+  rotate->add_option("--grace", grace,
+                     "seconds after --not-before during which the old key may still sign manifests alone "
+                     "(0 .. 30 days; default 0: clients retire it at once)");
+  rotate->add_option("--reset", reset_specs,
+                     "LIST=VERSION: clients lower LIST's high-water mark to VERSION (recovers from a stolen key's "
+                     "fast-forward; repeatable)");
 
   try {
     app.parse(argc, argv);
@@ -308,6 +338,6 @@ int main(int argc, char** argv) {
   if (*keygen) return RunKeygen(out);
   if (*publish) return RunPublish(repo, key, list, inputs, expires_in, keep, emergency, fp_rate, threat);
   if (*seen) return RunSeen(repo, entries);
-  if (*rotate) return RunRotate(key, new_key, out, not_before);
+  if (*rotate) return RunRotate(key, new_key, out, not_before, grace, reset_specs);
   return 4;
 }

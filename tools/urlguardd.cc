@@ -236,6 +236,7 @@ int main(int argc, char** argv) {
     return 4;
   }
   urlguard::Env* env = urlguard::Env::Default();
+  std::vector<urlguard::HighWaterReset> resets;  // from accepted key rotation statements
   auto load_keys = [&](std::vector<urlguard::PublicKey>* keys, std::vector<std::string>* pems) -> urlguard::Status {
     for (const std::string& f : key_files) {
       auto pem = env->ReadFile(f, urlguard::kMaxPemBytes);
@@ -253,9 +254,10 @@ int main(int argc, char** argv) {
       statements.push_back(*st);
     }
     if (!statements.empty()) {
-      auto chain = urlguard::AcceptRotationChain(*keys, statements, env->NowUnixSeconds());
+      auto chain = urlguard::AcceptTrustChain(*keys, statements, env->NowUnixSeconds());
       if (!chain.ok()) return chain.status().WithContext("key rotation refused");
-      *keys = *chain;
+      *keys = chain->keys;  // retired keys may no longer sign manifests alone
+      resets = chain->resets;
     }
     return urlguard::Status::Ok();
   };
@@ -270,6 +272,7 @@ int main(int argc, char** argv) {
   so.data_dir = data_dir;
   so.server_url = server;
   so.trusted_keys = keys;
+  so.high_water_resets = resets;
   so.lists = lists;
   so.fetch.ca_bundle = ca_bundle;
   auto syncer = urlguard::Syncer::Open(env, so);
@@ -335,6 +338,7 @@ int main(int argc, char** argv) {
         Log("reload: keeping the old keys: " + s.ToString());
       } else {
         so.trusted_keys = new_keys;
+        so.high_water_resets = resets;
         syncer->reset();  // release the lock, then take it again with the new keys
         auto reopened = urlguard::Syncer::Open(env, so);
         if (!reopened.ok()) {
