@@ -949,7 +949,7 @@ void BrowserTest::syncNowInstallsAndVerificationDecides()
     QVERIFY2(run.ok, qPrintable(run.error));
     QCOMPARE(run.reports.size(), size_t {1});
     QCOMPARE(run.reports[0].list, std::string("phishing"));
-    QVERIFY2(run.reports[0].result == "updated", run.reports[0].error.c_str());
+    QVERIFY2(run.reports[0].result == urlguard::SyncResult::kUpdated, run.reports[0].error.c_str());
     QCOMPARE(run.reports[0].to_version, uint64_t {1});
     const QString message = browser->find<QLabel>("syncMessage")->text();
     QVERIFY2(message.contains(QStringLiteral("phishing: updated 0 to 1")), qPrintable(message));
@@ -1038,7 +1038,7 @@ void BrowserTest::unverifiedWhenVerificationIsUnavailable()
     urlguard::Result<std::vector<urlguard::SyncReport>> reports = browser->protection->client()->SyncNow();
     QVERIFY2(reports.ok(), reports.status().ToString().c_str());
     QCOMPARE(reports->size(), size_t {1});
-    QVERIFY2((*reports)[0].result == "updated", (*reports)[0].error.c_str());
+    QVERIFY2((*reports)[0].result == urlguard::SyncResult::kUpdated, (*reports)[0].error.c_str());
     QString error;
     QVERIFY2(browser->protection->reload(&error), qPrintable(error));
     QVERIFY(browser->protection->isProtecting());
@@ -1081,7 +1081,7 @@ void BrowserTest::unverifiedWhenVerificationIsUnavailable()
     const SyncRun &run = browser->protection->lastSync();
     QVERIFY2(run.ok, qPrintable(run.error));
     QCOMPARE(run.reports.size(), size_t {1});
-    QCOMPARE(run.reports[0].result, std::string("failed"));
+    QCOMPARE(run.reports[0].result, urlguard::SyncResult::kFailed);
     const QString message = browser->find<QLabel>("syncMessage")->text();
     QVERIFY2(message.contains(QStringLiteral("phishing: failed")), qPrintable(message));
     const QString schedule = browser->find<QLabel>("syncStatus")->text();
@@ -1102,7 +1102,7 @@ void BrowserTest::staleListIsShown()
     const SyncRun &run = browser->protection->lastSync();
     QVERIFY2(run.ok, qPrintable(run.error));
     QCOMPARE(run.reports.size(), size_t {1});
-    QVERIFY2(run.reports[0].result == "updated", run.reports[0].error.c_str());
+    QVERIFY2(run.reports[0].result == urlguard::SyncResult::kUpdated, run.reports[0].error.c_str());
     QVERIFY(browser->protection->isProtecting());
 
     // The panel (refreshed every second) warns once the expiry has passed, and names the list.

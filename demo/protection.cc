@@ -28,93 +28,7 @@ QString fromStd(const std::string &s)
     return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size()));
 }
 
-// The data directory's record of what is installed (docs/data-dir.md section 1). Only its presence is looked
-// at, to tell a data directory from a directory of bare snapshot files.
-constexpr char kDataDirCurrentFile[] = "current";
-
-std::shared_ptr<urlguard::Client> openClient(const urlguard::ClientOptions &options, QString *error)
-{
-    const QString dir = QFile::decodeName(QByteArray::fromStdString(options.data_dir));
-    QString problem;
-    if (dir.isEmpty()) {
-        problem = QObject::tr("no data directory given");
-    } else if (!QFileInfo::exists(dir)) {
-        // A fresh client: the first sync fills it.
-        if (!QDir().mkpath(dir))
-            problem = QObject::tr("%1: cannot create the data directory").arg(dir);
-    } else if (!QFileInfo(dir).isDir()) {
-        problem = QObject::tr("%1: not a directory").arg(dir);
-    } else {
-        const QDir d(dir);
-        if (!QFileInfo::exists(d.filePath(QLatin1String(kDataDirCurrentFile)))
-            && !d.entryList({QStringLiteral("*.ugs")}, QDir::Files).isEmpty()) {
-            problem = QObject::tr("%1 holds snapshot files but is not a urlguard data directory (it has no "
-                                  "'current' record): open the snapshots with --snapshot %1")
-                              .arg(dir);
-        }
-    }
-    if (problem.isEmpty()) {
-        urlguard::Result<std::unique_ptr<urlguard::Client>> opened = urlguard::Client::Open(options);
-        if (opened.ok())
-            return std::shared_ptr<urlguard::Client>(std::move(opened).value());
-        problem = fromStd(opened.status().ToString());
-    }
-    if (error)
-        *error = problem;
-    return nullptr;
-}
-
 } // namespace
-
-QString ListSource::describe() const
-{
-    switch (kind) {
-    case Kind::None:
-        return QObject::tr("none");
-    case Kind::SnapshotDirectory:
-        return QObject::tr("directory %1").arg(directory);
-    case Kind::DataDirectory:
-        return client.server_url.empty()
-                ? QObject::tr("data directory %1 (offline: no server)").arg(fromStd(client.data_dir))
-                : QObject::tr("data directory %1, server %2")
-                          .arg(fromStd(client.data_dir), fromStd(client.server_url));
-    case Kind::SnapshotFiles:
-        return snapshots.size() == 1 ? QObject::tr("snapshot %1").arg(snapshots.first())
-                                     : QObject::tr("%1 snapshot files").arg(snapshots.size());
-    }
-    return QString();
-}
-
-QStringList SyncRun::describe() const
-{
-    if (!finished.isValid())
-        return {};
-    if (!ok)
-        return {QObject::tr("Sync failed: %1").arg(error)};
-    if (reports.empty())
-        return {QObject::tr("Nothing to sync: no list is subscribed (--list) or installed")};
-    QStringList lines;
-    for (const urlguard::SyncReport &r : reports) {
-        const QString list = fromStd(r.list);
-        if (r.result == "updated") {
-            lines.append(QObject::tr("%1: updated %2 to %3 (%4, %5)")
-                                 .arg(list)
-                                 .arg(r.from_version)
-                                 .arg(r.to_version)
-                                 .arg(r.used_diff ? QObject::tr("diff") : QObject::tr("snapshot"),
-                                      QLocale().formattedDataSize(static_cast<qint64>(r.bytes))));
-        } else if (r.result == "not_modified" || r.result == "up_to_date") {
-            lines.append(QObject::tr("%1: up to date (version %2)")
-                                 .arg(list)
-                                 .arg(r.to_version != 0 ? r.to_version : r.from_version));
-        } else if (r.result == "failed") {
-            lines.append(QObject::tr("%1: failed: %2").arg(list, fromStd(r.error)));
-        } else {
-            lines.append(QStringLiteral("%1: %2").arg(list, fromStd(r.result)));
-        }
-    }
-    return lines;
-}
 
 Protection::Protection(QObject *parent) : QObject(parent)
 {
@@ -143,7 +57,7 @@ bool Protection::setSource(const ListSource &source, QString *error)
         return true;
     }
     if (source.kind == ListSource::Kind::DataDirectory) {
-        std::shared_ptr<urlguard::Client> client = openClient(source.client, error);
+        std::shared_ptr<urlguard::Client> client = openDataDirectoryClient(source.client, error);
         if (!client)
             return false;
         m_source = source;

@@ -29,6 +29,8 @@
 #include <memory>
 #include <vector>
 
+#include "list_source.h"
+#include "sync_run.h"
 #include "urlguard/checker.h"
 #include "urlguard/client.h"
 
@@ -37,36 +39,6 @@ class QFutureWatcher;
 
 // The scheme of the browser's own protection pages (urlguard:warning, urlguard:proceed).
 inline constexpr char kUrlGuardScheme[] = "urlguard";
-
-// Where the lists come from.
-struct ListSource
-{
-    enum class Kind {
-        None,              // no lists: browsing is unprotected
-        SnapshotFiles,     // these snapshot files, offline (Checker::Open)
-        SnapshotDirectory, // every *.ugs in a directory, offline (Checker::OpenDirectory)
-        DataDirectory,     // a urlguard data directory (Client::Open): verification, sync, new generations
-    };
-    Kind kind = Kind::None;
-    QString directory;              // Kind::SnapshotDirectory
-    QStringList snapshots;          // Kind::SnapshotFiles
-    urlguard::ClientOptions client; // Kind::DataDirectory (client.data_dir is the directory)
-
-    // "data directory /x (server https://lists.example)", "directory /x", "2 snapshot files", "none".
-    QString describe() const;
-};
-
-// The outcome of one "Sync now" (Client::SyncNow).
-struct SyncRun
-{
-    bool ok = false;                           // SyncNow returned reports (each may still have failed)
-    QString error;                             // !ok: why no sync pass ran (e.g. another process syncs)
-    std::vector<urlguard::SyncReport> reports; // ok: one per list
-    QDateTime finished;                        // invalid before the first sync finished
-
-    // One line per list for people: "phishing: updated 0 to 1 (snapshot, 948 bytes)", "malware: failed: ..."
-    QStringList describe() const;
-};
 
 // Counters since the Protection was created (they survive a list reload).
 struct ProtectionCounters

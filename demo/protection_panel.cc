@@ -249,16 +249,16 @@ void ProtectionPanel::refresh()
         }
         if (dataDirectory) {
             QString line;
-            if (list.last_sync_result.empty()) {
+            if (list.last_sync_result == urlguard::SyncResult::kNone) {
                 line = tr("%1: not synced by this data directory's scheduler yet").arg(name);
-            } else if (list.last_sync_result == "error") {
+            } else if (list.last_sync_result == urlguard::SyncResult::kFailed) {
                 line = tr("%1: last sync failed %2 ago (%3 in a row): %4")
                                .arg(name, formatAge(now - list.last_sync_unix))
                                .arg(list.consecutive_failures)
                                .arg(fromStd(list.last_sync_error));
             } else {
                 line = tr("%1: last sync %2 %3 ago")
-                               .arg(name, fromStd(list.last_sync_result),
+                               .arg(name, QString::fromLatin1(urlguard::SyncResultName(list.last_sync_result)),
                                     formatAge(now - list.last_sync_unix));
             }
             if (list.next_sync_unix > 0) {
@@ -349,7 +349,7 @@ void ProtectionPanel::showSyncResult()
     const SyncRun &run = m_protection->lastSync();
     bool failed = !run.ok;
     for (const urlguard::SyncReport &r : run.reports)
-        failed = failed || r.result == "failed";
+        failed = failed || r.result == urlguard::SyncResult::kFailed;
     m_syncMessage->setText(
             tr("Sync at %1:\n%2")
                     .arg(run.finished.time().toString(Qt::ISODate), run.describe().join(QLatin1Char('\n'))));

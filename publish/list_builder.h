@@ -19,18 +19,13 @@
 #include <vector>
 
 #include "core/entry.h"
+#include "core/probe_model.h"
 #include "core/snapshot.h"
 #include "urlguard/status.h"
 
 namespace urlguard {
 
-// Expected probes per URL in each layer, for sizing. Measured on bench/'s browsing corpus (1 M generated URLs:
-// 80% https, 70% with "www." or one more subdomain, 0-7 path segments, a query on 35%): 1.86 whole-host
-// expressions (domain layer) and 4.28 others (url layer) per URL. These constants keep a ~35% margin over that,
-// so URLs a little deeper than average still meet the target. An IP-host URL probes its ip layer once per
-// prefix length present, so that layer is sized with its own prefix-length count.
-constexpr double kExpectedDomainProbes = 2.5;
-constexpr double kExpectedUrlProbes = 6.0;
+// kExpectedDomainProbes, kExpectedUrlProbes: core/probe_model.h.
 
 struct BuildOptions {
   std::string list_name;

@@ -86,8 +86,9 @@ Result<std::unique_ptr<Checker>> Checker::Open(const std::vector<std::string>& p
   auto impl = std::make_unique<Impl>();
   std::vector<SnapshotView> views;
   std::set<std::string, std::less<>> names;
+  Env* env = options.env != nullptr ? options.env : Env::Default();
   for (const std::string& path : paths) {
-    auto mapped = Env::Default()->MapReadOnly(path);
+    auto mapped = env->MapReadOnly(path);
     if (!mapped.ok()) return mapped.status();
     auto view = SnapshotView::Open((*mapped)->data(), (*mapped)->size(), options.verify_checksum);
     if (!view.ok()) return view.status().WithContext(path);
@@ -104,7 +105,7 @@ Result<std::unique_ptr<Checker>> Checker::Open(const std::vector<std::string>& p
 }
 
 Result<std::unique_ptr<Checker>> Checker::OpenDirectory(const std::string& dir, const OpenOptions& options) {
-  auto names = Env::Default()->ListDir(dir);
+  auto names = (options.env != nullptr ? options.env : Env::Default())->ListDir(dir);
   if (!names.ok()) return names.status();
   std::vector<std::string> paths;
   for (const std::string& n : *names) {

@@ -1,32 +1,32 @@
 // Copyright urlguard authors.
 //
-// The public Client: an immutable Generation (mapped state files + filter chain) behind an atomically swapped
-// shared_ptr, a watcher thread that swaps in new generations, the verification path (cache, then the verify
-// API), an async worker, and SyncNow through a temporary Syncer.
+// The public Client (include/urlguard/client.h): lookups against the current Generation (sync/generation_slots.h),
+// the verification path for local hits (sync/verifier.h), and the wiring of its background threads and of
+// SyncNow (urlguard/sync.h).
 #include "urlguard/client.h"
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
-#include <deque>
 #include <mutex>
-#include <thread>
 #include <unordered_set>
 
 #include "core/entry.h"
-#include "core/filter_chain.h"
-#include "core/snapshot.h"
+#include "core/sha256.h"
 #include "platform/env.h"
 #include "sync/fetcher.h"
-#include "sync/freshness.h"
+#include "sync/generation.h"
+#include "sync/generation_slots.h"
+#include "sync/list_status.h"
+#include "sync/local_verdict.h"
+#include "sync/periodic_thread.h"
 #include "sync/result_cache.h"
 #include "sync/scheduler.h"
 #include "sync/signature.h"
-#include "sync/store.h"
-#include "sync/syncer.h"
 #include "sync/time_floor.h"
+#include "sync/trusted_keys_access.h"
 #include "sync/verifier.h"
+#include "sync/work_queue.h"
 
 namespace urlguard {
 namespace {
@@ -38,115 +38,16 @@ struct DigestHash {
   size_t operator()(const Sha256Digest& d) const { return static_cast<size_t>(DigestPrefix64(d)); }
 };
 
-// One installed state of the data directory. Immutable once built.
-struct Generation {
-  uint64_t number = 0;
-  StoreState state;
-  std::vector<std::unique_ptr<MappedFile>> files;
-  std::vector<InstalledList> lists;  // parallel to chain.lists()
-  FilterChain chain;
-  int64_t time_floor = 0;  // sync/time_floor.h: the client never takes a time before this as now
-};
-
-// How often LoadGeneration re-reads D/current when a file it names is already gone (the writer installed a newer
-// version and removed the older file between our read of D/current and our mmap).
-constexpr int kLoadAttempts = 8;
-
-Result<std::shared_ptr<const Generation>> LoadGenerationOnce(Env* env, const std::string& dir) {
-  auto g = std::make_shared<Generation>();
-  g->time_floor = ReadTimeFloor(env, dir);
-  auto state = ReadStoreState(env, dir);
-  if (!state.ok()) {
-    if (state.status().code() == StatusCode::kNotFound) return std::shared_ptr<const Generation>(g);  // nothing yet
-    return state.status();
-  }
-  g->state = *state;
-  g->number = state->generation;
-  g->time_floor = std::max(g->time_floor, FloorOfState(*state));
-  std::vector<SnapshotView> views;
-  for (const ListState& l : state->lists) {
-    if (!l.installed) continue;
-    const InstalledList& inst = *l.installed;
-    auto mapped = env->MapReadOnly(JoinPath(dir, inst.file));
-    if (!mapped.ok()) return mapped.status();
-    // Installed files were verified (full SHA-256) before they became live and are never modified: structure only.
-    auto view = SnapshotView::Open((*mapped)->data(), (*mapped)->size(), /*verify_checksum=*/false);
-    if (!view.ok()) return view.status().WithContext(inst.file);
-    if (view->version() != inst.version || view->checksum() != inst.state_sha256) {
-      return Status::Corruption(inst.file + ": not the state D/current names");
-    }
-    views.push_back(*view);
-    g->files.push_back(std::move(mapped).value());
-    g->lists.push_back(inst);
-  }
-  g->chain = FilterChain(std::move(views));
-  return std::shared_ptr<const Generation>(g);
+LookupScratch& ThreadScratch() {
+  thread_local LookupScratch scratch;
+  return scratch;
 }
-
-// A complete generation or an error: never one with a list silently missing (that would turn hits into "safe").
-Result<std::shared_ptr<const Generation>> LoadGeneration(Env* env, const std::string& dir) {
-  Status last;
-  for (int attempt = 0; attempt < kLoadAttempts; ++attempt) {
-    auto g = LoadGenerationOnce(env, dir);
-    if (g.ok()) return g;
-    last = g.status();
-    if (last.code() != StatusCode::kNotFound) break;  // only a vanished file is worth re-reading D/current for
-  }
-  return last;
-}
-
-// The current generation, swapped without making lookups wait: a two-slot reader-count scheme (the "left-right"
-// pattern). Readers announce themselves on the current slot's counter and re-check the epoch (retrying if a swap
-// slipped in); the single writer fills the other slot only after that slot's readers have drained, then bumps
-// the epoch. Readers never block or take a lock; the writer waits for lookups of the generation before the previous
-// one (microseconds). std::atomic<std::shared_ptr> was the first choice, but libstdc++ 12 implements it with an
-// internal spin lock that readers also take, and ThreadSanitizer reports its unsynchronized pointer reads.
-class GenerationSlots {
- public:
-  class Ref {
-   public:
-    Ref(const GenerationSlots* s, int slot) : s_(s), slot_(slot) {}
-    Ref(const Ref&) = delete;
-    Ref& operator=(const Ref&) = delete;
-    ~Ref() { s_->readers_[slot_].fetch_sub(1, std::memory_order_seq_cst); }
-    const Generation& operator*() const { return *s_->slots_[slot_]; }
-    const Generation* operator->() const { return s_->slots_[slot_].get(); }
-
-   private:
-    const GenerationSlots* s_;
-    int slot_;
-  };
-
-  Ref Acquire() const {
-    for (;;) {
-      uint64_t e = epoch_.load(std::memory_order_seq_cst);
-      int slot = static_cast<int>(e & 1);
-      readers_[slot].fetch_add(1, std::memory_order_seq_cst);
-      if (epoch_.load(std::memory_order_seq_cst) == e) return Ref(this, slot);
-      readers_[slot].fetch_sub(1, std::memory_order_seq_cst);  // a swap slipped in: use the new slot
-    }
-  }
-
-  // Single writer (callers serialize).
-  void Publish(std::shared_ptr<const Generation> next) {
-    uint64_t e = epoch_.load(std::memory_order_seq_cst);
-    int target = static_cast<int>((e + 1) & 1);
-    while (readers_[target].load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
-    slots_[target] = std::move(next);  // the old generation in this slot (two swaps ago) is freed here
-    epoch_.fetch_add(1, std::memory_order_seq_cst);
-  }
-
- private:
-  std::atomic<uint64_t> epoch_{0};
-  mutable std::atomic<uint64_t> readers_[2] = {0, 0};
-  std::shared_ptr<const Generation> slots_[2] = {std::make_shared<Generation>(), std::make_shared<Generation>()};
-};
 
 }  // namespace
 
 struct Client::Impl {
   ClientOptions options;
-  Env* env = Env::Default();
+  Env* env = nullptr;
   GenerationSlots current;  // Publish() is serialized by refresh_mu (and Open, before any reader exists)
   std::unordered_set<Sha256Digest, DigestHash> allowlist;
   std::unique_ptr<ResultCache> cache;
@@ -161,39 +62,19 @@ struct Client::Impl {
   mutable std::atomic<uint64_t> verification_ns{0};
   std::atomic<uint64_t> swaps{0};
 
-  // Watcher thread.
-  std::mutex watch_mu;  // guards stop_watch; the condition variable wakes the watcher early
-  std::condition_variable watch_cv;
-  bool stop_watch = false;
-  std::thread watcher;
   std::mutex refresh_mu;  // serializes Refresh (watcher vs explicit calls)
+  // Background threads; stopped (reset) first in ~Client, before the members they use go away.
+  std::unique_ptr<PeriodicThread> watcher;  // follows new generations
+  std::unique_ptr<WorkQueue> async;         // CheckAsync
 
-  // Async worker.
-  mutable std::mutex queue_mu;  // guards queue and stop_worker
-  mutable std::condition_variable queue_cv;
-  mutable std::deque<std::pair<std::string, std::function<void(Verdict)>>> queue;
-  bool stop_worker = false;
-  std::thread worker;
-
-  static std::vector<LocalHit> LocalHits(const Generation& g, const LookupScratch& s);
   Verdict Decide(const std::vector<LocalHit>& hits, Verdict v) const;
 };
 
 Client::Client(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Client::~Client() {
-  {
-    std::lock_guard<std::mutex> l(impl_->watch_mu);
-    impl_->stop_watch = true;
-  }
-  impl_->watch_cv.notify_all();
-  if (impl_->watcher.joinable()) impl_->watcher.join();
-  {
-    std::lock_guard<std::mutex> l(impl_->queue_mu);
-    impl_->stop_worker = true;
-  }
-  impl_->queue_cv.notify_all();
-  if (impl_->worker.joinable()) impl_->worker.join();
+  impl_->watcher.reset();
+  impl_->async.reset();  // runs the queued checks first
 }
 
 Result<std::unique_ptr<Client>> Client::Open(const ClientOptions& options) {
@@ -206,11 +87,13 @@ Result<std::unique_ptr<Client>> Client::Open(const ClientOptions& options) {
   if (options.allowlist.size() > kMaxAllowlistEntries) return Status::InvalidArgument("allowlist too long");
   auto impl = std::make_unique<Impl>();
   impl->options = options;
+  impl->env = options.env != nullptr ? options.env : Env::Default();
   for (const std::string& e : options.allowlist) {
     auto key = EntryKeyFor(e);
     if (!key.ok()) return key.status().WithContext("allowlist entry '" + e + "'");
     impl->allowlist.insert(Sha256(key->expression));
   }
+  impl->keys = internal::TrustedKeysAccess::Keys(options.trusted_keys);
   for (const std::string& pem : options.public_key_pems) {
     auto k = PublicKeyFromPem(pem);
     if (!k.ok()) return k.status().WithContext("public key");
@@ -231,32 +114,11 @@ Result<std::unique_ptr<Client>> Client::Open(const ClientOptions& options) {
     impl->fetcher = std::move(f).value();
   }
   std::unique_ptr<Client> client(new Client(std::move(impl)));
-  Impl* raw = client->impl_.get();
+  Client* raw = client.get();
   if (options.watch) {
-    raw->watcher = std::thread([client_ptr = client.get(), raw] {
-      std::unique_lock<std::mutex> l(raw->watch_mu);
-      while (!raw->stop_watch) {
-        raw->watch_cv.wait_for(l, kWatchInterval);
-        if (raw->stop_watch) break;
-        l.unlock();
-        (void)client_ptr->Refresh();
-        l.lock();
-      }
-    });
+    raw->impl_->watcher = std::make_unique<PeriodicThread>(kWatchInterval, [raw] { (void)raw->Refresh(); });
   }
-  raw->worker = std::thread([client_ptr = client.get(), raw] {
-    for (;;) {
-      std::pair<std::string, std::function<void(Verdict)>> job;
-      {
-        std::unique_lock<std::mutex> l(raw->queue_mu);
-        raw->queue_cv.wait(l, [raw] { return raw->stop_worker || !raw->queue.empty(); });
-        if (raw->queue.empty()) return;  // stopping and drained
-        job = std::move(raw->queue.front());
-        raw->queue.pop_front();
-      }
-      job.second(client_ptr->Check(job.first));
-    }
-  });
+  raw->impl_->async = std::make_unique<WorkQueue>(options.async_queue_capacity);
   return client;
 }
 
@@ -275,66 +137,23 @@ Status Client::Refresh() {
   return Status::Ok();
 }
 
-namespace {
-
-LookupScratch& ThreadScratch() {
-  thread_local LookupScratch scratch;
-  return scratch;
-}
-
-// Nothing installed yet, a subscribed list missing, a list whose file was found damaged, or one past its signed
-// expiry: nothing can be confidently safe (sync/freshness.h). `now` is never before the time floor.
-bool AnyStale(const Generation& g, const std::vector<std::string>& subscribed, int64_t clock) {
-  return AnyListStale(g.state, subscribed, TrustedNow(clock, g.time_floor));
-}
-
-// A local verdict from a lookup: safe / hit / invalid, with matches filled for hits.
-Verdict LocalVerdict(const Generation& g, const Status& canon, const LookupScratch& s) {
-  Verdict v;
-  if (!canon.ok()) {
-    v.kind = VerdictKind::kInvalid;
-    v.error = canon.message();
-    return v;
-  }
-  if (s.hit_count == 0) return v;
-  v.kind = VerdictKind::kHit;
-  for (size_t i = 0; i < s.hit_count; ++i) {
-    const LookupHit& h = s.hits[i];
-    Match m;
-    m.list = g.lists[h.list].list;
-    m.list_version = g.lists[h.list].version;
-    m.layer = static_cast<Layer>(h.layer);
-    if (h.expression == kIpExpression) {
-      char buf[kMaxIpExpressionBytes];
-      m.expression.assign(buf, IpPrefixExpression(s.url.ip, s.url.host_kind == HostKind::kIpv6, h.prefix_length, buf));
-    } else {
-      m.expression = std::string(s.expressions[h.expression]);
-    }
-    m.sha256_hex = ToHex(h.key);
-    v.matches.push_back(std::move(m));
-  }
-  return v;
-}
-
-}  // namespace
-
-Verdict Client::CheckLocal(std::string_view url) const {
+Verdict Client::CheckLocal(std::string_view url, const CheckOptions& options) const {
   auto g = impl_->current.Acquire();
   LookupScratch& s = ThreadScratch();
   Status canon = g->chain.LookupUrl(url, &s);
-  Verdict v = LocalVerdict(*g, canon, s);
+  Verdict v = LocalVerdict(*g, canon, s, options.want_canonical);
   if (v.kind != VerdictKind::kInvalid) v.stale = AnyStale(*g, impl_->options.lists, impl_->env->NowUnixSeconds());
   return v;
 }
 
-Verdict Client::Check(std::string_view url) const {
+Verdict Client::Check(std::string_view url, const CheckOptions& options) const {
   Verdict v;
   std::vector<LocalHit> hits;
   {
     auto g = impl_->current.Acquire();
     LookupScratch& s = ThreadScratch();
     Status canon = g->chain.LookupUrl(url, &s);
-    v = LocalVerdict(*g, canon, s);
+    v = LocalVerdict(*g, canon, s, options.want_canonical);
     if (v.kind != VerdictKind::kInvalid) {
       v.stale = AnyStale(*g, impl_->options.lists, impl_->env->NowUnixSeconds());
       // The allowlist overrides: any of the URL's own expressions listed there lets it through.
@@ -346,28 +165,13 @@ Verdict Client::Check(std::string_view url) const {
         v.kind = VerdictKind::kSafe;
         v.allowlisted = true;
       }
-      if (v.kind == VerdictKind::kHit) hits = Impl::LocalHits(*g, s);
+      if (v.kind == VerdictKind::kHit) hits = LocalHits(*g, s);
     }
   }  // the generation is released before any cache or network work
   impl_->lookups.fetch_add(1, std::memory_order_relaxed);
   if (v.kind == VerdictKind::kHit) v = impl_->Decide(hits, std::move(v));
   impl_->by_verdict[static_cast<int>(v.kind)].fetch_add(1, std::memory_order_relaxed);
   return v;
-}
-
-std::vector<LocalHit> Client::Impl::LocalHits(const Generation& g, const LookupScratch& s) {
-  std::vector<LocalHit> hits;
-  for (size_t i = 0; i < s.hit_count; ++i) {
-    const LookupHit& h = s.hits[i];
-    LocalHit lh;
-    lh.list = g.lists[h.list].list;
-    lh.list_version = g.lists[h.list].version;
-    lh.full_hash = h.key;
-    lh.emergency = g.lists[h.list].emergency;
-    lh.list_expires_unix = g.lists[h.list].expires_unix;
-    hits.push_back(std::move(lh));
-  }
-  return hits;
 }
 
 Verdict Client::Impl::Decide(const std::vector<LocalHit>& hits, Verdict v) const {
@@ -406,27 +210,24 @@ Verdict Client::Impl::Decide(const std::vector<LocalHit>& hits, Verdict v) const
 }
 
 bool Client::CheckAsync(std::string url, std::function<void(Verdict)> done) const {
-  {
-    std::lock_guard<std::mutex> l(impl_->queue_mu);
-    if (impl_->stop_worker || impl_->queue.size() >= impl_->options.async_queue_capacity) return false;
-    impl_->queue.emplace_back(std::move(url), std::move(done));
-  }
-  impl_->queue_cv.notify_one();
-  return true;
+  return impl_->async->Push([this, url = std::move(url), done = std::move(done)] { done(Check(url)); });
 }
 
 Result<std::vector<SyncReport>> Client::SyncNow() {
-  SyncerOptions so;
+  SyncOptions so;
   so.data_dir = impl_->options.data_dir;
   so.server_url = impl_->options.server_url;
-  so.trusted_keys = impl_->keys;
+  so.trusted_keys = internal::TrustedKeysAccess::Make(impl_->keys);
   so.lists = impl_->options.lists;
-  so.fetch.ca_bundle = impl_->options.ca_bundle;
-  so.fetch.proxy = impl_->options.proxy;
-  auto syncer = Syncer::Open(impl_->env, so);
-  if (!syncer.ok()) return syncer.status();
-  std::vector<SyncReport> reports = (*syncer)->RunDue(impl_->env->NowUnixSeconds(), /*force=*/true);
-  syncer->reset();  // release the lock before swapping in
+  so.ca_bundle = impl_->options.ca_bundle;
+  so.proxy = impl_->options.proxy;
+  so.env = impl_->env;
+  std::vector<SyncReport> reports;
+  {
+    auto engine = SyncEngine::Open(so);
+    if (!engine.ok()) return engine.status();
+    reports = (*engine)->RunDue(/*force=*/true);
+  }  // release the lock before swapping in
   URLGUARD_RETURN_IF_ERROR(Refresh());
   return reports;
 }
@@ -440,46 +241,8 @@ std::vector<ListStatus> Client::Lists() const {
     floor = g->time_floor;
   }
   LoadedSyncState sched = LoadSyncState(impl_->env, impl_->options.data_dir);
-  const int64_t now = TrustedNow(impl_->env->NowUnixSeconds(), floor);
-  const std::vector<StaleList> stale = StaleLists(state, impl_->options.lists, now);
-  // A subscribed list with no record is listed too: it makes every verdict stale.
-  for (const std::string& name : impl_->options.lists) {
-    if (state.Find(name) != nullptr) continue;
-    ListState missing;
-    missing.list = name;
-    state.lists.insert(std::lower_bound(state.lists.begin(), state.lists.end(), name,
-                                        [](const ListState& x, const std::string& n) { return x.list < n; }),
-                       std::move(missing));
-  }
-  std::vector<ListStatus> out;
-  for (const ListState& l : state.lists) {
-    ListStatus st;
-    st.name = l.list;
-    for (const StaleList& s : stale) {
-      if (s.list == l.list) st.stale_reason = StaleReasonName(s.reason);
-    }
-    if (l.installed) {
-      const InstalledList& i = *l.installed;
-      st.version = i.version;
-      for (uint64_t e : i.entries) st.entries += e;
-      st.created_unix = i.created_unix;
-      st.expires_unix = i.expires_unix;
-      st.stale = now >= i.expires_unix;
-      st.emergency = i.emergency;
-    } else {
-      st.stale = true;
-    }
-    for (const ListSyncState& s : sched.lists) {
-      if (s.list != l.list) continue;
-      st.last_sync_unix = s.last_attempt_unix;
-      st.last_sync_result = s.last_result;
-      st.last_sync_error = s.last_error;
-      st.next_sync_unix = s.next_attempt_unix;
-      st.consecutive_failures = s.consecutive_failures;
-    }
-    out.push_back(std::move(st));
-  }
-  return out;
+  return ComposeListStatus(state, sched.lists, TrustedNow(impl_->env->NowUnixSeconds(), floor),
+                           impl_->options.lists);
 }
 
 ClientStats Client::Stats() const {

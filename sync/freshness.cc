@@ -7,6 +7,8 @@ namespace urlguard {
 
 const char* StaleReasonName(StaleReason reason) {
   switch (reason) {
+    case StaleReason::kNone:
+      return "";
     case StaleReason::kNotInstalled:
       return "not_installed";
     case StaleReason::kDamaged:

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "sync/store.h"
+#include "urlguard/client.h"
 #include "urlguard/status.h"
 
 namespace urlguard {
@@ -34,15 +35,7 @@ constexpr int64_t kMaxManifestLifetimeSeconds = 7 * 86400;
 // publisher and the client).
 constexpr int64_t kMaxManifestCreatedAheadSeconds = 86400;
 
-// Why a list makes verdicts stale.
-enum class StaleReason {
-  kNotInstalled,  // subscribed, but no version was ever installed (no record in D/current)
-  kDamaged,       // its file was found missing or corrupt and dropped; only its high-water mark remains
-  kExpired,       // installed, but now >= its signed expires_unix
-};
-
-// "not_installed", "damaged", "expired". Never null.
-const char* StaleReasonName(StaleReason reason);
+// StaleReason and StaleReasonName() are public: urlguard/client.h.
 
 struct StaleList {
   std::string list;

@@ -73,10 +73,10 @@ std::vector<SyncReport> Syncer::RunDue(int64_t now, bool force) {
     r.used_diff = out.used_diff;
     r.bytes = out.bytes_downloaded;
     switch (out.kind) {
-      case SyncOutcome::kUpdated: r.result = "updated"; break;
-      case SyncOutcome::kNotModified: r.result = "not_modified"; break;
-      case SyncOutcome::kUpToDate: r.result = "up_to_date"; break;
-      case SyncOutcome::kFailed: r.result = "failed"; break;
+      case SyncOutcome::kUpdated: r.result = SyncResult::kUpdated; break;
+      case SyncOutcome::kNotModified: r.result = SyncResult::kNotModified; break;
+      case SyncOutcome::kUpToDate: r.result = SyncResult::kUpToDate; break;
+      case SyncOutcome::kFailed: r.result = SyncResult::kFailed; break;
     }
     if (out.kind == SyncOutcome::kFailed) {
       r.error = out.error.ToString();

@@ -3,7 +3,8 @@
 // Syncer: the single writer of a data directory. It holds the directory's lock (through Store) for its whole
 // life, and runs sync passes (sync/updater.h) for each subscribed list when the schedule (sync/scheduler.h) says
 // they are due, persisting the schedule in D/sync-state.json so it survives restarts.
-// Used by urlguardd (long-lived) and by Client::SyncNow and `urlguard sync` (one pass).
+// The engine behind the public urlguard::SyncEngine (include/urlguard/sync.h), which urlguardd, `urlguard sync`
+// and Client::SyncNow use.
 //
 // Thread safety: not thread-safe; one thread drives a Syncer.
 #ifndef URLGUARD_SYNC_SYNCER_H_
@@ -19,8 +20,8 @@
 #include "sync/scheduler.h"
 #include "sync/signature.h"
 #include "sync/store.h"
-#include "urlguard/client.h"
 #include "urlguard/status.h"
+#include "urlguard/sync.h"
 
 namespace urlguard {
 

@@ -113,7 +113,7 @@ TEST_F(ClientE2E, FreshSyncThenCleanListedAndVerifiedFalsePositive) {
   auto reports = client->SyncNow();
   ASSERT_TRUE(reports.ok()) << reports.status().ToString();
   ASSERT_EQ(reports->size(), 1u);
-  EXPECT_EQ((*reports)[0].result, "updated") << (*reports)[0].error;
+  EXPECT_EQ((*reports)[0].result, SyncResult::kUpdated) << (*reports)[0].error;
   EXPECT_EQ((*reports)[0].to_version, 1u);
 
   Verdict clean = client->Check(kClean);
@@ -140,7 +140,7 @@ TEST_F(ClientE2E, FreshSyncThenCleanListedAndVerifiedFalsePositive) {
   auto lists = client->Lists();
   ASSERT_EQ(lists.size(), 1u);
   EXPECT_EQ(lists[0].version, 1u);
-  EXPECT_EQ(lists[0].last_sync_result, "ok");
+  EXPECT_EQ(lists[0].last_sync_result, SyncResult::kOk);
   EXPECT_GT(lists[0].next_sync_unix, 0);
 }
 
@@ -186,7 +186,7 @@ TEST_F(ClientE2E, DiffUpdatesSwapInWhileLookupsContinue) {
     ASSERT_TRUE(PublishNow().ok());
     auto r = client->SyncNow();
     ASSERT_TRUE(r.ok()) << r.status().ToString();
-    EXPECT_EQ((*r)[0].result, "updated") << (*r)[0].error;
+    EXPECT_EQ((*r)[0].result, SyncResult::kUpdated) << (*r)[0].error;
     EXPECT_TRUE((*r)[0].used_diff) << "version " << v;
     EXPECT_EQ(client->CheckLocal("http://new" + std::to_string(v) + ".example/").kind, VerdictKind::kHit);
     if (v > 2) {
@@ -238,7 +238,7 @@ TEST_F(ClientE2E, ExpiredListIsStaleAndAllowlistOverrides) {
   // Syncing again changes nothing (the server has nothing newer): the stale state keeps serving, flagged.
   auto r = client->SyncNow();
   ASSERT_TRUE(r.ok());
-  EXPECT_NE((*r)[0].result, "updated");
+  EXPECT_NE((*r)[0].result, SyncResult::kUpdated);
   EXPECT_EQ(client->CheckLocal(kListedUrl).kind, VerdictKind::kHit);
   EXPECT_TRUE(client->CheckLocal(kListedUrl).stale);
   // A client that never had the list refuses the expired manifest outright.
@@ -246,7 +246,7 @@ TEST_F(ClientE2E, ExpiredListIsStaleAndAllowlistOverrides) {
   auto fresh = OpenClient(false);
   auto rf = fresh->SyncNow();
   ASSERT_TRUE(rf.ok());
-  EXPECT_EQ((*rf)[0].result, "failed");
+  EXPECT_EQ((*rf)[0].result, SyncResult::kFailed);
   EXPECT_NE((*rf)[0].error.find("expired"), std::string::npos) << (*rf)[0].error;
   EXPECT_TRUE(fresh->Lists().empty() || fresh->Lists()[0].version == 0);
 }
@@ -284,7 +284,7 @@ TEST_F(ClientE2E, MissingOrDamagedListMakesVerdictsStale) {
     ASSERT_EQ(lists.size(), 2u);
     EXPECT_EQ(lists[0].name, "malware");
     EXPECT_TRUE(lists[0].stale);
-    EXPECT_EQ(lists[0].stale_reason, "not_installed");
+    EXPECT_EQ(lists[0].stale_reason, StaleReason::kNotInstalled);
     EXPECT_FALSE(lists[1].stale);
     auto r = (*client)->SyncNow();
     ASSERT_TRUE(r.ok());
@@ -310,13 +310,13 @@ TEST_F(ClientE2E, MissingOrDamagedListMakesVerdictsStale) {
     auto lists = (*client)->Lists();
     ASSERT_EQ(lists.size(), 2u);
     EXPECT_EQ(lists[1].name, "phishing");
-    EXPECT_EQ(lists[1].stale_reason, "damaged");
+    EXPECT_EQ(lists[1].stale_reason, StaleReason::kDamaged);
   }
   auto client = Client::Open(co);
   ASSERT_TRUE(client.ok());
   auto r = (*client)->SyncNow();  // the repair
   ASSERT_TRUE(r.ok());
-  for (const SyncReport& rep : *r) EXPECT_NE(rep.result, "failed") << rep.list << ": " << rep.error;
+  for (const SyncReport& rep : *r) EXPECT_NE(rep.result, SyncResult::kFailed) << rep.list << ": " << rep.error;
   EXPECT_FALSE((*client)->Check(kClean).stale);
   EXPECT_EQ((*client)->CheckLocal(kListed).kind, VerdictKind::kHit);
 }

@@ -159,6 +159,64 @@ TEST(Daemon, ServesLookupsStatusMetricsAndStopsCleanly) {
   EXPECT_EQ(WaitExit(pid, 20), 0);
 }
 
+// One renderer: `urlguard check --json` and urlguardd's /v1/check give the same JSON object for the same URL on the
+// same data directory (a hit decided by the verification API, a clean URL, an invalid input).
+TEST(Daemon, CheckJsonIsTheSameObjectAsTheCli) {
+  const std::string root = testing::ScratchDir("daemon-same-json");
+  SigningKey key = std::move(SigningKey::Generate()).value();
+  testing::WriteFileOrDie(root + "/pub.pem", key.PublicPem());
+  testing::WriteFileOrDie(root + "/feed.txt", "evil.example\nhttp://secure-bank.example/login.php\n203.0.113.0/24\n");
+  PublishOptions po;
+  po.repo_dir = root + "/repo";
+  po.list = "phishing";
+  po.inputs = {*ParseFeedSpec("plain:" + root + "/feed.txt")};
+  ASSERT_TRUE(Publish(Env::Default(), key, po).ok());
+  ServerOptions so;
+  so.repo_dir = po.repo_dir;
+  auto server = Server::Start(so);
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  const std::string url = "http://127.0.0.1:" + std::to_string((*server)->port());
+  const int api_port = 20000 + static_cast<int>((getpid() + 7919) % 20000);
+  const std::string data = root + "/data";
+  // Install the list first (one pass), so the daemon serves it from its first request on.
+  auto synced = testing::RunCommand(testing::BinPath("urlguard") + " sync --once --list phishing --server " + url +
+                                    " --public-key " + root + "/pub.pem --data-dir " + data);
+  ASSERT_EQ(synced.exit_code, 0) << synced.out;
+
+  NotifySocket notify(root + "/notify.sock");
+  pid_t pid = Spawn({testing::BinPath("urlguardd"), "--data-dir", data, "--server", url, "--public-key",
+                     root + "/pub.pem", "--list", "phishing", "--listen", "127.0.0.1:" + std::to_string(api_port)},
+                    root + "/notify.sock", root + "/daemon.log");
+  ASSERT_TRUE(notify.WaitFor("READY=1", 20)) << testing::ReadFileOrDie(root + "/daemon.log");
+  httplib::Client api("127.0.0.1", api_port);
+  api.set_read_timeout(10, 0);
+
+  const std::vector<std::string> inputs = {"http://login.evil.example/x?y=1", "https://secure-bank.example/login.php",
+                                           "http://203.0.113.9/a", "https://www.wikipedia.org/", "http://[::1"};
+  for (const std::string& input : inputs) {
+    auto res = api.Get("/v1/check?url=" + httplib::detail::encode_query_param(input));
+    ASSERT_TRUE(res) << input;
+    ASSERT_EQ(res->status, 200) << res->body;
+    nlohmann::json from_daemon = nlohmann::json::parse(res->body);
+    auto cli = testing::RunCommand(testing::BinPath("urlguard") + " check --json --data-dir " + data +
+                                   " --verify --server " + url + " -", input + "\n");
+    nlohmann::json from_cli = nlohmann::json::parse(cli.out, nullptr, false);
+    ASSERT_FALSE(from_cli.is_discarded()) << cli.out;
+    EXPECT_EQ(from_cli, from_daemon) << "cli:    " << from_cli.dump() << "\ndaemon: " << from_daemon.dump();
+    EXPECT_EQ(from_daemon["input"], input);
+  }
+  // The objects are not trivially equal: the hit carries its match, hash, version and canonical URL.
+  auto hit = nlohmann::json::parse(api.Get("/v1/check?url=" + httplib::detail::encode_query_param(inputs[0]))->body);
+  EXPECT_EQ(hit["verdict"], "malicious") << hit.dump();
+  EXPECT_EQ(hit["expression"], "evil.example/");
+  EXPECT_EQ(hit["list_version"], 1);
+  EXPECT_EQ(hit["sha256"].get<std::string>().size(), 64u);
+  EXPECT_EQ(hit["canonical"], "http://login.evil.example/x?y=1");
+  EXPECT_EQ(hit["matches"].size(), 1u);
+  kill(pid, SIGTERM);
+  EXPECT_EQ(WaitExit(pid, 20), 0);
+}
+
 // Key rotation through the tools: a list signed only by a new key is refused until the client is given a rotation
 // statement signed by the key it trusts; a forged statement is refused.
 TEST(Tools, KeyRotationMovesTrustOnlyThroughASignedStatement) {

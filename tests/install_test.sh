@@ -14,8 +14,8 @@ cmake -S "$src/tests/install_consumer" -B "$work/consumer" -DCMAKE_PREFIX_PATH="
 cmake --build "$work/consumer" > "$work/build.log"
 export LD_LIBRARY_PATH="$(echo "$work"/prefix/lib*)"
 set +e
-"$work/consumer/consumer" "$snapshot" "http://login.evil.example/"; hit=$?
-"$work/consumer/consumer" "$snapshot" "http://www.example.com/"; safe=$?
+"$work/consumer/consumer" "$snapshot" "have a look at hxxp://login.evil[.]example/ ok?"; hit=$?
+"$work/consumer/consumer" "$snapshot" "see www.example.com/ and README.md"; safe=$?
 "$work/consumer/consumer_c" "$snapshot" "http://evil.example/x"; c_hit=$?
 set -e
 passed=0 failed=0

@@ -14,31 +14,25 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <iostream>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "core/blocked_bloom.h"
-#include "core/fingerprint_set.h"
-#include "core/sha256.h"
-#include "core/url_canon.h"
-#include "core/url_extract.h"
-#include "publish/list_builder.h"
-#include "platform/env.h"
-#include "sync/key_rotation.h"
-#include "sync/signature.h"
-#include "sync/syncer.h"
 #include "urlguard/checker.h"
 #include "urlguard/client.h"
+#include "urlguard/keys.h"
+#include "urlguard/plan.h"
+#include "urlguard/render.h"
+#include "urlguard/sync.h"
+#include "urlguard/text.h"
 
 namespace {
 
 using urlguard::Verdict;
 using urlguard::VerdictKind;
-using Json = nlohmann::json;
 
 constexpr int kExitHit = 1;
 constexpr int kExitInvalid = 2;
@@ -69,11 +63,6 @@ bool ReadLineCapped(std::istream& in, std::string* line, bool* cut) {
   return any;
 }
 
-// Prints JSON with invalid UTF-8 replaced by U+FFFD, so the output is always valid JSON.
-void PrintJson(const Json& j) {
-  std::cout << j.dump(-1, ' ', false, Json::error_handler_t::replace) << '\n';
-}
-
 // Calls fn(line) for each input: the positional arguments, or lines of stdin when the only one is "-".
 template <typename Fn>
 void ForEachInput(const std::vector<std::string>& args, Fn&& fn) {
@@ -88,104 +77,13 @@ void ForEachInput(const std::vector<std::string>& args, Fn&& fn) {
 
 int RunCanon(bool json, const std::vector<std::string>& inputs) {
   int exit_code = 0;
-  urlguard::CanonicalUrl url;
-  urlguard::ExpressionList exprs;
   ForEachInput(inputs, [&](const std::string& input) {
-    urlguard::Status s = urlguard::Canonicalize(input, &url);
-    if (!s.ok()) exit_code |= kExitInvalid;
-    if (s.ok()) urlguard::MakeExpressions(url, &exprs);
-    if (json) {
-      Json j;
-      j["input"] = input;
-      j["canonical"] = s.ok() ? Json(url.Spec()) : Json(nullptr);
-      j["expressions"] = Json::array();
-      if (s.ok()) {
-        for (size_t i = 0; i < exprs.size(); ++i) {
-          j["expressions"].push_back(
-              {{"expression", std::string(exprs[i])}, {"sha256", urlguard::ToHex(urlguard::Sha256(exprs[i]))}});
-        }
-      }
-      j["error"] = s.ok() ? Json(nullptr) : Json(s.message());
-      PrintJson(j);
-      return;
-    }
-    if (!s.ok()) {
-      std::cout << "invalid  " << input << "  (" << s.message() << ")\n";
-      return;
-    }
-    std::cout << url.Spec() << '\n';
-    for (size_t i = 0; i < exprs.size(); ++i) {
-      std::cout << "  " << urlguard::ToHex(urlguard::Sha256(exprs[i])) << "  " << exprs[i] << '\n';
-    }
+    urlguard::Result<urlguard::CanonicalForm> form = urlguard::Canonicalize(input);
+    if (!form.ok()) exit_code |= kExitInvalid;
+    std::cout << (json ? urlguard::RenderCanonicalJson(input, form) : urlguard::RenderCanonicalText(input, form))
+              << '\n';
   });
   return exit_code;
-}
-
-Json VerdictJson(const std::string& input, const Verdict& v) {
-  Json j;
-  j["input"] = input;
-  j["verdict"] = urlguard::VerdictKindName(v.kind);
-  if (!v.matches.empty()) {
-    const urlguard::Match& m = v.matches.front();
-    j["list"] = m.list;
-    j["layer"] = urlguard::LayerName(m.layer);
-    j["expression"] = m.expression;
-    j["sha256"] = m.sha256_hex;
-    j["list_version"] = m.list_version;
-    Json all = Json::array();
-    for (const urlguard::Match& x : v.matches) {
-      all.push_back({{"list", x.list}, {"layer", urlguard::LayerName(x.layer)}, {"expression", x.expression},
-                     {"sha256", x.sha256_hex}});
-    }
-    j["matches"] = all;
-  } else {
-    j["list"] = nullptr;
-    j["layer"] = nullptr;
-    j["expression"] = nullptr;
-  }
-  if (!v.canonical.empty()) j["canonical"] = v.canonical;
-  if (v.kind == VerdictKind::kMalicious) j["list"] = v.list;
-  if (!v.threat.empty()) j["threat"] = v.threat;
-  j["stale"] = v.stale;
-  if (v.allowlisted) j["allowlisted"] = true;
-  if (v.emergency) j["emergency"] = true;
-  j["error"] = v.error.empty() ? Json(nullptr) : Json(v.error);
-  return j;
-}
-
-void PrintVerdictText(const std::string& input, const Verdict& v) {
-  const char* stale = v.stale ? "  [STALE: a list is not installed, damaged or expired; see `urlguard status`]" : "";
-  switch (v.kind) {
-    case VerdictKind::kSafe:
-      std::cout << "safe     " << input << (v.allowlisted ? "  (allowlisted)" : "") << stale << '\n';
-      break;
-    case VerdictKind::kSafeVerified:
-      std::cout << "safe     " << input << "  (local filter hit " << v.matches.front().expression
-                << ", verified safe" << (v.from_cache ? " from cache" : " by the server") << ")" << stale << '\n';
-      break;
-    case VerdictKind::kMalicious:
-      std::cout << "MALICIOUS " << input << "  list=" << v.list << (v.threat.empty() ? "" : " threat=" + v.threat)
-                << " expression=" << v.matches.front().expression
-                << (v.emergency ? " (emergency policy: not verified)" : v.from_cache ? " (cached)" : " (verified)")
-                << stale << '\n';
-      break;
-    case VerdictKind::kUnverifiedHit:
-      std::cout << "UNVERIFIED " << input << "  local hit list=" << v.matches.front().list
-                << " expression=" << v.matches.front().expression << "; verification unavailable"
-                << (v.error.empty() ? "" : ": " + v.error) << stale << '\n';
-      break;
-    case VerdictKind::kInvalid:
-      std::cout << "invalid  " << input << "  (" << v.error << ")\n";
-      break;
-    case VerdictKind::kHit: {
-      const urlguard::Match& m = v.matches.front();
-      std::cout << "HIT      " << input << "  list=" << m.list << " layer=" << urlguard::LayerName(m.layer)
-                << " expression=" << m.expression;
-      if (v.matches.size() > 1) std::cout << " (+" << v.matches.size() - 1 << " more)";
-      std::cout << '\n';
-      break;
-    }
-  }
 }
 
 int ExitBits(const Verdict& v) {
@@ -205,7 +103,7 @@ struct LookupSource {
   bool verify = false;
   Verdict Check(const std::string& url, const urlguard::CheckOptions& o = {}) const {
     if (checker) return checker->Check(url, o);
-    return verify ? client->Check(url) : client->CheckLocal(url);
+    return verify ? client->Check(url, o) : client->CheckLocal(url, o);
   }
 };
 
@@ -263,11 +161,7 @@ int RunCheck(bool json, bool timing, const SourceOptions& so, const std::vector<
     ++count;
     if (timing && timed.size() < kMaxTimedInputs) timed.push_back(input);
     exit_code |= ExitBits(v);
-    if (json) {
-      PrintJson(VerdictJson(input, v));
-    } else {
-      PrintVerdictText(input, v);
-    }
+    std::cout << (json ? urlguard::RenderVerdictJson(input, v) : urlguard::RenderVerdictText(input, v)) << '\n';
   });
   if (timing && count > 0) {
     // The pass above is cold (first touches of the mapping, first use of each thread's buffers). Repeat the
@@ -300,7 +194,6 @@ int RunScan(bool json, const SourceOptions& so, const std::vector<std::string>& 
     return kExitInvalid;
   }
   int exit_code = 0;
-  urlguard::ExtractResult found;
   uint64_t messages = 0, urls = 0, hits = 0;
   auto scan_stream = [&](std::istream& in, const std::string& name) {
     std::string line;
@@ -309,26 +202,14 @@ int RunScan(bool json, const SourceOptions& so, const std::vector<std::string>& 
     while (ReadLineCapped(in, &line, &cut)) {
       ++line_no;
       ++messages;
-      urlguard::ExtractUrls(line, &found);
-      for (size_t i = 0; i < found.urls.size(); ++i) {
-        const urlguard::ExtractedUrl& u = found.urls[i];
-        std::string text = line.substr(u.begin, u.end - u.begin);
-        std::string normalized(found.url(i));
-        Verdict v = checker->Check(normalized);
+      urlguard::FoundUrls found = urlguard::ExtractUrls(line);
+      for (const urlguard::FoundUrl& u : found.urls) {
+        Verdict v = checker->Check(u.url);
         ++urls;
         hits += (ExitBits(v) & kExitHit) != 0;
         exit_code |= ExitBits(v);
-        if (json) {
-          Json j = VerdictJson(normalized, v);
-          j["file"] = name;
-          j["line"] = line_no;
-          j["text"] = text;
-          j["defanged"] = u.defanged;
-          PrintJson(j);
-        } else {
-          std::cout << name << ':' << line_no << ": ";
-          PrintVerdictText(text + (u.defanged ? " (defanged)" : ""), v);
-        }
+        urlguard::ScanFinding f{name, line_no, line, &u, &v};
+        std::cout << (json ? urlguard::RenderScanFindingJson(f) : urlguard::RenderScanFindingText(f)) << '\n';
       }
       if (found.truncated || cut) {
         std::cerr << name << ':' << line_no << ": message truncated: only its first " << found.scanned_bytes
@@ -356,124 +237,52 @@ int RunScan(bool json, const SourceOptions& so, const std::vector<std::string>& 
 }
 
 int RunPlan(uint64_t n, double p) {
-  if (n == 0 || !(p > 0 && p < 1)) {
-    std::cerr << "urlguard plan: --entries must be > 0 and 0 < --fp-rate < 1\n";
+  auto plan = urlguard::PlanFilter(n, p);
+  if (!plan.ok()) {
+    std::cerr << "urlguard plan: " << plan.status().message() << '\n';
     return kExitUsage;
   }
-  // A URL makes about this many probes (ARCHITECTURE §2; publish/list_builder.h); each may hit falsely.
-  const double probes = urlguard::kExpectedDomainProbes + urlguard::kExpectedUrlProbes;
-  const double eps = p / probes;  // per-probe false-positive rate that gives p per URL
-  const double ln2 = std::log(2.0);
-  const double m = -static_cast<double>(n) * std::log(eps) / (ln2 * ln2);
-  const double k = m / static_cast<double>(n) * ln2;
-  urlguard::BloomSizing blocked = urlguard::SizeBlockedBloom(n, eps);
-  const uint64_t universe = static_cast<uint64_t>(std::ceil(static_cast<double>(n) / eps));
-  const double fa_bits = urlguard::FingerprintSetBitsPerEntry(n, universe);
-  auto mb = [](double bits) { return bits / 8 / 1e6; };
-  auto per_url = [&](double per_probe) { return 1 - std::pow(1 - per_probe, probes); };
-  std::printf("plan for %llu entries at a per-URL false-positive rate of %g (%.0f probes per URL, %.3g per probe)\n\n",
-              static_cast<unsigned long long>(n), p, probes, eps);
-  std::printf("%-34s %12s %12s %10s %16s %14s\n", "structure", "bits/entry", "total MB", "hashes",
-              "probes per URL", "FP per URL");
-  std::printf("%-34s %12.2f %12.2f %10.2f %16.0f %14.3g\n", "Bloom (classic formulas)", m / n, mb(m), k, probes,
-              p);
-  std::printf("%-34s %12.2f %12.2f %10u %16.0f %14.3g\n", "blocked Bloom (one cache line/key)",
-              blocked.bits_per_entry, mb(blocked.bits_per_entry * n), blocked.hashes, probes,
-              per_url(blocked.expected_fp_rate));
-  std::printf("%-34s %12.2f %12.2f %10s %16.0f %14.3g\n", "fingerprint array (default)", fa_bits,
-              mb(fa_bits * n), "-", probes, per_url(static_cast<double>(n) / universe));
-  std::printf("%-34s %12.2f %12.2f\n", "information-theoretic limit", std::log2(1 / eps),
-              mb(std::log2(1 / eps) * n));
-  std::printf("\nBloom: m = -n ln p / (ln 2)^2, k = (m/n) ln 2. Fingerprint array: universe U = n / p_probe = %llu,\n"
-              "cost log2(U/n) + ~2.3 bits per entry, exact on fingerprints (diffs apply to it).\n",
-              static_cast<unsigned long long>(universe));
+  std::cout << urlguard::RenderFilterPlanText(*plan);
   return 0;
 }
 
 int RunSync(const std::string& dir, const std::string& server, const std::vector<std::string>& key_files,
             const std::vector<std::string>& rotation_files, const std::vector<std::string>& lists, bool once,
             const std::string& ca_bundle) {
-  urlguard::Env* env = urlguard::Env::Default();
-  urlguard::SyncerOptions so;
-  so.data_dir = dir;
-  so.server_url = server;
-  so.lists = lists;
-  so.fetch.ca_bundle = ca_bundle;
-  for (const std::string& f : key_files) {
-    auto pem = env->ReadFile(f, urlguard::kMaxPemBytes);
-    if (!pem.ok()) {
-      std::cerr << "urlguard sync: " << pem.status().ToString() << '\n';
-      return kExitInvalid;
-    }
-    auto k = urlguard::PublicKeyFromPem(*pem);
-    if (!k.ok()) {
-      std::cerr << "urlguard sync: " << f << ": " << k.status().ToString() << '\n';
-      return kExitInvalid;
-    }
-    so.trusted_keys.push_back(*k);
-  }
-  // Key rotation: a new key is trusted only through statements signed by an already trusted key, in order.
-  std::vector<std::string> statements;
-  for (const std::string& f : rotation_files) {
-    auto st = env->ReadFile(f, urlguard::kMaxRotationStatementBytes);
-    if (!st.ok()) {
-      std::cerr << "urlguard sync: " << st.status().ToString() << '\n';
-      return kExitInvalid;
-    }
-    statements.push_back(*st);
-  }
-  if (!statements.empty()) {
-    auto chain = urlguard::AcceptTrustChain(so.trusted_keys, statements, env->NowUnixSeconds());
-    if (!chain.ok()) {
-      std::cerr << "urlguard sync: key rotation refused: " << chain.status().ToString() << '\n';
-      return kExitInvalid;
-    }
-    so.trusted_keys = chain->keys;  // retired keys may no longer sign manifests alone
-    so.high_water_resets = chain->resets;
-  }
-  // Syncer::Open creates the directory (0700; 0750 with SyncerOptions::dir_mode) and refuses an unsafe one.
-  auto syncer = urlguard::Syncer::Open(env, so);
-  if (!syncer.ok()) {
-    std::cerr << "urlguard sync: " << syncer.status().ToString() << '\n';
+  auto keys = urlguard::TrustedKeys::LoadFiles(key_files, rotation_files);
+  if (!keys.ok()) {
+    std::cerr << "urlguard sync: " << keys.status().ToString() << '\n';
     return kExitInvalid;
   }
-  for (const std::string& w : (*syncer)->warnings()) std::cerr << "warning: " << w << '\n';
+  urlguard::SyncOptions so;
+  so.data_dir = dir;
+  so.server_url = server;
+  so.trusted_keys = *keys;
+  so.lists = lists;
+  so.ca_bundle = ca_bundle;
+  so.create_data_dir = true;
+  auto engine = urlguard::SyncEngine::Open(so);
+  if (!engine.ok()) {
+    std::cerr << "urlguard sync: " << engine.status().ToString() << '\n';
+    return kExitInvalid;
+  }
+  for (const std::string& w : (*engine)->warnings()) std::cerr << "warning: " << w << '\n';
   int exit_code = 0;
   bool first = true;
   for (;;) {
-    const int64_t now = env->NowUnixSeconds();
-    if (first || now >= (*syncer)->NextDue()) {
-      for (const urlguard::SyncReport& r : (*syncer)->RunDue(now, /*force=*/first)) {
-        std::cout << r.list << ": " << r.result;
-        if (r.result == "updated") {
-          if (r.from_version == 0) {
-            std::cout << ": installed version " << r.to_version;
-          } else {
-            std::cout << " version " << r.from_version << " -> " << r.to_version;
-          }
-          std::cout << " (" << (r.used_diff ? "diff" : "full snapshot") << ", " << r.bytes << " bytes downloaded)";
-        } else if (r.to_version) {
-          std::cout << " (version " << r.to_version << ")";
-        }
-        if (!r.error.empty()) std::cout << ": " << r.error;
-        std::cout << std::endl;
-        if (r.result == "failed") exit_code |= kExitInvalid;
+    const int64_t now = static_cast<int64_t>(std::time(nullptr));
+    if (first || now >= (*engine)->NextDueUnix()) {
+      for (const urlguard::SyncReport& r : (*engine)->RunDue(/*force=*/first)) {
+        std::cout << urlguard::RenderSyncReportText(r) << std::endl;
+        if (r.result == urlguard::SyncResult::kFailed) exit_code |= kExitInvalid;
       }
       first = false;
       if (once) return exit_code;
-      int64_t next = (*syncer)->NextDue();
+      int64_t next = (*engine)->NextDueUnix();
       std::cout << "next sync in " << (next > now ? next - now : 0) << " s" << std::endl;
     }
     std::this_thread::sleep_for(std::chrono::seconds(1));
   }
-}
-
-std::string Ago(int64_t seconds) {
-  if (seconds < 0) return "in the future (clock skew?)";
-  if (seconds < 120) return std::to_string(seconds) + " s ago";
-  if (seconds < 7200) return std::to_string(seconds / 60) + " min ago";
-  if (seconds < 172800) return std::to_string(seconds / 3600) + " h ago";
-  return std::to_string(seconds / 86400) + " days ago";
 }
 
 int RunStatus(const std::string& dir, bool json) {
@@ -485,51 +294,15 @@ int RunStatus(const std::string& dir, bool json) {
     std::cerr << "urlguard status: " << client.status().ToString() << '\n';
     return kExitInvalid;
   }
-  const int64_t now = std::time(nullptr);
+  const int64_t now = static_cast<int64_t>(std::time(nullptr));
   auto lists = (*client)->Lists();
-  if (json) {
-    Json out = Json::array();
-    for (const auto& l : lists) {
-      out.push_back({{"list", l.name}, {"version", l.version}, {"entries", l.entries},
-                     {"age_seconds", l.version ? now - l.created_unix : 0}, {"expires_unix", l.expires_unix},
-                     {"stale", l.stale}, {"stale_reason", l.stale_reason}, {"emergency", l.emergency},
-                     {"last_sync_unix", l.last_sync_unix},
-                     {"last_sync_result", l.last_sync_result}, {"last_sync_error", l.last_sync_error},
-                     {"next_sync_unix", l.next_sync_unix}, {"consecutive_failures", l.consecutive_failures}});
-    }
-    PrintJson(out);
-    return 0;
-  }
-  if (lists.empty()) {
-    std::cout << dir << ": no lists installed yet (run `urlguard sync` or urlguardd)\n";
-    return 0;
-  }
-  for (const auto& l : lists) {
-    std::cout << l.name << ": ";
-    if (l.version == 0) {
-      std::cout << "not installed, STALE (" << (l.stale_reason.empty() ? "not_installed" : l.stale_reason) << ")";
-    } else {
-      std::cout << "version " << l.version << ", " << l.entries << " entries, built " << Ago(now - l.created_unix)
-                << ", " << (l.stale ? "STALE (expired " + Ago(now - l.expires_unix) + ")"
-                                     : "fresh until " + std::to_string((l.expires_unix - now) / 60) + " min from now");
-      if (l.emergency) std::cout << ", EMERGENCY policy";
-    }
-    std::cout << "\n  last sync: ";
-    if (l.last_sync_unix == 0) {
-      std::cout << "never";
-    } else {
-      std::cout << l.last_sync_result << " " << Ago(now - l.last_sync_unix);
-      if (!l.last_sync_error.empty()) std::cout << ": " << l.last_sync_error;
-      if (l.consecutive_failures) std::cout << " (" << l.consecutive_failures << " failures in a row)";
-    }
-    if (l.next_sync_unix) std::cout << "; next sync " << (l.next_sync_unix > now ? "in " + std::to_string(l.next_sync_unix - now) + " s" : "due now");
-    std::cout << '\n';
-  }
+  std::cout << (json ? urlguard::RenderListStatusJson(lists, (*client)->Stats().generation, now)
+                     : urlguard::RenderListStatusText(lists, dir, now))
+            << '\n';
   return 0;
 }
 
 }  // namespace
-
 int main(int argc, char** argv) {
   CLI::App app{"urlguard: on-device URL threat lookup"};
   app.require_subcommand(1);

@@ -20,15 +20,9 @@
 #include <string>
 #include <vector>
 
-#include "core/entry.h"
-#include "core/snapshot.h"
-#include "platform/env.h"
-#include "publish/feeds.h"
-#include "publish/keygen.h"
-#include "publish/list_builder.h"
-#include "publish/publisher.h"
-#include "sync/key_rotation.h"
 #include "tools/progress.h"
+#include "urlguard/checker.h"
+#include "urlguard/publish.h"
 
 namespace {
 
@@ -41,144 +35,83 @@ int Fail(const Status& s) {
   return 1;
 }
 
-urlguard::Result<std::vector<urlguard::FeedSpec>> ParseInputs(const std::vector<std::string>& inputs) {
-  std::vector<urlguard::FeedSpec> specs;
-  for (const std::string& in : inputs) {
-    auto spec = urlguard::ParseFeedSpec(in);
-    if (!spec.ok()) return spec.status().WithContext(in);
-    specs.push_back(*spec);
-  }
-  return specs;
-}
-
-void ShowProblems(const std::vector<urlguard::FeedProblem>& problems, uint64_t total) {
+void ShowProblems(const std::vector<urlguard::FeedLineProblem>& problems, uint64_t total) {
   for (size_t i = 0; i < problems.size() && i < kMaxProblemsShown; ++i) {
     std::cerr << problems[i].file << ':' << problems[i].line << ": skipped: " << problems[i].message << '\n';
   }
   if (total > kMaxProblemsShown) std::cerr << "(" << total - kMaxProblemsShown << " more bad lines not shown)\n";
 }
 
-// Parses "90s", "30m", "24h", "7d" (or plain seconds). -1 when malformed.
-int64_t ParseDuration(const std::string& s) {
-  if (s.empty() || s.size() > 12) return -1;
-  size_t digits = s.find_first_not_of("0123456789");
-  if (digits == 0) return -1;
-  int64_t n = std::stoll(s.substr(0, digits));
-  std::string unit = digits == std::string::npos ? "s" : s.substr(digits);
-  if (unit == "s") return n;
-  if (unit == "m") return n * 60;
-  if (unit == "h") return n * 3600;
-  if (unit == "d") return n * 86400;
-  return -1;
-}
+const char* LayerLabel(int i) { return urlguard::LayerName(static_cast<urlguard::Layer>(i)); }
 
 int RunBuild(const std::string& list, const std::vector<std::string>& inputs, const std::string& out,
              double fp_rate, const std::string& filter, uint64_t version) {
-  urlguard::Env* env = urlguard::Env::Default();
-  auto specs = ParseInputs(inputs);
-  if (!specs.ok()) return Fail(specs.status());
-  urlguard::ListBuilder builder;
   urlguard::Progress progress;
-  uint64_t lines = 0, rejected = 0;
-  std::vector<urlguard::FeedProblem> problems;
-  for (const urlguard::FeedSpec& spec : *specs) {
-    auto data = urlguard::ReadFeedFile(env, spec.path);
-    if (!data.ok()) return Fail(data.status().WithContext(spec.path));
-    std::vector<urlguard::FeedEntry> entries;
-    urlguard::FeedStats stats;
-    size_t before = problems.size();
-    Status parsed = urlguard::ParseFeed(spec, *data, &entries, &problems, &stats);
-    if (!parsed.ok()) return Fail(parsed.WithContext(spec.path));
-    lines += stats.lines;
-    rejected += problems.size() - before;
-    for (const urlguard::FeedEntry& e : entries) {
-      Status s = builder.Add(e.value);
-      if (!s.ok()) {
-        ++rejected;
-        problems.push_back(urlguard::FeedProblem{spec.path, e.line, s.message()});
-      }
-      progress.Tick(builder.added());
-    }
-  }
+  urlguard::SnapshotBuildOptions o;
+  o.list = list;
+  o.inputs = inputs;
+  o.out_path = out;
+  o.version = version;
+  o.created_unix = static_cast<int64_t>(std::time(nullptr));
+  o.fp_rate = fp_rate;
+  o.blocked_bloom = filter == "blocked-bloom";
+  o.progress = [&](uint64_t n) { progress.Show(n); };
+  auto r = urlguard::BuildSnapshotFile(o);
   progress.Done();
-  ShowProblems(problems, rejected);
-
-  urlguard::BuildOptions options;
-  options.list_name = list;
-  options.version = version;
-  options.created_unix = static_cast<int64_t>(std::time(nullptr));
-  options.fp_rate = fp_rate;
-  options.filter = filter == "blocked-bloom" ? urlguard::FilterKind::kBlockedBloom
-                                             : urlguard::FilterKind::kFingerprintArray;
-  urlguard::LayerBuildStats stats[3];
-  auto content = builder.Finish(options, stats);
-  if (!content.ok()) return Fail(content.status());
-  auto bytes = urlguard::BuildSnapshot(*content);
-  if (!bytes.ok()) return Fail(bytes.status());
-  Status w = urlguard::WriteFileAtomic(env, out, *bytes);
-  if (!w.ok()) return Fail(w);
+  if (!r.ok()) return Fail(r.status());
+  ShowProblems(r->problems, r->rejected);
   uint64_t entries = 0;
-  for (const auto& s : stats) entries += s.entries;
+  for (uint64_t e : r->entries) entries += e;
   std::printf("built %s: list %s version %llu, %llu entries from %llu lines (%llu rejected) in %.2f s\n",
               out.c_str(), list.c_str(), static_cast<unsigned long long>(version),
-              static_cast<unsigned long long>(entries), static_cast<unsigned long long>(lines),
-              static_cast<unsigned long long>(rejected), progress.Elapsed());
+              static_cast<unsigned long long>(entries), static_cast<unsigned long long>(r->lines),
+              static_cast<unsigned long long>(r->rejected), progress.Elapsed());
   for (int i = 0; i < 3; ++i) {
-    if (stats[i].entries == 0) continue;
-    std::printf("  %-6s %10llu entries  %8llu duplicates  expected false positives per probe %.2g\n",
-                urlguard::LayerKindName(static_cast<urlguard::LayerKind>(i)),
-                static_cast<unsigned long long>(stats[i].entries),
-                static_cast<unsigned long long>(stats[i].duplicates), stats[i].expected_fp_per_probe);
+    if (r->entries[i] == 0) continue;
+    std::printf("  %-6s %10llu entries  %8llu duplicates  expected false positives per probe %.2g\n", LayerLabel(i),
+                static_cast<unsigned long long>(r->entries[i]), static_cast<unsigned long long>(r->duplicates[i]),
+                r->expected_fp_per_probe[i]);
   }
-  std::printf("  %zu bytes, %.2f bits per entry%s, filter %s, target false-positive rate per URL %g\n",
-              bytes->size(), entries ? bytes->size() * 8.0 / static_cast<double>(entries) : 0.0,
-              bytes->size() < 4096 ? " (small list: the fixed header dominates)" : "",
-              urlguard::FilterKindName(options.filter), fp_rate);
+  std::printf("  %llu bytes, %.2f bits per entry%s, filter %s, target false-positive rate per URL %g\n",
+              static_cast<unsigned long long>(r->bytes),
+              entries ? static_cast<double>(r->bytes) * 8.0 / static_cast<double>(entries) : 0.0,
+              r->bytes < 4096 ? " (small list: the fixed header dominates)" : "", r->filter, fp_rate);
   return 0;
 }
 
 int RunKeygen(const std::string& dir) {
-  urlguard::Env* env = urlguard::Env::Default();
-  Status mk = env->CreateDirs(dir);
-  if (!mk.ok()) return Fail(mk);
-  urlguard::PublicKey pub;
-  Status s = urlguard::WriteKeyPair(env, dir, &pub);
-  if (!s.ok()) return Fail(s);
+  auto files = urlguard::GenerateKeyPair(dir);
+  if (!files.ok()) return Fail(files.status());
   std::printf("wrote %s (private, mode 0600) and %s\nkey id %s: give the public key to clients "
               "(urlguard sync --public-key); keep the private key off the web server\n",
-              urlguard::JoinPath(dir, urlguard::kPrivateKeyFileName).c_str(),
-              urlguard::JoinPath(dir, urlguard::kPublicKeyFileName).c_str(), pub.KeyId().c_str());
+              files->private_key_path.c_str(), files->public_key_path.c_str(), files->key_id.c_str());
   return 0;
 }
 
 int RunPublish(const std::string& repo, const std::string& key_path, const std::string& list,
                const std::vector<std::string>& inputs, const std::string& expires_in, uint32_t keep,
                const std::string& emergency, double fp_rate, const std::string& threat) {
-  urlguard::Env* env = urlguard::Env::Default();
-  auto pem = env->ReadFile(key_path, urlguard::kMaxPemBytes);
-  if (!pem.ok()) return Fail(pem.status());
-  auto key = urlguard::SigningKey::FromPem(*pem);
-  if (!key.ok()) return Fail(key.status().WithContext(key_path));
-  auto specs = ParseInputs(inputs);
-  if (!specs.ok()) return Fail(specs.status());
-  urlguard::PublishOptions o;
-  o.repo_dir = repo;
-  o.list = list;
-  o.inputs = *specs;
-  o.expires_in_seconds = ParseDuration(expires_in);
-  if (o.expires_in_seconds <= 0) {
+  auto expires = urlguard::ParseDurationSeconds(expires_in);
+  if (!expires.ok()) {
     std::cerr << "urlguard-publish: --expires-in takes a duration such as 90m, 24h or 7d\n";
     return 4;
   }
+  urlguard::Progress progress;
+  urlguard::ListPublishOptions o;
+  o.repo_dir = repo;
+  o.private_key_path = key_path;
+  o.list = list;
+  o.inputs = inputs;
+  o.expires_in_seconds = *expires;
   o.keep = keep;
   o.emergency = emergency == "on";
   o.fp_rate = fp_rate;
   o.default_threat = threat;
-  urlguard::Progress progress;
-  auto report = urlguard::Publish(env, *key, o, [&](uint64_t n) { progress.Show(n); });
+  o.progress = [&](uint64_t n) { progress.Show(n); };
+  auto report = urlguard::PublishList(o);
   progress.Done();
   if (!report.ok()) return Fail(report.status());
-  const urlguard::PublishReport& r = *report;
+  const urlguard::ListPublishReport& r = *report;
   ShowProblems(r.problems, r.rejected);
   std::printf("published %s version %llu%s in %.2f s -> %s\n", list.c_str(),
               static_cast<unsigned long long>(r.version), o.emergency ? " (EMERGENCY policy on)" : "",
@@ -188,8 +121,7 @@ int RunPublish(const std::string& repo, const std::string& key_path, const std::
               static_cast<unsigned long long>(r.rejected), static_cast<unsigned long long>(r.new_keys),
               static_cast<unsigned long long>(r.seen_before));
   for (int i = 0; i < 3; ++i) {
-    std::printf("  %-6s %10llu entries", urlguard::LayerKindName(static_cast<urlguard::LayerKind>(i)),
-                static_cast<unsigned long long>(r.entries[i]));
+    std::printf("  %-6s %10llu entries", LayerLabel(i), static_cast<unsigned long long>(r.entries[i]));
     if (!r.first_version) {
       std::printf("  (+%llu added, -%llu removed)", static_cast<unsigned long long>(r.added[i]),
                   static_cast<unsigned long long>(r.removed[i]));
@@ -210,47 +142,26 @@ int RunPublish(const std::string& repo, const std::string& key_path, const std::
 
 int RunRotate(const std::string& old_key_path, const std::string& new_pub_path, const std::string& out,
               int64_t not_before, int64_t grace, const std::vector<std::string>& reset_specs) {
-  urlguard::Env* env = urlguard::Env::Default();
-  auto old_pem = env->ReadFile(old_key_path, urlguard::kMaxPemBytes);
-  if (!old_pem.ok()) return Fail(old_pem.status());
-  auto old_key = urlguard::SigningKey::FromPem(*old_pem);
-  if (!old_key.ok()) return Fail(old_key.status().WithContext(old_key_path));
-  auto new_pem = env->ReadFile(new_pub_path, urlguard::kMaxPemBytes);
-  if (!new_pem.ok()) return Fail(new_pem.status());
-  auto new_key = urlguard::PublicKeyFromPem(*new_pem);
-  if (!new_key.ok()) return Fail(new_key.status().WithContext(new_pub_path));
-  const int64_t t = not_before ? not_before : std::time(nullptr);
-  urlguard::Result<std::string> statement = urlguard::Status::Ok();
-  if (grace == 0 && reset_specs.empty()) {
-    statement = urlguard::MakeRotationStatement(*old_key, *new_key, t);  // format v1
-  } else {
-    urlguard::RotationStatement content;
-    content.new_key = *new_key;
-    content.not_before_unix = t;
-    content.old_key_until_unix = t + grace;
-    for (const std::string& spec : reset_specs) {  // LIST=VERSION
-      const size_t eq = spec.find('=');
-      urlguard::HighWaterReset r;
-      r.list = spec.substr(0, eq);
-      if (eq == std::string::npos || eq + 1 == spec.size() ||
-          spec.find_first_not_of("0123456789", eq + 1) != std::string::npos || spec.size() - eq > 21) {
-        return Fail(urlguard::Status::InvalidArgument("--reset must be LIST=VERSION: " + spec));
-      }
-      r.max_version = std::stoull(spec.substr(eq + 1));
-      content.resets.push_back(std::move(r));
+  urlguard::RotationOptions ro;
+  ro.not_before_unix = not_before;
+  ro.grace_seconds = grace;
+  for (const std::string& spec : reset_specs) {  // LIST=VERSION
+    const size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq + 1 == spec.size() || spec.size() - eq > 21 ||
+        spec.find_first_not_of("0123456789", eq + 1) != std::string::npos) {
+      return Fail(urlguard::Status::InvalidArgument("--reset must be LIST=VERSION: " + spec));
     }
-    statement = urlguard::MakeRotationStatementV2(*old_key, content);
+    ro.high_water_resets.emplace_back(spec.substr(0, eq), std::stoull(spec.substr(eq + 1)));
   }
-  if (!statement.ok()) return Fail(statement.status());
-  Status w = urlguard::WriteFileAtomic(env, out, *statement);
-  if (!w.ok()) return Fail(w);
+  auto st = urlguard::WriteRotationStatement(old_key_path, new_pub_path, out, ro);
+  if (!st.ok()) return Fail(st.status());
   std::printf("wrote %s: key %s vouches for key %s; clients add it with --key-rotation and keep their configured key\n",
-              out.c_str(), old_key->public_key().KeyId().c_str(), new_key->KeyId().c_str());
+              st->path.c_str(), st->old_key_id.c_str(), st->new_key_id.c_str());
   return 0;
 }
 
 int RunSeen(const std::string& repo, const std::vector<std::string>& entries) {
-  auto counts = urlguard::SeenCounts(urlguard::Env::Default(), repo, entries);
+  auto counts = urlguard::CountSeenEntries(repo, entries);
   if (!counts.ok()) return Fail(counts.status());
   for (size_t i = 0; i < entries.size(); ++i) {
     int64_t c = (*counts)[i];

@@ -76,10 +76,14 @@ struct CheckOptions {
   bool want_canonical = false;  // fill Verdict::canonical (one allocation per call)
 };
 
+class Env;
+
 struct OpenOptions {
   // Recompute each snapshot's SHA-256 at open (about 0.6 ms per MB). Files installed by urlguard's own sync
   // were verified before they became live; leave this on for files from elsewhere.
   bool verify_checksum = true;
+  // Where files are read and mapped; nullptr = the process default. Not owned: must outlive the Open call.
+  Env* env = nullptr;
 };
 
 struct ListInfo {

@@ -6,12 +6,12 @@
 //   urlguard::ClientOptions o;
 //   o.data_dir = "/var/lib/urlguard";
 //   o.server_url = "https://lists.example.net";        // for verification (and SyncNow)
-//   o.public_key_pems = {ReadFile("publisher.pub.pem")};
+//   o.trusted_keys = *urlguard::TrustedKeys::LoadFiles({"publisher.pub.pem"});  // for SyncNow (urlguard/keys.h)
 //   auto client = urlguard::Client::Open(o);
 //   urlguard::Verdict v = (*client)->Check("http://evil.example/login");
 //   switch (v.kind) { case urlguard::VerdictKind::kMalicious: ... }
 //
-// Verdicts (ARCHITECTURE §3): kSafe (no local hit: definitive for the installed list versions), kSafeVerified
+// Verdicts (docs/architecture.md): kSafe (no local hit: definitive for the installed list versions), kSafeVerified
 // (local hits that the cache or the verification API showed to be filter false positives), kMalicious (confirmed,
 // or the list's signed emergency policy says local hits count), kUnverifiedHit (a local hit nobody could decide in
 // time: the embedder's policy decides), kInvalid. Verdict::stale is set when a list is past its signed expiry;
@@ -34,14 +34,19 @@
 
 #include "urlguard/checker.h"
 #include "urlguard/export.h"
+#include "urlguard/keys.h"
 #include "urlguard/status.h"
+#include "urlguard/sync.h"
 
 namespace urlguard {
+
+class Env;
 
 struct ClientOptions {
   std::string data_dir;                      // required
   std::string server_url;                    // base URL of the update/verification server; "" = offline
-  std::vector<std::string> public_key_pems;  // trusted Ed25519 keys (PEM), for SyncNow; never from an update
+  TrustedKeys trusted_keys;                  // for SyncNow (urlguard/keys.h); never from an update
+  std::vector<std::string> public_key_pems;  // more trusted Ed25519 keys as PEM text (added to trusted_keys)
   std::vector<std::string> lists;            // lists to sync (SyncNow); empty = the installed ones
   bool verify = true;                        // ask the verification API on local hits (needs server_url)
   int verify_deadline_ms = 1500;             // Check() returns kUnverifiedHit after this
@@ -50,10 +55,22 @@ struct ClientOptions {
   std::string proxy;                         // "" = libcurl's default
   size_t async_queue_capacity = 1024;        // CheckAsync() refuses work beyond this
   bool watch = true;                         // follow new generations in the background
+  Env* env = nullptr;                        // files and clock; nullptr = the process default. Not owned: must
+                                             // outlive the Client.
   // The longest a "not in the list" answer of the verification API is cached, whatever the server says
   // (0 .. 30 days; one lying answer must not be trusted for long). No answer is cached past its list's expiry.
   int64_t max_negative_cache_seconds = 3600;
 };
+
+// Why a list makes verdicts stale (ListStatus::stale_reason).
+enum class StaleReason : uint8_t {
+  kNone,          // fresh
+  kNotInstalled,  // subscribed (ClientOptions::lists), but no version was ever installed
+  kDamaged,       // its file was found missing or corrupt and dropped; the next sync installs it again
+  kExpired,       // past its signed expiry
+};
+// "", "not_installed", "damaged", "expired". Never null.
+URLGUARD_EXPORT const char* StaleReasonName(StaleReason reason);
 
 struct ListStatus {
   std::string name;
@@ -62,11 +79,11 @@ struct ListStatus {
   int64_t created_unix = 0;
   int64_t expires_unix = 0;
   bool stale = false;       // not installed, damaged (its file was lost), or now >= expires_unix
-  std::string stale_reason;  // "" when fresh; "not_installed", "damaged" or "expired"
+  StaleReason stale_reason = StaleReason::kNone;
   bool emergency = false;   // signed policy: local hits are malicious
   int64_t last_sync_unix = 0;       // last attempt (0: never)
-  std::string last_sync_result;     // "ok", "not_modified", "error", or "" before the first attempt
-  std::string last_sync_error;
+  SyncResult last_sync_result = SyncResult::kNone;  // kNone, kOk, kNotModified or kFailed (urlguard/sync.h)
+  std::string last_sync_error;      // kFailed: why
   int64_t next_sync_unix = 0;
   uint32_t consecutive_failures = 0;
 };
@@ -83,15 +100,6 @@ struct ClientStats {
   uint64_t swaps = 0;                  // generations swapped in since Open
 };
 
-struct SyncReport {
-  std::string list;
-  std::string result;  // "updated", "not_modified", "up_to_date", "failed"
-  uint64_t from_version = 0, to_version = 0;
-  bool used_diff = false;
-  uint64_t bytes = 0;
-  std::string error;
-};
-
 class URLGUARD_EXPORT Client {
  public:
   // Opens the data directory read-only (no lock: any number of processes may). An empty directory is fine
@@ -102,21 +110,26 @@ class URLGUARD_EXPORT Client {
   Client& operator=(const Client&) = delete;
 
   // Local lookup; on a hit, the cache and then (within verify_deadline_ms) the verification API decide.
-  Verdict Check(std::string_view url) const;
+  // Never fails: an unusable URL is kInvalid, an undecidable hit kUnverifiedHit (Verdict::error says why).
+  Verdict Check(std::string_view url, const CheckOptions& options = {}) const;
   // Local lookup only (no cache, no network): kSafe, kHit or kInvalid.
-  Verdict CheckLocal(std::string_view url) const;
+  Verdict CheckLocal(std::string_view url, const CheckOptions& options = {}) const;
   // Queues a Check on a worker thread; `done` runs there. False (and `done` is not called) when the queue is full.
   bool CheckAsync(std::string url, std::function<void(Verdict)> done) const;
 
   // Swaps in the data directory's current generation now, if it changed. Lookups continue meanwhile.
   Status Refresh();
 
-  // One sync pass over the subscribed lists (needs server_url and public keys). Takes the data directory's
+  // One sync pass over the subscribed lists (needs server_url and trusted keys), through a temporary SyncEngine
+  // (urlguard/sync.h). Takes the data directory's
   // single-writer lock: kFailedPrecondition when urlguardd (or another SyncNow) holds it. Per-list failures are
   // reported in the SyncReports, not as the Status.
   Result<std::vector<SyncReport>> SyncNow();
 
+  // Every list of the installed generation with its sync schedule (reads the data directory's small schedule
+  // file: not for a request path).
   std::vector<ListStatus> Lists() const;
+  // Counters since Open (no I/O).
   ClientStats Stats() const;
 
  private:

@@ -1,6 +1,10 @@
 // Copyright urlguard authors.
-// Looks one URL up through the installed C++ API. argv[1]: snapshot, argv[2]: URL. Exit: 0 safe, 1 hit, 2 error.
+// Scans a chat message for URLs and looks each up through the installed C++ API (text.h, checker.h, render.h).
+// argv[1]: snapshot, argv[2]: message text. Prints one verdict JSON object per URL found.
+// Exit: 0 no hit, 1 a hit, 2 error (or no URL in the text).
 #include <urlguard/checker.h>
+#include <urlguard/render.h>
+#include <urlguard/text.h>
 
 #include <cstdio>
 
@@ -11,7 +15,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", checker.status().ToString().c_str());
     return 2;
   }
-  urlguard::Verdict v = (*checker)->Check(argv[2]);
-  std::printf("%s\n", urlguard::VerdictKindName(v.kind));
-  return v.kind == urlguard::VerdictKind::kHit ? 1 : 0;
+  urlguard::FoundUrls found = urlguard::ExtractUrls(argv[2]);
+  if (found.urls.empty()) return 2;
+  int rc = 0;
+  for (const urlguard::FoundUrl& u : found.urls) {
+    urlguard::Verdict v = (*checker)->Check(u.url);
+    std::printf("%s\n", urlguard::RenderVerdictJson(u.url, v).c_str());
+    if (v.kind == urlguard::VerdictKind::kHit) rc = 1;
+  }
+  return rc;
 }

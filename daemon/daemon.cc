@@ -1,0 +1,122 @@
+// Copyright urlguard authors.
+//
+// urlguard::Daemon (include/urlguard/daemon.h): the sync loop step, the loopback API routing and its bodies.
+#include "urlguard/daemon.h"
+
+#include <atomic>
+#include <ctime>
+
+#include "daemon/metrics.h"
+#include "urlguard/keys.h"
+#include "urlguard/render.h"
+
+namespace urlguard {
+
+struct Daemon::Impl {
+  DaemonOptions options;
+  SyncOptions sync_options;
+  std::unique_ptr<SyncEngine> engine;  // Tick/Reload thread only
+  std::unique_ptr<Client> client;      // thread-safe
+  std::atomic<uint64_t> sync_attempts[6] = {};  // by SyncResult; relaxed (statistics only)
+
+  void Log(const std::string& line) const {
+    if (options.log) options.log(line);
+  }
+};
+
+Daemon::Daemon(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Daemon::~Daemon() = default;
+
+Result<std::unique_ptr<Daemon>> Daemon::Open(const DaemonOptions& options) {
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  auto keys = TrustedKeys::LoadFiles(options.public_key_files, options.rotation_files, options.env);
+  if (!keys.ok()) return keys.status();
+  SyncOptions& so = impl->sync_options;
+  so.data_dir = options.data_dir;
+  so.server_url = options.server_url;
+  so.trusted_keys = *keys;
+  so.lists = options.lists;
+  so.ca_bundle = options.ca_bundle;
+  so.create_data_dir = true;
+  so.env = options.env;
+  auto engine = SyncEngine::Open(so);
+  if (!engine.ok()) return engine.status();
+  impl->engine = std::move(engine).value();
+  for (const std::string& w : impl->engine->warnings()) impl->Log("warning: " + w);
+
+  ClientOptions co;
+  co.data_dir = options.data_dir;
+  co.server_url = options.server_url;
+  co.trusted_keys = *keys;
+  co.lists = options.lists;  // a subscribed list that is not installed makes verdicts stale
+  co.ca_bundle = options.ca_bundle;
+  co.env = options.env;
+  auto client = Client::Open(co);
+  if (!client.ok()) return client.status();
+  impl->client = std::move(client).value();
+  return std::unique_ptr<Daemon>(new Daemon(std::move(impl)));
+}
+
+ApiResponse Daemon::Handle(const ApiRequest& request) const {
+  ApiResponse res;
+  if (request.method != "GET" && request.method != "HEAD") {
+    return {405, "application/json", R"({"error":"method not allowed"})"};
+  }
+  const int64_t now = static_cast<int64_t>(std::time(nullptr));
+  if (request.path == "/v1/check") {
+    auto it = request.query.find("url");
+    if (it == request.query.end()) return {400, "application/json", R"({"error":"missing url parameter"})"};
+    CheckOptions o;
+    o.want_canonical = true;
+    return {200, "application/json", RenderVerdictJson(it->second, impl_->client->Check(it->second, o))};
+  }
+  if (request.path == "/status") {
+    return {200, "application/json",
+            RenderListStatusJson(impl_->client->Lists(), impl_->client->Stats().generation, now)};
+  }
+  if (request.path == "/metrics") {
+    SyncAttemptCounts counts;
+    for (int i = 0; i < 6; ++i) counts.by_result[i] = impl_->sync_attempts[i].load(std::memory_order_relaxed);
+    return {200, "text/plain; version=0.0.4",
+            RenderDaemonMetrics(impl_->client->Stats(), impl_->client->Lists(), counts, now)};
+  }
+  return {404, "application/json", R"({"error":"not found"})"};
+}
+
+std::vector<SyncReport> Daemon::Tick() {
+  const int64_t now = static_cast<int64_t>(std::time(nullptr));
+  if (now < impl_->engine->NextDueUnix()) return {};
+  std::vector<SyncReport> reports = impl_->engine->RunDueAt(now, /*force=*/false);
+  for (const SyncReport& r : reports) {
+    impl_->sync_attempts[static_cast<int>(r.result)].fetch_add(1, std::memory_order_relaxed);
+    impl_->Log(RenderSyncReportText(r));
+  }
+  (void)impl_->client->Refresh();
+  const int64_t next = impl_->engine->NextDueUnix();
+  impl_->Log("next sync in " + std::to_string(next > now ? next - now : 0) + " s");
+  return reports;
+}
+
+Status Daemon::Reload() {
+  auto keys = TrustedKeys::LoadFiles(impl_->options.public_key_files, impl_->options.rotation_files,
+                                     impl_->options.env);
+  if (!keys.ok()) {
+    impl_->Log("reload: keeping the old keys: " + keys.status().ToString());
+  } else {
+    impl_->sync_options.trusted_keys = *keys;
+    impl_->engine.reset();  // release the lock, then take it again with the new keys
+    auto reopened = SyncEngine::Open(impl_->sync_options);
+    if (!reopened.ok()) return reopened.status().WithContext("reload");
+    impl_->engine = std::move(reopened).value();
+  }
+  (void)impl_->client->Refresh();
+  impl_->Log("reloaded");
+  return Status::Ok();
+}
+
+size_t Daemon::installed_lists() const { return impl_->client->Lists().size(); }
+
+const Client& Daemon::client() const { return *impl_->client; }
+
+}  // namespace urlguard

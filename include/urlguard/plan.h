@@ -1,0 +1,50 @@
+// Copyright urlguard authors.
+//
+// Filter sizing: what a list of N entries costs at a per-URL false-positive rate, for each filter structure
+// urlguard can build, next to the classic Bloom formulas and the information-theoretic limit (`urlguard plan`).
+//
+// A URL makes about kExpectedProbesPerUrl filter probes (its whole-host and host+path expressions), each of which
+// may hit falsely, so the per-probe rate is the per-URL target divided by that.
+//
+// Thread safety: pure functions.
+#ifndef URLGUARD_PLAN_H_
+#define URLGUARD_PLAN_H_
+
+#include <cstdint>
+#include <string>
+
+#include "urlguard/export.h"
+#include "urlguard/status.h"
+
+namespace urlguard {
+
+// One structure's cost.
+struct FilterCost {
+  double bits_per_entry = 0;
+  double total_megabytes = 0;     // 10^6 bytes
+  double hashes = 0;              // hash functions (Bloom structures; 0 for the fingerprint array)
+  double fp_rate_per_url = 0;     // the resulting false-positive rate per URL
+};
+
+struct FilterPlan {
+  uint64_t entries = 0;
+  double fp_rate_per_url = 0;     // the target
+  double probes_per_url = 0;      // expected filter probes per URL
+  double fp_rate_per_probe = 0;   // fp_rate_per_url / probes_per_url
+  FilterCost classic_bloom;       // m = -n ln p / (ln 2)^2, k = (m/n) ln 2
+  FilterCost blocked_bloom;       // one cache line per key (what --filter blocked-bloom builds)
+  FilterCost fingerprint_array;   // the default structure: exact on fingerprints, diffs apply to it
+  uint64_t fingerprint_universe = 0;  // U = n / p_probe
+  FilterCost limit;               // log2(1/p_probe) bits per entry
+};
+
+// Sizes every structure for `entries` entries at `fp_rate_per_url`. kInvalidArgument unless entries > 0 and
+// 0 < fp_rate_per_url < 1.
+URLGUARD_EXPORT Result<FilterPlan> PlanFilter(uint64_t entries, double fp_rate_per_url);
+
+// The plan as the table `urlguard plan` prints (several lines, ending in '\n').
+URLGUARD_EXPORT std::string RenderFilterPlanText(const FilterPlan& plan);
+
+}  // namespace urlguard
+
+#endif  // URLGUARD_PLAN_H_

@@ -1,0 +1,166 @@
+// Copyright urlguard authors.
+//
+// The publisher as a library (server side; linked by urlguard-publish and urlguard-server, never by clients):
+// key generation, one-off snapshot builds, signed publication of list versions into a repository (snapshot,
+// diffs from earlier versions, signed manifest), key-rotation statements, the "seen before" query, and feed
+// argument parsing. docs/feeds.md describes the input formats, docs/repository-layout.md the repository.
+//
+//   urlguard::ListPublishOptions o;
+//   o.repo_dir = "/srv/urlguard/repo";
+//   o.private_key_path = "/etc/urlguard/urlguard-ed25519.pem";
+//   o.list = "phishing";
+//   o.inputs = {"phishtank-csv:feeds/verified_online.csv.gz", "plain:feeds/local.txt"};
+//   auto report = urlguard::PublishList(o);
+//
+// Thread safety: the functions share no state; two publications into the same repository at once are refused by
+// the repository's lock (kFailedPrecondition).
+#ifndef URLGUARD_PUBLISH_H_
+#define URLGUARD_PUBLISH_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "urlguard/checker.h"
+#include "urlguard/status.h"
+
+namespace urlguard {
+
+class Env;
+
+// A feed line or record that was skipped ("file:line: message" when printed).
+struct FeedLineProblem {
+  std::string file;
+  uint64_t line = 0;     // 1-based
+  std::string message;   // untrusted bytes escaped (\xNN) and shortened
+};
+
+// Checks one feed argument, "[FORMAT:]PATH" or "csv:COLUMN:PATH" (formats: plain, hosts, abp, phishtank-csv,
+// phishtank-json, urlhaus-csv, openphish, drop-json, drop-txt, csv; none = auto-detect). Returns the path.
+// kInvalidArgument for an empty argument or path, an unknown format, csv without a column.
+Result<std::string> ParseFeedArgument(std::string_view argument);
+
+// Parses a duration "90s", "30m", "24h", "7d" or plain seconds. kInvalidArgument when malformed or not positive.
+Result<int64_t> ParseDurationSeconds(std::string_view text);
+
+// Called with the number of entries taken so far, from the calling thread, at most every few thousand entries.
+using PublishProgressFn = std::function<void(uint64_t entries)>;
+
+// ---- keys --------------------------------------------------------------------------------------------------
+
+struct KeyPairFiles {
+  std::string private_key_path;  // DIR/urlguard-ed25519.pem (PKCS#8, mode 0600)
+  std::string public_key_path;   // DIR/urlguard-ed25519.pub.pem (give it to clients)
+  std::string key_id;            // the public key's short id
+};
+// Generates an Ed25519 key pair into `dir` (created when missing). Refuses to overwrite an existing key
+// (kFailedPrecondition); kIoError when the files cannot be written.
+Result<KeyPairFiles> GenerateKeyPair(const std::string& dir, Env* env = nullptr);
+
+struct RotationStatementFile {
+  std::string path;
+  std::string old_key_id, new_key_id;
+};
+// What a rotation statement says beyond "trust NEW" (docs/manifest-format.md §7.1).
+struct RotationOptions {
+  int64_t not_before_unix = 0;  // NEW is trusted from then on; 0: now
+  // Clients stop accepting manifests signed by the old key alone this long after not_before (0 .. 30 days;
+  // 0: at once).
+  int64_t grace_seconds = 0;
+  // (list, version): clients lower the list's high-water mark to version (recovery from a stolen key's
+  // fast-forward). At most 16, lists unique.
+  std::vector<std::pair<std::string, uint64_t>> high_water_resets;
+};
+// Signs, with the private key at `old_private_key_path`, a statement that clients trusting it may trust the
+// public key at `new_public_key_path` from `not_before_unix` (0: now), and writes it atomically to `out_path`.
+// Format v1 when `options` has no grace and no resets, else v2. kInvalidArgument for a key file that is not the
+// right kind of Ed25519 PEM or options out of range; read/write errors.
+Result<RotationStatementFile> WriteRotationStatement(const std::string& old_private_key_path,
+                                                     const std::string& new_public_key_path,
+                                                     const std::string& out_path, int64_t not_before_unix = 0,
+                                                     Env* env = nullptr);
+Result<RotationStatementFile> WriteRotationStatement(const std::string& old_private_key_path,
+                                                     const std::string& new_public_key_path,
+                                                     const std::string& out_path, const RotationOptions& options,
+                                                     Env* env = nullptr);
+
+// ---- one-off snapshot builds -------------------------------------------------------------------------------
+
+struct SnapshotBuildOptions {
+  std::string list;                 // required: [a-z0-9_-]
+  std::vector<std::string> inputs;  // required: feed arguments (ParseFeedArgument)
+  std::string out_path;             // required: the snapshot file to write (atomically)
+  uint64_t version = 1;
+  int64_t created_unix = 0;         // 0: now
+  double fp_rate = 0.001;           // per-URL false-positive target
+  bool blocked_bloom = false;       // build blocked Bloom filters instead of fingerprint arrays
+  PublishProgressFn progress;       // optional
+  Env* env = nullptr;
+};
+
+struct SnapshotBuildReport {
+  uint64_t lines = 0;                   // feed lines read
+  uint64_t rejected = 0;                // lines or entries skipped
+  std::vector<FeedLineProblem> problems;  // the first ones
+  uint64_t entries[3] = {0, 0, 0};      // unique keys, by Layer
+  uint64_t duplicates[3] = {0, 0, 0};   // by Layer
+  double expected_fp_per_probe[3] = {0, 0, 0};
+  uint64_t bytes = 0;                   // snapshot file size
+  const char* filter = "";              // "fingerprint-array" or "blocked-bloom"
+};
+
+// Reads the feeds, builds one unsigned snapshot file (no repository, no manifest). Bad lines are reported and
+// skipped, not failures. Failures: kInvalidArgument for bad options or feed arguments, the feeds' read errors
+// (naming the file), kResourceExhausted over the feed caps, write errors.
+Result<SnapshotBuildReport> BuildSnapshotFile(const SnapshotBuildOptions& options);
+
+// ---- signed publication --------------------------------------------------------------------------------------
+
+struct ListPublishOptions {
+  std::string repo_dir;              // required; created when missing
+  std::string private_key_path;      // required: the signing key PEM (GenerateKeyPair)
+  std::string list;                  // required: [a-z0-9_-]
+  std::vector<std::string> inputs;   // required: feed arguments
+  int64_t expires_in_seconds = 24 * 3600;  // how long clients may serve this version
+  uint32_t keep = 5;                 // diffs from up to this many previous versions
+  bool emergency = false;            // clients treat local hits as malicious without verifying
+  double fp_rate = 0.001;
+  std::string default_threat;        // for entries whose feed names none; empty = the list name
+  PublishProgressFn progress;        // optional
+  Env* env = nullptr;
+};
+
+struct ListPublishReport {
+  uint64_t version = 0;
+  bool first_version = true;
+  uint64_t entries[3] = {0, 0, 0};   // by Layer
+  uint64_t added[3] = {0, 0, 0};     // vs the previous version
+  uint64_t removed[3] = {0, 0, 0};
+  bool universe_changed = false;     // the list outgrew its filter size: clients download the snapshot once
+  uint64_t input_lines = 0, input_entries = 0, rejected = 0;
+  uint64_t new_keys = 0, seen_before = 0;
+  std::vector<FeedLineProblem> problems;
+  uint64_t snapshot_bytes = 0, snapshot_wire_bytes = 0;
+  struct Diff {
+    uint64_t from_version = 0, wire_bytes = 0, changed_entries = 0;
+  };
+  std::vector<Diff> diffs;
+  std::string manifest_path;
+};
+
+// Publishes the next version of a list into the repository: snapshot, diffs, signed manifest, made visible
+// atomically. Failures: kInvalidArgument (options, feed arguments, the key), kFailedPrecondition when another
+// publication holds the repository, the feeds' read errors, kResourceExhausted over caps, write errors.
+Result<ListPublishReport> PublishList(const ListPublishOptions& options);
+
+// How often each entry (URL, domain or IP) was ingested by earlier publications into `repo_dir` (about: a
+// counting filter): -1 for an invalid entry, 0 for never. kNotFound when the repository has no history.
+Result<std::vector<int64_t>> CountSeenEntries(const std::string& repo_dir, const std::vector<std::string>& entries,
+                                              Env* env = nullptr);
+
+}  // namespace urlguard
+
+#endif  // URLGUARD_PUBLISH_H_

@@ -1,0 +1,207 @@
+// Copyright urlguard authors.
+//
+// The publisher's public API (include/urlguard/publish.h) over publish/*.h.
+#include "urlguard/publish.h"
+
+#include <ctime>
+
+#include "core/entry.h"
+#include "core/snapshot.h"
+#include "platform/env.h"
+#include "publish/feeds.h"
+#include "publish/keygen.h"
+#include "publish/list_builder.h"
+#include "publish/publisher.h"
+#include "sync/key_rotation.h"
+#include "sync/signature.h"
+
+namespace urlguard {
+namespace {
+
+Env* OrDefault(Env* env) { return env != nullptr ? env : Env::Default(); }
+
+FeedLineProblem ToPublic(const FeedProblem& p) { return FeedLineProblem{p.file, p.line, p.message}; }
+
+Result<std::vector<FeedSpec>> ParseInputs(const std::vector<std::string>& inputs) {
+  if (inputs.empty()) return Status::InvalidArgument("no input feed");
+  std::vector<FeedSpec> specs;
+  for (const std::string& in : inputs) {
+    auto spec = ParseFeedSpec(in);
+    if (!spec.ok()) return spec.status().WithContext(in);
+    specs.push_back(*spec);
+  }
+  return specs;
+}
+
+Result<SigningKey> LoadSigningKey(Env* env, const std::string& path) {
+  auto pem = env->ReadFile(path, kMaxPemBytes);
+  if (!pem.ok()) return pem.status();
+  auto key = SigningKey::FromPem(*pem);
+  if (!key.ok()) return key.status().WithContext(path);
+  return key;
+}
+
+}  // namespace
+
+Result<std::string> ParseFeedArgument(std::string_view argument) {
+  auto spec = ParseFeedSpec(argument);
+  if (!spec.ok()) return spec.status();
+  return spec->path;
+}
+
+Result<int64_t> ParseDurationSeconds(std::string_view s) {
+  const Status bad = Status::InvalidArgument("a duration such as 90m, 24h or 7d");
+  if (s.empty() || s.size() > 12) return bad;
+  size_t digits = s.find_first_not_of("0123456789");
+  if (digits == 0) return bad;
+  int64_t n = 0;
+  for (char c : s.substr(0, digits)) n = n * 10 + (c - '0');  // at most 12 digits: no overflow
+  std::string_view unit = digits == std::string_view::npos ? "s" : s.substr(digits);
+  int64_t mult = unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : unit == "d" ? 86400 : 0;
+  if (mult == 0 || n <= 0) return bad;
+  return n * mult;
+}
+
+Result<KeyPairFiles> GenerateKeyPair(const std::string& dir, Env* env) {
+  env = OrDefault(env);
+  URLGUARD_RETURN_IF_ERROR(env->CreateDirs(dir));
+  PublicKey pub;
+  URLGUARD_RETURN_IF_ERROR(WriteKeyPair(env, dir, &pub));
+  return KeyPairFiles{JoinPath(dir, kPrivateKeyFileName), JoinPath(dir, kPublicKeyFileName), pub.KeyId()};
+}
+
+Result<RotationStatementFile> WriteRotationStatement(const std::string& old_private_key_path,
+                                                     const std::string& new_public_key_path,
+                                                     const std::string& out_path, int64_t not_before_unix,
+                                                     Env* env) {
+  RotationOptions options;
+  options.not_before_unix = not_before_unix;
+  return WriteRotationStatement(old_private_key_path, new_public_key_path, out_path, options, env);
+}
+
+Result<RotationStatementFile> WriteRotationStatement(const std::string& old_private_key_path,
+                                                     const std::string& new_public_key_path,
+                                                     const std::string& out_path, const RotationOptions& options,
+                                                     Env* env) {
+  env = OrDefault(env);
+  auto old_key = LoadSigningKey(env, old_private_key_path);
+  if (!old_key.ok()) return old_key.status();
+  auto new_pem = env->ReadFile(new_public_key_path, kMaxPemBytes);
+  if (!new_pem.ok()) return new_pem.status();
+  auto new_key = PublicKeyFromPem(*new_pem);
+  if (!new_key.ok()) return new_key.status().WithContext(new_public_key_path);
+  const int64_t t = options.not_before_unix ? options.not_before_unix : env->NowUnixSeconds();
+  Result<std::string> statement = Status::Ok();
+  if (options.grace_seconds == 0 && options.high_water_resets.empty()) {
+    statement = MakeRotationStatement(*old_key, *new_key, t);  // format v1
+  } else {
+    RotationStatement content;
+    content.new_key = *new_key;
+    content.not_before_unix = t;
+    if (options.grace_seconds < 0 || options.grace_seconds > kMaxRotationGraceSeconds) {
+      return Status::InvalidArgument("grace must be 0 .. " + std::to_string(kMaxRotationGraceSeconds) + " s");
+    }
+    content.old_key_until_unix = t + options.grace_seconds;
+    for (const auto& [list, version] : options.high_water_resets) content.resets.push_back({list, version, t});
+    statement = MakeRotationStatementV2(*old_key, content);
+  }
+  if (!statement.ok()) return statement.status();
+  URLGUARD_RETURN_IF_ERROR(WriteFileAtomic(env, out_path, *statement));
+  return RotationStatementFile{out_path, old_key->public_key().KeyId(), new_key->KeyId()};
+}
+
+Result<SnapshotBuildReport> BuildSnapshotFile(const SnapshotBuildOptions& o) {
+  Env* env = OrDefault(o.env);
+  auto specs = ParseInputs(o.inputs);
+  if (!specs.ok()) return specs.status();
+  SnapshotBuildReport report;
+  ListBuilder builder;
+  std::vector<FeedProblem> problems;
+  for (const FeedSpec& spec : *specs) {
+    auto data = ReadFeedFile(env, spec.path);
+    if (!data.ok()) return data.status().WithContext(spec.path);
+    std::vector<FeedEntry> entries;
+    FeedStats stats;
+    size_t before = problems.size();
+    URLGUARD_RETURN_IF_ERROR(ParseFeed(spec, *data, &entries, &problems, &stats).WithContext(spec.path));
+    report.lines += stats.lines;
+    report.rejected += problems.size() - before;
+    for (const FeedEntry& e : entries) {
+      Status s = builder.Add(e.value);
+      if (!s.ok()) {
+        ++report.rejected;
+        problems.push_back(FeedProblem{spec.path, e.line, s.message()});
+      }
+      if (o.progress && (builder.added() & 0xffff) == 0) o.progress(builder.added());
+    }
+  }
+  for (const FeedProblem& p : problems) report.problems.push_back(ToPublic(p));
+
+  BuildOptions options;
+  options.list_name = o.list;
+  options.version = o.version;
+  options.created_unix = o.created_unix ? o.created_unix : env->NowUnixSeconds();
+  options.fp_rate = o.fp_rate;
+  options.filter = o.blocked_bloom ? FilterKind::kBlockedBloom : FilterKind::kFingerprintArray;
+  LayerBuildStats stats[3];
+  auto content = builder.Finish(options, stats);
+  if (!content.ok()) return content.status();
+  auto bytes = BuildSnapshot(*content);
+  if (!bytes.ok()) return bytes.status();
+  URLGUARD_RETURN_IF_ERROR(WriteFileAtomic(env, o.out_path, *bytes));
+  for (int i = 0; i < 3; ++i) {
+    report.entries[i] = stats[i].entries;
+    report.duplicates[i] = stats[i].duplicates;
+    report.expected_fp_per_probe[i] = stats[i].expected_fp_per_probe;
+  }
+  report.bytes = bytes->size();
+  report.filter = FilterKindName(options.filter);
+  return report;
+}
+
+Result<ListPublishReport> PublishList(const ListPublishOptions& o) {
+  Env* env = OrDefault(o.env);
+  auto key = LoadSigningKey(env, o.private_key_path);
+  if (!key.ok()) return key.status();
+  auto specs = ParseInputs(o.inputs);
+  if (!specs.ok()) return specs.status();
+  if (o.expires_in_seconds <= 0) return Status::InvalidArgument("the expiry must be positive");
+  PublishOptions po;
+  po.repo_dir = o.repo_dir;
+  po.list = o.list;
+  po.inputs = *specs;
+  po.expires_in_seconds = o.expires_in_seconds;
+  po.keep = o.keep;
+  po.emergency = o.emergency;
+  po.fp_rate = o.fp_rate;
+  po.default_threat = o.default_threat;
+  auto r = Publish(env, *key, po, o.progress);
+  if (!r.ok()) return r.status();
+  ListPublishReport out;
+  out.version = r->version;
+  out.first_version = r->first_version;
+  for (int i = 0; i < 3; ++i) {
+    out.entries[i] = r->entries[i];
+    out.added[i] = r->added[i];
+    out.removed[i] = r->removed[i];
+  }
+  out.universe_changed = r->universe_changed;
+  out.input_lines = r->input_lines;
+  out.input_entries = r->input_entries;
+  out.rejected = r->rejected;
+  out.new_keys = r->new_keys;
+  out.seen_before = r->seen_before;
+  for (const FeedProblem& p : r->problems) out.problems.push_back(ToPublic(p));
+  out.snapshot_bytes = r->snapshot_bytes;
+  out.snapshot_wire_bytes = r->snapshot_wire_bytes;
+  for (const auto& d : r->diffs) out.diffs.push_back({d.from_version, d.wire_bytes, d.changed_entries});
+  out.manifest_path = r->manifest_path;
+  return out;
+}
+
+Result<std::vector<int64_t>> CountSeenEntries(const std::string& repo_dir, const std::vector<std::string>& entries,
+                                              Env* env) {
+  return SeenCounts(OrDefault(env), repo_dir, entries);
+}
+
+}  // namespace urlguard
