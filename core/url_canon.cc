@@ -132,6 +132,234 @@ Status UnsettledError() {
       "url: percent-unescaping did not settle within kMaxUnescapeRounds (1024) rounds");
 }
 
+// ---- WHATWG URL Standard: the browser's reading of special URLs -------------------------------------
+//
+// Browsers parse http, https, ws, wss and ftp URLs with the WHATWG URL Standard
+// (https://url.spec.whatwg.org/), which is more lenient about the authority than the Safe Browsing reference
+// clients: any number of '/' and '\' may follow "scheme:", '\' ends the authority, and the host is split off
+// before it is percent-decoded (so "%2F" or "%40" in userinfo is not a delimiter). A listed host written that
+// way is still the host a browser contacts, so for these schemes the host is found exactly as the standard
+// finds it, and only then handed to the Safe Browsing host rules (which agree with the standard on every
+// host it accepts). When the standard rejects the URL (browsers do not navigate to it), the Safe Browsing
+// reading is used unchanged, so the shared vectors keep their answers.
+
+// Spec (special scheme): "http", "https", "ws", "wss", "ftp" (and "file", whose host is not contacted
+// over the network and is not handled here). Compared ASCII case-insensitively: the scheme state
+// lower-cases it.
+bool IsSpecialScheme(const char* s, size_t n) {
+  char lower[5];
+  if (n < 2 || n > 5) return false;
+  for (size_t i = 0; i < n; ++i) {
+    lower[i] = static_cast<char>(s[i] | (IsAlpha(static_cast<unsigned char>(s[i])) ? 0x20 : 0));
+  }
+  const std::string_view v(lower, n);
+  return v == "http" || v == "https" || v == "ws" || v == "wss" || v == "ftp";
+}
+
+// Spec: "A forbidden domain code point is a forbidden host code point, a C0 control, U+0025 (%), or
+// U+007F DELETE", where "a forbidden host code point is U+0000 NULL, U+0009 TAB, U+000A LF, U+000D CR,
+// U+0020 SPACE, U+0023 (#), U+002F (/), U+003A (:), U+003C (<), U+003E (>), U+003F (?), U+0040 (@),
+// U+005B ([), U+005C (\), U+005D (]), U+005E (^), or U+007C (|)".
+constexpr bool IsForbiddenDomainByte(unsigned char c) {
+  return c <= 0x20 || c == 0x7F || c == '#' || c == '%' || c == '/' || c == ':' || c == '<' || c == '>' ||
+         c == '?' || c == '@' || c == '[' || c == '\\' || c == ']' || c == '^' || c == '|';
+}
+
+// Spec: "percent-decode": "%" followed by two ASCII hex digits is the byte they name; any other byte,
+// a lone '%' included, is itself. Writes at most n bytes to d (which may equal s) and returns the count.
+size_t PercentDecodeOnce(const char* s, size_t n, char* d) {
+  size_t m = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (s[i] == '%' && i + 2 < n && IsHexDigit(static_cast<unsigned char>(s[i + 1])) &&
+        IsHexDigit(static_cast<unsigned char>(s[i + 2]))) {
+      d[m++] = static_cast<char>(HexValue(static_cast<unsigned char>(s[i + 1])) << 4 |
+                                 HexValue(static_cast<unsigned char>(s[i + 2])));
+      i += 2;
+    } else {
+      d[m++] = s[i];
+    }
+  }
+  return m;
+}
+
+// Where the standard puts the pieces of a special URL in work[0..n) (tabs and newlines removed, leading
+// and trailing C0 controls and spaces stripped, fragment cut).
+struct BrowserSplit {
+  size_t scheme_end = 0;  // work[0..scheme_end) is the scheme, work[scheme_end] is ':'
+  size_t host_begin = 0;  // work[host_begin..host_end) is the host as written (not yet decoded)
+  size_t host_end = 0;
+  size_t rest_begin = 0;  // the path (and query) start here: '/', '\', '?' or the end
+};
+
+// True when work[0..n) is a URL with a special scheme that the standard parses into a host; fills *split.
+// False (the caller falls back to the Safe Browsing reading) when there is no special scheme, or when a
+// browser would refuse the URL: no host, a bad port, a bad bracketed host, or a forbidden domain code
+// point in the percent-decoded host. Does not write to work.
+bool SplitAsBrowser(const char* work, size_t n, BrowserSplit* split) {
+  // Spec (scheme start state): "If c is an ASCII alpha, append c, lowercased, to buffer, and set state
+  // to scheme state." (scheme state): "If c is an ASCII alphanumeric, U+002B (+), U+002D (-), or U+002E
+  // (.), append c, lowercased, to buffer. Otherwise, if c is U+003A (:), then: ... set url's scheme to
+  // buffer."
+  if (n == 0 || !IsAlpha(static_cast<unsigned char>(work[0]))) return false;
+  size_t i = 1;
+  while (i < n && IsSchemeChar(static_cast<unsigned char>(work[i]))) ++i;
+  if (i >= n || work[i] != ':' || !IsSpecialScheme(work, i)) return false;
+  split->scheme_end = i;
+  ++i;
+  // Spec (special authority slashes state): "If c is U+002F (/) and remaining starts with U+002F (/),
+  // then set state to special authority ignore slashes state ... Otherwise, special-scheme-missing-
+  // following-solidus validation error, set state to special authority ignore slashes state."
+  // (special authority ignore slashes state): "If c is neither U+002F (/) nor U+005C (\), then set state
+  // to authority state and decrease pointer by 1. Otherwise, special-scheme-missing-following-solidus
+  // validation error." So any run of '/' and '\', including none, comes before the authority.
+  while (i < n && (work[i] == '/' || work[i] == '\\')) ++i;
+  const size_t authority = i;
+  // Spec (authority state): "Otherwise, if one of the following is true: c is the EOF code point,
+  // U+002F (/), U+003F (?), or U+0023 (#); url is special and c is U+005C (\) then: If atSignSeen is
+  // true and buffer is the empty string, host-missing validation error, return failure." Every '@'
+  // before that point moves the buffer into the userinfo, so the host starts after the last one.
+  size_t end = authority;
+  size_t host_begin = authority;
+  bool at_sign_seen = false;
+  for (; end < n && work[end] != '/' && work[end] != '\\' && work[end] != '?'; ++end) {
+    if (work[end] == '@') {
+      at_sign_seen = true;
+      host_begin = end + 1;
+    }
+  }
+  if (at_sign_seen && host_begin == end) return false;
+  // Spec (host state): "Otherwise, if c is U+003A (:) and insideBrackets is false, then: If buffer is
+  // the empty string, host-missing validation error, return failure. ... Set state to port state."
+  // "If c is U+005B ([), then set insideBrackets to true. If c is U+005D (]), then set insideBrackets to
+  // false." And: "if url is special and buffer is the empty string, host-missing validation error,
+  // return failure."
+  size_t host_end = host_begin;
+  bool inside_brackets = false;
+  for (; host_end < end; ++host_end) {
+    const char c = work[host_end];
+    if (c == ':' && !inside_brackets) break;
+    if (c == '[') inside_brackets = true;
+    if (c == ']') inside_brackets = false;
+  }
+  if (host_end == host_begin) return false;
+  // Spec (port state): "If c is an ASCII digit, append c to buffer. Otherwise, if one of the following
+  // is true: c is the EOF code point, U+002F (/), U+003F (?), or U+0023 (#); url is special and c is
+  // U+005C (\) ...: If buffer is not the empty string: Let port be the mathematical integer value that
+  // is represented by buffer in radix-10 using ASCII digits for digits with values 0 through 9. If port
+  // is greater than 2^16 - 1, port-out-of-range validation error, return failure. ... Otherwise,
+  // port-invalid validation error, return failure."
+  uint32_t port = 0;
+  for (size_t k = host_end + 1; k < end; ++k) {
+    if (!IsDigit(static_cast<unsigned char>(work[k]))) return false;
+    port = std::min<uint32_t>(port * 10 + static_cast<uint32_t>(work[k] - '0'), 65536);
+  }
+  if (port > 65535) return false;
+  // Spec (host parser): "If input starts with U+005B ([), then: If input does not end with U+005D (]),
+  // IPv6-unclosed validation error, return failure. Return the result of IPv6 parsing input with its
+  // leading U+005B ([) and trailing U+005D (]) removed." (checked by the caller)
+  if (work[host_begin] == '[') {
+    if (work[host_end - 1] != ']') return false;
+  } else {
+    // Spec: "Let domain be the result of running UTF-8 decode without BOM on the percent-decoding of
+    // input." ... "If asciiDomain contains a forbidden domain code point, domain-invalid-code-point
+    // validation error, return failure." Domain to ASCII passes ASCII through (lower-cased), so an ASCII
+    // forbidden code point in the decoded host is one in asciiDomain.
+    for (size_t k = host_begin; k < host_end; ++k) {
+      unsigned char c = static_cast<unsigned char>(work[k]);
+      if (c == '%' && k + 2 < host_end && IsHexDigit(static_cast<unsigned char>(work[k + 1])) &&
+          IsHexDigit(static_cast<unsigned char>(work[k + 2]))) {
+        c = static_cast<unsigned char>(HexValue(static_cast<unsigned char>(work[k + 1])) << 4 |
+                                       HexValue(static_cast<unsigned char>(work[k + 2])));
+        k += 2;
+      }
+      if (c < 0x80 && IsForbiddenDomainByte(c)) return false;
+    }
+  }
+  split->host_begin = host_begin;
+  split->host_end = host_end;
+  split->rest_begin = end;
+  return true;
+}
+
+// Spec (IPv4 number parser): "If input is the empty string, then return failure. Let validationError
+// be false. Let R be 10. If input contains at least two code points and the first two code points are
+// either "0X" or "0x", then: Set validationError to true. Remove the first two code points from input.
+// Set R to 16. Otherwise, if input contains at least two code points and the first code point is U+0030
+// (0), then: Set validationError to true. Remove the first code point from input. Set R to 8. If input is
+// the empty string, then return (0, true). If input contains a code point that is not a radix-R digit,
+// then return failure. Let output be the mathematical integer value that is represented by input in
+// radix-R notation." Values are saturated at 2^32 (anything that large fails the range checks anyway).
+bool WhatwgIpv4Number(std::string_view s, uint64_t* value) {
+  if (s.empty()) return false;
+  unsigned radix = 10;
+  if (s.size() >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+    s.remove_prefix(2);
+    radix = 16;
+  } else if (s.size() >= 2 && s[0] == '0') {
+    s.remove_prefix(1);
+    radix = 8;
+  }
+  uint64_t v = 0;
+  for (char ch : s) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    if (!(radix == 16 ? IsHexDigit(c) : (IsDigit(c) && static_cast<unsigned>(c - '0') < radix))) return false;
+    v = std::min<uint64_t>(v * radix + HexValue(c), uint64_t{1} << 32);
+  }
+  *value = v;
+  return true;
+}
+
+// Spec (ends in a number checker): "Let parts be the result of strictly splitting input on U+002E (.).
+// If the last item in parts is the empty string, then: If parts's size is 1, return false. Remove the
+// last item from parts. Let last be the last item in parts. If last is non-empty and contains only ASCII
+// digits, then return true. If parsing last as an IPv4 number does not return failure, then return
+// true. Return false."
+bool EndsInANumber(std::string_view host) {
+  if (!host.empty() && host.back() == '.') {
+    if (host.size() == 1) return false;
+    host.remove_suffix(1);
+  }
+  const size_t dot = host.rfind('.');
+  const std::string_view last = dot == std::string_view::npos ? host : host.substr(dot + 1);
+  if (!last.empty() && std::all_of(last.begin(), last.end(), [](char c) { return IsDigit(c); })) return true;
+  uint64_t unused;
+  return WhatwgIpv4Number(last, &unused);
+}
+
+// Spec (IPv4 parser), for a host that ends in a number: "Let parts be the result of strictly splitting
+// input on U+002E (.). If the last item in parts is the empty string, then: IPv4-empty-part validation
+// error. If parts's size is greater than 1, then remove the last item from parts. If parts's size is
+// greater than 4, IPv4-too-many-parts validation error, return failure. Let numbers be an empty list.
+// For each part of parts: Let result be the result of parsing part. If result is failure, IPv4-non-
+// numeric-part validation error, return failure. ... If any but the last item in numbers is greater
+// than 255, then return failure. If the last item in numbers is greater than or equal to 256^(5 −
+// numbers's size), then return failure. Let ipv4 be the last item in numbers. Remove the last item from
+// numbers. Let counter be 0. For each n of numbers: Increment ipv4 by n × 256^(3 − counter). Increment
+// counter by 1. Return ipv4." True and out set on success.
+bool WhatwgIpv4(std::string_view host, uint8_t out[4]) {
+  if (!host.empty() && host.back() == '.' && host.size() > 1) host.remove_suffix(1);
+  uint64_t numbers[4];
+  size_t count = 0;
+  size_t start = 0;
+  for (;;) {
+    size_t dot = host.find('.', start);
+    if (dot == std::string_view::npos) dot = host.size();
+    if (count == 4) return false;
+    if (!WhatwgIpv4Number(host.substr(start, dot - start), &numbers[count])) return false;
+    ++count;
+    if (dot == host.size()) break;
+    start = dot + 1;
+  }
+  for (size_t k = 0; k + 1 < count; ++k) {
+    if (numbers[k] > 255) return false;
+  }
+  if (numbers[count - 1] >= (uint64_t{1} << (8 * (5 - count)))) return false;
+  uint64_t v = numbers[count - 1];
+  for (size_t k = 0; k + 1 < count; ++k) v += numbers[k] << (8 * (3 - k));
+  for (int b = 0; b < 4; ++b) out[b] = static_cast<uint8_t>(v >> (8 * (3 - b)));
+  return true;
+}
+
 // ---- IPv4 ------------------------------------------------------------------------------------------
 
 // Firefox IsOctal / IsDecimal / IsHex + PR_sscanf: parses one IPv4 part, keeping the low 32 bits.
@@ -346,8 +574,12 @@ Status CanonicalizeHostInPlace(char* h, size_t n, CanonicalUrl* out) {
   // Spec: "If the hostname can be parsed as an IPv4 address, normalize it to 4 dot-separated decimal
   // values. The client should handle any legal IP-address encoding, including octal, hex, and fewer
   // than four components."
+  // Browsers use the WHATWG IPv4 parser (quoted at WhatwgIpv4()); it is tried first because it reads a
+  // few spellings the Firefox parser does not ("0x" alone is 0: "0x.0x.0x.0x1" is 0.0.0.1). Every other
+  // address it accepts, the Firefox parser reads the same way.
   uint8_t v4[4];
-  if (internal::ParseIpv4(std::string_view(h, m), v4)) {
+  const std::string_view hv(h, m);
+  if ((EndsInANumber(hv) && WhatwgIpv4(hv, v4)) || internal::ParseIpv4(hv, v4)) {
     SetIpv4(v4, out);
     return Status::Ok();
   }
@@ -395,6 +627,56 @@ void CanonicalizePathInto(const char* p, size_t n, std::string* out) {
   }
   if (drop_final_slash) --d;
   out->resize(static_cast<size_t>(d - base));
+}
+
+// p[0..n): what follows the authority, already unescaped: empty, or starting with '/' or '?'. Fills
+// out->path, has_query and query, and checks the size of the canonical form.
+Status FinishPathAndQuery(char* p, size_t n, CanonicalUrl* out) {
+  // The query starts at the first '?' and is only escaped (Spec: "do not perform path canonicalization
+  // on query parameters"). Before it, '\' is read as '/', as browsers read special URLs.
+  const void* qmark = std::memchr(p, '?', n);
+  const size_t pre = qmark != nullptr ? static_cast<size_t>(static_cast<const char*>(qmark) - p) : n;
+  std::replace(p, p + pre, '\\', '/');
+  CanonicalizePathInto(p, pre, &out->path);
+  out->has_query = qmark != nullptr;
+  if (out->has_query) {
+    AssignEscaped(p + pre + 1, n - pre - 1, &out->query);
+  } else {
+    out->query.clear();
+  }
+  // Escaping can triple the length. Capping the result too keeps Canonicalize(Spec()) within the input
+  // cap (idempotence) and bounds every expression built from it.
+  const size_t spec_size = out->scheme.size() + 3 + out->host.size() + out->path.size() +
+                           (out->has_query ? 1 + out->query.size() : 0);
+  if (spec_size > kMaxUrlBytes) {
+    return Status::InvalidArgument("url: canonical form longer than kMaxUrlBytes (8192 bytes)");
+  }
+  return Status::Ok();
+}
+
+// work[0..n) (tabs and newlines removed, trimmed, fragment cut, not unescaped) split as a browser
+// splits it (SplitAsBrowser() succeeded). The host is percent-decoded once, as the standard does (a host
+// that still held a '%' afterwards was refused by SplitAsBrowser(), so this equals the Safe Browsing
+// "unescape until nothing changes"), then goes through the same host rules as every other URL.
+Status CanonicalizeBrowserSplit(char* work, size_t n, const BrowserSplit& split, CanonicalUrl* out) {
+  out->scheme.assign(work, split.scheme_end);
+  for (char& c : out->scheme) c = static_cast<char>(c | (IsAlpha(static_cast<unsigned char>(c)) ? 0x20 : 0));
+  char* h = work + split.host_begin;
+  size_t hn = split.host_end - split.host_begin;
+  if (h[0] == '[') {
+    // Spec: "Return the result of IPv6 parsing input with its leading U+005B ([) and trailing U+005D (])
+    // removed." The standard does not percent-decode an IPv6 host.
+    URLGUARD_RETURN_IF_ERROR(CanonicalizeIpv6(h, hn, out));
+  } else {
+    hn = PercentDecodeOnce(h, hn, h);
+    URLGUARD_RETURN_IF_ERROR(CanonicalizeHostInPlace(h, hn, out));
+  }
+  // The path and query follow the Safe Browsing rules (unescaped before the '?' is looked for), exactly
+  // as for every other URL.
+  char* rest = work + split.rest_begin;
+  size_t rest_n = n - split.rest_begin;
+  if (UnescapeInPlace(rest, &rest_n) < 0) return UnsettledError();
+  return FinishPathAndQuery(rest, rest_n, out);
 }
 
 // ---- lookup strings ----------------------------------------------------------------------------------
@@ -475,6 +757,12 @@ Status Canonicalize(std::string_view input, CanonicalUrl* out) {
   }
   if (n == 0) return Status::InvalidArgument("url: empty");
 
+  // A special URL that a browser would open is read as the browser reads it (see "WHATWG URL Standard"
+  // above); everything else (other schemes, no scheme, escaped schemes, URLs a browser refuses) follows
+  // the Safe Browsing reference clients below.
+  BrowserSplit split;
+  if (SplitAsBrowser(work, n, &split)) return CanonicalizeBrowserSplit(work, n, split, out);
+
   // Spec: "repeatedly percent-unescape the URL until it has no more percent-escapes."
   if (UnescapeInPlace(work, &n) < 0) return UnsettledError();
 
@@ -547,22 +835,7 @@ Status Canonicalize(std::string_view input, CanonicalUrl* out) {
   }
   if (host_end == host_begin) return Status::InvalidArgument("url: no host");
   URLGUARD_RETURN_IF_ERROR(CanonicalizeHostInPlace(work + host_begin, host_end - host_begin, out));
-
-  CanonicalizePathInto(work + auth_end, pre - auth_end, &out->path);
-  out->has_query = qmark != nullptr;
-  if (out->has_query) {
-    AssignEscaped(work + pre + 1, n - pre - 1, &out->query);
-  } else {
-    out->query.clear();
-  }
-  // Escaping can triple the length. Capping the result too keeps Canonicalize(Spec()) within the input
-  // cap (idempotence) and bounds every expression built from it.
-  const size_t spec_size = out->scheme.size() + 3 + out->host.size() + out->path.size() +
-                           (out->has_query ? 1 + out->query.size() : 0);
-  if (spec_size > kMaxUrlBytes) {
-    return Status::InvalidArgument("url: canonical form longer than kMaxUrlBytes (8192 bytes)");
-  }
-  return Status::Ok();
+  return FinishPathAndQuery(work + auth_end, n - auth_end, out);
 }
 
 void ExpressionList::Add(std::string_view host, std::string_view path_and_query) {

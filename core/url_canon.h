@@ -5,7 +5,15 @@
 // spelling of a listed URL that a browser would fetch must canonicalize to the same string, so that its
 // expressions hash to the same keys the publisher stored.
 //
-// The rules, in the order Canonicalize() applies them (url_canon.cc quotes each step):
+// Browser reading first: an input whose scheme is http, https, ws, wss or ftp (any case) has its host
+// found as the WHATWG URL Standard finds it (any run of '/' and '\', none included, after "scheme:";
+// '\' ends the authority; the host follows the last '@'; the port is digits up to 65535; the host is
+// percent-decoded once and must hold no forbidden domain code point), then goes through rule 5 below; the
+// path and query go through rules 3, 4 (the '?' and '\' part) and 6-7. When a browser would refuse such a
+// URL, and for every other input, the Safe Browsing reading below applies. docs/url-parsing.md has the
+// table; fixtures/browser/ the divergences from the shared vectors.
+//
+// The Safe Browsing rules, in the order Canonicalize() applies them (url_canon.cc quotes each step):
 //   1. Strip leading and trailing C0 controls and spaces (bytes <= 0x20) of the whole input.
 //   2. Remove every tab (0x09), CR (0x0D) and LF (0x0A); cut the fragment at the first '#'.
 //   3. Percent-unescape the whole URL until it has no "%HH" left (so "http%3A%2F%2Fa.com/" works, and an
@@ -17,8 +25,9 @@
 //   5. Host: drop userinfo (up to the last '@') and the port (":digits", possibly empty; any other text
 //      after ':' fails); lower-case; remove leading/trailing dots and collapse runs of dots; IDN labels
 //      become punycode (libidn2, UTS #46 non-transitional, then transitional); IPv4 in any form becomes
-//      dotted decimal; a bracketed IPv6 address is printed in RFC 5952 form, and IPv4-mapped
-//      (::ffff:0:0/96) and NAT64 (64:ff9b::/96) addresses become their IPv4 address.
+//      dotted decimal (the WHATWG IPv4 parser first, then Firefox's); a bracketed IPv6 address is printed in
+//      RFC 5952 form, and IPv4-mapped (::ffff:0:0/96) and NAT64 (64:ff9b::/96) addresses become their IPv4
+//      address.
 //   6. Path: resolve "." and ".." segments (a final "." or ".." leaves a trailing '/', as browsers do),
 //      collapse runs of '/', and an empty path is "/". The query gets no path processing.
 //   7. Percent-escape every byte <= 0x20, >= 0x7F, '#' and '%' of host, path and query, upper-case hex.
@@ -69,11 +78,12 @@ struct CanonicalUrl {
 
 // Canonicalizes `input`. Fails with kInvalidArgument (message says why) for: more than kMaxUrlBytes,
 // a canonical form (Spec()) longer than kMaxUrlBytes (escaping can triple the size), no host ("", "/blah",
-// "http:///x", "http://#ref"), schemes that have no host (mailto:, javascript:, data:), a port that is not
-// digits, an unterminated '[' or an invalid bracketed IPv6 address, a host name that starts with '[' once its
-// leading dots are gone, hosts that are empty after trimming dots, and unescaping that does not settle within
-// kMaxUnescapeRounds. Never crashes and does O(size) work (plus libidn2 on non-ASCII labels of at most 255
-// bytes). `out` is overwritten; on failure its contents are unspecified.
+// "http:///", "http://#ref", "http://evil.example@/"), schemes that have no host (mailto:, javascript:,
+// data:), a port that is not digits, an unterminated '[' or an invalid bracketed IPv6 address, a host name
+// that starts with '[' once its leading dots are gone, hosts that are empty after trimming dots, and
+// unescaping that does not settle within kMaxUnescapeRounds. Never crashes and does O(size) work (plus
+// libidn2 on non-ASCII labels of at most 255 bytes). `out` is overwritten; on failure its contents are
+// unspecified.
 Status Canonicalize(std::string_view input, CanonicalUrl* out);
 
 // ---- lookup expressions ----------------------------------------------------------------------------

@@ -128,6 +128,7 @@ inline size_t DecodeUtf8(const uint8_t* p, size_t avail, uint32_t* cp) {
 // emoji and private use that are what actually sits next to links in messages (“quotes”, «guillemets»,
 // NBSP, ellipsis, CJK full stops, emoji).
 inline bool IsHostCodePoint(uint32_t cp) {
+  if (cp == 0xAD) return true;  // soft hyphen: invisible, and UTS #46 maps it to nothing ("ev\u00ADil.com")
   if (cp < 0xC0) return false;  // C1 controls, NBSP, Latin-1 punctuation and symbols, soft hyphen
   if (cp == 0xD7 || cp == 0xF7) return false;        // multiplication and division signs
   if (cp == 0x1680) return false;                    // Ogham space
@@ -196,10 +197,10 @@ constexpr SchemeSpelling kSchemes[] = {
     {"http", "http", false},  {"https", "https", false}, {"ftp", "ftp", false},    {"hxxp", "http", true},
     {"hxxps", "https", true}, {"h**p", "http", true},    {"h**ps", "https", true}, {"hxtp", "http", true},
     {"hxtps", "https", true}, {"htxp", "http", true},    {"htxps", "https", true}, {"ttp", "http", true},
-    {"ttps", "https", true},  {"fxp", "ftp", true},
+    {"ttps", "https", true},  {"fxp", "ftp", true},      {"ws", "ws", false},      {"wss", "wss", false},
 };
 constexpr size_t kMaxSchemeSpelling = 5;
-constexpr size_t kMinSchemeSpelling = 3;
+constexpr size_t kMinSchemeSpelling = 2;
 
 struct Separator {
   std::string_view text;
@@ -290,6 +291,13 @@ class Extractor {
             } else {
               i += sep;  // unknown scheme or no host: what follows "//" may still be a bare host
             }
+            continue;
+          }
+          // "http:evil.com", "http:\\evil.com\", "http:/evil.com": browsers accept any run of '/' and '\'
+          // after a special scheme, none included.
+          if (c == ':' && TryScheme(i, 1, /*sep_defanged=*/false, min_begin, &m, /*loose=*/true)) {
+            if (!Emit(m)) return;
+            i = min_begin = m.end;
             continue;
           }
         }
@@ -422,6 +430,17 @@ class Extractor {
     return j - i;
   }
 
+  // Length of a full-width or ideographic full stop at i (U+FF0E, U+3002, U+FF61), or 0. Browsers map
+  // them to '.' in a host (UTS #46), so after a scheme they separate labels; in prose "。" ends a
+  // sentence, so bare hosts do not use them.
+  size_t WideDotLen(size_t i) const {
+    if (n_ - i < 3) return 0;
+    const uint8_t a = s_[i], b = s_[i + 1], c = s_[i + 2];
+    const bool wide = (a == 0xEF && b == 0xBC && c == 0x8E) || (a == 0xE3 && b == 0x80 && c == 0x82) ||
+                      (a == 0xEF && b == 0xBD && c == 0xA1);
+    return wide ? 3 : 0;
+  }
+
   // Scans the labels of a host name starting at `begin`. A dot (plain or defanged) belongs to the host
   // only when a label character follows it, so "evil.com." and "wait...what" end before the dots. A
   // label ends where the script class changes, and so does the host.
@@ -462,7 +481,8 @@ class Extractor {
       h.end = p;
       if (script_break || p >= n_) break;
       bool dot_defanged = false;
-      const size_t dot = DotLen(p, n_, &dot_defanged);
+      size_t dot = DotLen(p, n_, &dot_defanged);
+      if (dot == 0 && after_scheme) dot = WideDotLen(p);
       if (dot == 0) break;
       const size_t next = p + dot;
       bool unused = false;
@@ -498,14 +518,16 @@ class Extractor {
   // The part after the host: an optional ":port" (digits), then a path, query or fragment when one of
   // '/', '?', '#' follows. Returns the end of the URL after trailing punctuation is stripped; never less
   // than `host_end`. *path_begin is set to where the path, query or fragment begins (after the port).
-  size_t ParseAfterHost(size_t host_end, size_t* path_begin) const {
+  size_t ParseAfterHost(size_t host_end, size_t* path_begin, bool backslash_path = false) const {
     size_t q = host_end;
     if (q + 1 < n_ && s_[q] == ':' && IsDigit(s_[q + 1])) {
       q += 2;
       while (q < n_ && IsDigit(s_[q])) ++q;
     }
     *path_begin = q;
-    if (q >= n_ || (s_[q] != '/' && s_[q] != '?' && s_[q] != '#')) return q;
+    if (q >= n_ || (s_[q] != '/' && s_[q] != '?' && s_[q] != '#' && !(backslash_path && s_[q] == '\\'))) {
+      return q;
+    }
     Brackets brackets;
     while (q < n_) {
       const uint8_t c = s_[q];
@@ -566,17 +588,38 @@ class Extractor {
     return nullptr;
   }
 
-  // A scheme URL whose separator ("://" or a defanged one) is at sep_pos, sep_len bytes long.
-  bool TryScheme(size_t sep_pos, size_t sep_len, bool sep_defanged, size_t min_begin, Match* m) const {
+  // A scheme URL whose separator ("://" or a defanged one) is at sep_pos, sep_len bytes long. With
+  // `loose`, the separator is a lone ':' (sep_len 1) and the scheme must be a real one (not defanged)
+  // that starts a word: "http:evil.com", "http:\\evil.com\". Without slashes the host must have a dot,
+  // start with a digit or hold a percent-escape (an escaped dot), so prose like "http:the default" is
+  // not a URL.
+  bool TryScheme(size_t sep_pos, size_t sep_len, bool sep_defanged, size_t min_begin, Match* m,
+                 bool loose = false) const {
     size_t scheme_begin = 0;
     const SchemeSpelling* scheme = FindSchemeBefore(sep_pos, min_begin, &scheme_begin);
     if (scheme == nullptr) return false;
-    const size_t authority = sep_pos + sep_len;
-    // Userinfo: "user:password@" before the host. Its bytes cannot include '/', so this never scans
-    // past the next scheme separator.
+    if (loose && (scheme->defanged || (scheme_begin > 0 && s_[scheme_begin - 1] < 0x80 &&
+                                       (kAscii[s_[scheme_begin - 1]] & kNoBoundaryAfter)))) {
+      return false;
+    }
+    size_t authority = sep_pos + sep_len;
+    // WHATWG URL Standard, special authority ignore slashes state: "If c is neither U+002F (/) nor
+    // U+005C (\), then set state to authority state and decrease pointer by 1." So "http:///evil.com"
+    // and "http:\\evil.com" reach the same host.
+    const size_t slashes_begin = authority;
+    if (!sep_defanged) {
+      while (authority < n_ && (s_[authority] == '/' || s_[authority] == '\\')) ++authority;
+    }
+    const bool no_slashes = loose && authority == slashes_begin;
+    // Userinfo: "user:password@" before the host; the host starts after the last '@' (the standard's
+    // authority state), so "http://a@b@evil.com" is evil.com. Its bytes cannot include '/', so this never
+    // scans past the next scheme separator.
     size_t q = authority;
-    while (q < n_ && s_[q] < 0x80 && (kAscii[s_[q]] & kUserinfo)) ++q;
-    const size_t host_begin = (q < n_ && s_[q] == '@') ? q + 1 : authority;
+    size_t host_begin = authority;
+    while (q < n_ && s_[q] < 0x80 && ((kAscii[s_[q]] & kUserinfo) || s_[q] == '@')) {
+      if (s_[q] == '@') host_begin = q + 1;
+      ++q;
+    }
     size_t host_end = 0;
     bool host_defanged = false;
     if (host_begin < n_ && s_[host_begin] == '[') {
@@ -585,12 +628,16 @@ class Extractor {
     } else {
       const Host h = ScanHost(host_begin, /*after_scheme=*/true);
       if (h.labels == 0) return false;
+      if (no_slashes && h.labels < 2 && !IsDigit(s_[host_begin]) &&
+          std::find(s_ + host_begin, s_ + h.end, '%') == s_ + h.end) {
+        return false;
+      }
       host_end = h.end;
       host_defanged = h.defanged;
     }
     size_t path_begin = 0;
     m->begin = scheme_begin;
-    m->end = ParseAfterHost(host_end, &path_begin);
+    m->end = ParseAfterHost(host_end, &path_begin, /*backslash_path=*/!scheme->defanged);
     m->authority_begin = authority;
     m->host_begin = host_begin;
     m->host_end = host_end;

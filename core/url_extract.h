@@ -14,13 +14,19 @@
 // whatever the bytes are (the fuzz target and the hostile-input tests hold it to that).
 //
 // ---- What is found -------------------------------------------------------------------------------
-// 1. Scheme URLs: http://, https://, ftp:// (scheme case-insensitive), any host: a name (any labels, no
-//    TLD check: "http://intranet/x" is found), an IPv4 address, or a bracketed IPv6 address
+// 1. Scheme URLs: http://, https://, ftp://, ws://, wss:// (scheme case-insensitive), any host: a name
+//    (any labels, no TLD check: "http://intranet/x" is found), an IPv4 address, or a bracketed IPv6 address
 //    ("http://[2001:db8::1]/"). Userinfo ("http://bob@evil.com/") is kept; the canonicalizer drops it.
 //    A known scheme glued to a word is still found ("xhttp://evil.com" gives "http://evil.com"): hiding a
 //    link behind a prefix must not hide it from the checker. Other schemes are not reported as such,
 //    but the host after their "//" can still be found as a bare domain ("ssh://evil.com" gives
 //    "http://evil.com").
+//    Browser spellings (WHATWG URL Standard) are found too: http, https, ws, wss or ftp starting a word,
+//    then ':' and any run of '/' and '\' ("http:\\evil.com\", "http:/evil.com", "http:///evil.com",
+//    "http:evil.com"); with no slash at all the host needs a dot, a leading digit or a percent-escape, so
+//    "use http:the default" is prose. The host follows the last '@' of the userinfo; '\' starts a path;
+//    full-width and ideographic dots (U+FF0E, U+3002, U+FF61) separate labels after a scheme; a soft
+//    hyphen (U+00AD) stays inside a label. docs/url-parsing.md.
 // 2. "www." links without a scheme: at least three labels, the last one a known TLD or at least two
 //    bytes and not all digits (so a TLD newer than the table still works). Normalized to "http://www...".
 // 3. Bare domains: at least two labels, the last one a TLD of the IANA root zone (IsKnownTld(), a table
@@ -106,9 +112,9 @@ struct ExtractedUrl {
   size_t begin = 0;  // byte offset of the URL's first byte in the text
   size_t end = 0;    // one past its last byte; begin < end <= min(text size, kMaxExtractInputBytes)
   // The normalized URL: ExtractResult::url_text.substr(url_offset, url_size) (see ExtractResult::url()).
-  // It is "scheme://" + the URL without its scheme, with the scheme lower-cased and refanged ("http" for
-  // bare domains and www. links), defanged dots and separators replaced, everything else byte for byte
-  // (host case, UTF-8 hosts, percent-escapes and port are left to the canonicalizer).
+  // It is "scheme://" + the URL without its scheme and the '/' and '\' after it, with the scheme lower-cased
+  // and refanged ("http" for bare domains and www. links), defanged dots and separators replaced, everything
+  // else byte for byte (host case, UTF-8 hosts, percent-escapes and port are left to the canonicalizer).
   size_t url_offset = 0;
   size_t url_size = 0;
   bool defanged = false;    // the text used a defanged scheme, separator or dot

@@ -52,7 +52,8 @@ void ExpectInvariants(std::string_view text, const ExtractResult& r) {
     ASSERT_LE(u.url_offset + u.url_size, r.url_text.size());
     ASSERT_LE(u.url_size, kMaxExtractedUrlBytes);
     const std::string_view url = r.url(i);
-    EXPECT_TRUE(url.starts_with("http://") || url.starts_with("https://") || url.starts_with("ftp://"))
+    EXPECT_TRUE(url.starts_with("http://") || url.starts_with("https://") || url.starts_with("ftp://") ||
+                url.starts_with("ws://") || url.starts_with("wss://"))
         << url;
   }
 }
@@ -158,6 +159,25 @@ const std::vector<Case>& SchemeCases() {
       {"root dot http://evil.com./x", {{"http://evil.com./x", "http://evil.com./x", kScheme}}},
       {"http://evil.com:8080", {{"http://evil.com:8080", "http://evil.com:8080", kScheme}}},
       {"https://evil.zip is a real TLD", {{"https://evil.zip", "https://evil.zip", kScheme}}},
+      // Browsers (WHATWG URL Standard) accept any run of '/' and '\' after a special scheme, none included.
+      {"see http:\\\\evil.example\\ now", {{"http:\\\\evil.example\\", "http://evil.example\\", kScheme}}},
+      {"http:\\\\evil.example\\x", {{"http:\\\\evil.example\\x", "http://evil.example\\x", kScheme}}},
+      {"see http:evil.example now", {{"http:evil.example", "http://evil.example", kScheme}}},
+      {"HTTPS:/evil.example/a", {{"HTTPS:/evil.example/a", "https://evil.example/a", kScheme}}},
+      {"http:///evil.example/", {{"http:///evil.example/", "http://evil.example/", kScheme}}},
+      {"(http:/\\//192.0.2.7:80)", {{"http:/\\//192.0.2.7:80", "http://192.0.2.7:80", kScheme}}},
+      {"http:3221226061", {{"http:3221226061", "http://3221226061", kScheme}}},
+      {"http:%65vil%2Eexample", {{"http:%65vil%2Eexample", "http://%65vil%2Eexample", kScheme}}},
+      {"ws://evil.example/socket wss:evil.example",
+       {{"ws://evil.example/socket", "ws://evil.example/socket", kScheme},
+        {"wss:evil.example", "wss://evil.example", kScheme}}},
+      {"https://a@b@evil.example/", {{"https://a@b@evil.example/", "https://a@b@evil.example/", kScheme}}},
+      {"https://x:y%3F@evil.example/",
+       {{"https://x:y%3F@evil.example/", "https://x:y%3F@evil.example/", kScheme}}},
+      {"http://evil\uFF0Eexample/ full-width dot",
+       {{"http://evil\uFF0Eexample/", "http://evil\uFF0Eexample/", kScheme}}},
+      {"http://ev\u00ADil.example soft hyphen",
+       {{"http://ev\u00ADil.example", "http://ev\u00ADil.example", kScheme}}},
   };
   return cases;
 }
@@ -276,6 +296,11 @@ const std::vector<std::string_view>& NegativeMessages() {
       "....",
       "hxxp:// and [.] and (dot)",
       "C:\\Users\\bob\\file.txt",
+      // A special scheme without slashes needs a host with a dot, a digit or an escape: prose stays prose.
+      "use http:the default or https: when asked",
+      "schemes: http: ftp: ws: wss: all fine",
+      "news:comp.lang.misc and xhttp:evil.example and thews:evil",
+      "http:\\ and https:// alone",
   };
   return messages;
 }

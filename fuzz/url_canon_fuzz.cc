@@ -2,8 +2,9 @@
 //
 // libFuzzer target for core/url_canon: any byte string must canonicalize or fail with kInvalidArgument,
 // never crash; a canonical URL yields at most kMaxExpressions expressions; and canonicalization is
-// idempotent (Canonicalize(Spec()) succeeds with the same Spec(), host kind and structure). No input
-// class is excluded: url_canon.h guarantees the property for every input that canonicalizes.
+// idempotent (Canonicalize(Spec()) succeeds with the same Spec(), host kind and structure); and for the
+// special schemes, Spec() respelled with no, back- or extra slashes after "scheme:" reads the same host. No
+// input class is excluded: url_canon.h guarantees the property for every input that canonicalizes.
 //
 // Build (needs clang): libraries urlguard core (core/url_canon.cc, core/status.cc, core/sha256.cc),
 // libidn2, libcrypto.
@@ -51,6 +52,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (again.host_kind != url.host_kind || again.host != url.host || again.path != url.path ||
       again.has_query != url.has_query || again.query != url.query) {
     Fail("not idempotent (structure)", url, again.Spec());
+  }
+  // The browser reading (WHATWG) and the Safe Browsing reading agree on a canonical form: the host of
+  // Spec() written with no slashes ("http:host/path"), with backslashes ("http:\\\\host\\path") or with
+  // extra slashes gives the same host, for the special schemes.
+  // (Hosts a browser refuses, with an escape or a forbidden code point left in them, are read the Safe
+  // Browsing way, which needs "//", so they are not respelled.)
+  const bool browser_host =
+      url.host_kind == urlguard::HostKind::kIpv6 || url.host.find_first_of("%<>^|[]:") == std::string::npos;
+  if (browser_host && (url.scheme == "http" || url.scheme == "https" || url.scheme == "ftp" ||
+                       url.scheme == "ws" || url.scheme == "wss")) {
+    const std::string tail = spec.substr(url.scheme.size() + 3);
+    for (const char* sep : {":", ":\\\\", ":///"}) {
+      const std::string variant = url.scheme + sep + tail;
+      urlguard::CanonicalUrl v;
+      const urlguard::Status vs = urlguard::Canonicalize(variant, &v);
+      if (!vs.ok() || v.host != url.host) Fail("slash variant reads another host", url, variant);
+    }
   }
   return 0;
 }

@@ -4,9 +4,11 @@
 // and the result must keep its contract:
 //   - at most kMaxUrlsPerText URLs, spans inside the examined prefix, begin < end, in text order and
 //     non-overlapping; every normalized URL inside url_text, at most kMaxExtractedUrlBytes, starting
-//     with "http://", "https://" or "ftp://";
-//   - a URL that was neither defanged nor cut is its span with the scheme lower-cased ("http://" put in
-//     front of a bare one);
+//     with "http://", "https://", "ftp://", "ws://" or "wss://";
+//   - a URL that was neither defanged nor cut is its span with the scheme lower-cased and the run of '/'
+//     and '\\' after "scheme:" written as "//" ("http://" put in front of a bare one);
+//   - every reported URL canonicalizes to the same host as a second time (Canonicalize() is idempotent on
+//     what scan hands it);
 //   - truncated and scanned_bytes agree with the caps;
 //   - a second run on the same result object (capacity reuse) gives the same answer.
 // Needs only core/url_extract.cc (link urlguard_static, or compile that file alongside).
@@ -53,17 +55,24 @@ void CheckResult(std::string_view text, const urlguard::ExtractResult& r) {
     const size_t sep = url.find("://");
     Check(sep != std::string_view::npos);
     const std::string_view scheme = url.substr(0, sep);
-    Check(scheme == "http" || scheme == "https" || scheme == "ftp");
+    Check(scheme == "http" || scheme == "https" || scheme == "ftp" || scheme == "ws" || scheme == "wss");
     Check(u.had_scheme || scheme == "http");
+    urlguard::CanonicalUrl canonical, again;
+    if (urlguard::Canonicalize(url, &canonical).ok()) {
+      Check(urlguard::Canonicalize(canonical.Spec(), &again).ok() && again.host == canonical.host);
+    }
     if (u.defanged || u.cut) continue;
     const std::string_view span = text.substr(u.begin, u.end - u.begin);
     if (!u.had_scheme) {
       Check(url.substr(sep + 3) == span);
     } else {
-      const size_t span_sep = span.find("://");
+      // "scheme:" then any run of '/' and '\\' (browsers accept none, one, or many of either).
+      const size_t span_sep = span.find(':');
       Check(span_sep != std::string_view::npos);
       Check(Lower(span.substr(0, span_sep)) == scheme);
-      Check(url.substr(sep + 3) == span.substr(span_sep + 3));
+      size_t rest = span_sep + 1;
+      while (rest < span.size() && (span[rest] == '/' || span[rest] == '\\')) ++rest;
+      Check(url.substr(sep + 3) == span.substr(rest));
     }
   }
 }
