@@ -49,6 +49,7 @@ Result<std::unique_ptr<Daemon>> Daemon::Open(const DaemonOptions& options) {
   co.data_dir = options.data_dir;
   co.server_url = options.server_url;
   co.trusted_keys = *keys;
+  co.lists = options.lists;  // a subscribed list that is not installed makes verdicts stale
   co.ca_bundle = options.ca_bundle;
   co.env = options.env;
   auto client = Client::Open(co);

@@ -40,8 +40,22 @@ std::string RenderDaemonMetrics(const ClientStats& s, const std::vector<ListStat
   for (const auto& l : lists) {
     o << "urlguard_list_age_seconds{list=\"" << l.name << "\"} " << (l.version ? now - l.created_unix : 0) << '\n';
   }
-  o << "# HELP urlguard_list_stale 1 when the list is past its signed expiry.\n# TYPE urlguard_list_stale gauge\n";
+  o << "# HELP urlguard_list_stale 1 when the list makes verdicts stale (not installed, damaged or expired).\n"
+       "# TYPE urlguard_list_stale gauge\n";
   for (const auto& l : lists) o << "urlguard_list_stale{list=\"" << l.name << "\"} " << (l.stale ? 1 : 0) << '\n';
+  o << "# HELP urlguard_list_stale_reason 1 for each stale list, labelled with why.\n"
+       "# TYPE urlguard_list_stale_reason gauge\n";
+  for (const auto& l : lists) {
+    if (l.stale) {
+      o << "urlguard_list_stale_reason{list=\"" << l.name << "\",reason=\"" << StaleReasonName(l.stale_reason)
+        << "\"} 1\n";
+    }
+  }
+  o << "# HELP urlguard_sync_consecutive_failures Failed sync passes in a row, per list (a freeze counts).\n"
+       "# TYPE urlguard_sync_consecutive_failures gauge\n";
+  for (const auto& l : lists) {
+    o << "urlguard_sync_consecutive_failures{list=\"" << l.name << "\"} " << l.consecutive_failures << '\n';
+  }
   return o.str();
 }
 

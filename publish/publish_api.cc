@@ -74,6 +74,15 @@ Result<RotationStatementFile> WriteRotationStatement(const std::string& old_priv
                                                      const std::string& new_public_key_path,
                                                      const std::string& out_path, int64_t not_before_unix,
                                                      Env* env) {
+  RotationOptions options;
+  options.not_before_unix = not_before_unix;
+  return WriteRotationStatement(old_private_key_path, new_public_key_path, out_path, options, env);
+}
+
+Result<RotationStatementFile> WriteRotationStatement(const std::string& old_private_key_path,
+                                                     const std::string& new_public_key_path,
+                                                     const std::string& out_path, const RotationOptions& options,
+                                                     Env* env) {
   env = OrDefault(env);
   auto old_key = LoadSigningKey(env, old_private_key_path);
   if (!old_key.ok()) return old_key.status();
@@ -81,8 +90,21 @@ Result<RotationStatementFile> WriteRotationStatement(const std::string& old_priv
   if (!new_pem.ok()) return new_pem.status();
   auto new_key = PublicKeyFromPem(*new_pem);
   if (!new_key.ok()) return new_key.status().WithContext(new_public_key_path);
-  auto statement =
-      MakeRotationStatement(*old_key, *new_key, not_before_unix ? not_before_unix : env->NowUnixSeconds());
+  const int64_t t = options.not_before_unix ? options.not_before_unix : env->NowUnixSeconds();
+  Result<std::string> statement = Status::Ok();
+  if (options.grace_seconds == 0 && options.high_water_resets.empty()) {
+    statement = MakeRotationStatement(*old_key, *new_key, t);  // format v1
+  } else {
+    RotationStatement content;
+    content.new_key = *new_key;
+    content.not_before_unix = t;
+    if (options.grace_seconds < 0 || options.grace_seconds > kMaxRotationGraceSeconds) {
+      return Status::InvalidArgument("grace must be 0 .. " + std::to_string(kMaxRotationGraceSeconds) + " s");
+    }
+    content.old_key_until_unix = t + options.grace_seconds;
+    for (const auto& [list, version] : options.high_water_resets) content.resets.push_back({list, version, t});
+    statement = MakeRotationStatementV2(*old_key, content);
+  }
   if (!statement.ok()) return statement.status();
   URLGUARD_RETURN_IF_ERROR(WriteFileAtomic(env, out_path, *statement));
   return RotationStatementFile{out_path, old_key->public_key().KeyId(), new_key->KeyId()};

@@ -12,6 +12,7 @@
 #include "publish/hash_store.h"
 #include "publish/list_builder.h"
 #include "publish/seen_filter.h"
+#include "sync/freshness.h"
 #include "sync/manifest.h"
 
 namespace urlguard {
@@ -98,6 +99,10 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
   if (!IsValidListName(o.list)) return Status::InvalidArgument("list name must be 1-64 bytes of [a-z0-9_-]: " + o.list);
   if (o.inputs.empty()) return Status::InvalidArgument("no inputs");
   if (o.expires_in_seconds <= 0) return Status::InvalidArgument("expiry must be in the future");
+  if (o.expires_in_seconds > kMaxManifestLifetimeSeconds) {  // clients refuse longer-lived manifests
+    return Status::InvalidArgument("expiry more than " + std::to_string(kMaxManifestLifetimeSeconds) +
+                                   " s after creation: clients refuse such manifests (sync/freshness.h)");
+  }
   if (o.keep > kMaxManifestDiffs) return Status::InvalidArgument("--keep is at most " + std::to_string(kMaxManifestDiffs));
   const std::string threat_default = o.default_threat.empty() ? o.list : o.default_threat;
   if (!IsValidThreatName(threat_default)) return Status::InvalidArgument("invalid threat name: " + threat_default);

@@ -23,6 +23,7 @@
 #include "sync/result_cache.h"
 #include "sync/scheduler.h"
 #include "sync/signature.h"
+#include "sync/time_floor.h"
 #include "sync/trusted_keys_access.h"
 #include "sync/verifier.h"
 #include "sync/work_queue.h"
@@ -79,6 +80,10 @@ Client::~Client() {
 Result<std::unique_ptr<Client>> Client::Open(const ClientOptions& options) {
   if (options.data_dir.empty()) return Status::InvalidArgument("no data directory");
   if (options.verify_deadline_ms <= 0) return Status::InvalidArgument("verify deadline must be positive");
+  if (options.max_negative_cache_seconds < 0 || options.max_negative_cache_seconds > kMaxVerifyCacheSeconds) {
+    return Status::InvalidArgument("max_negative_cache_seconds must be 0 .. " +
+                                   std::to_string(kMaxVerifyCacheSeconds));
+  }
   if (options.allowlist.size() > kMaxAllowlistEntries) return Status::InvalidArgument("allowlist too long");
   auto impl = std::make_unique<Impl>();
   impl->options = options;
@@ -138,7 +143,7 @@ Verdict Client::CheckLocal(std::string_view url, const CheckOptions& options) co
   LookupScratch& s = ThreadScratch();
   Status canon = g->chain.LookupUrl(url, &s);
   Verdict v = LocalVerdict(*g, canon, s, options.want_canonical);
-  if (v.kind != VerdictKind::kInvalid) v.stale = AnyStale(*g, impl_->env->NowUnixSeconds());
+  if (v.kind != VerdictKind::kInvalid) v.stale = AnyStale(*g, impl_->options.lists, impl_->env->NowUnixSeconds());
   return v;
 }
 
@@ -151,7 +156,7 @@ Verdict Client::Check(std::string_view url, const CheckOptions& options) const {
     Status canon = g->chain.LookupUrl(url, &s);
     v = LocalVerdict(*g, canon, s, options.want_canonical);
     if (v.kind != VerdictKind::kInvalid) {
-      v.stale = AnyStale(*g, impl_->env->NowUnixSeconds());
+      v.stale = AnyStale(*g, impl_->options.lists, impl_->env->NowUnixSeconds());
       // The allowlist overrides: any of the URL's own expressions listed there lets it through.
       bool allowed = false;
       for (size_t i = 0; i < s.expressions.size() && !allowed && !impl_->allowlist.empty(); ++i) {
@@ -174,7 +179,9 @@ Verdict Client::Impl::Decide(const std::vector<LocalHit>& hits, Verdict v) const
   const int64_t now = env->NowUnixSeconds();
   const uint64_t t0 = env->NowMonotonicNanos();
   Fetcher* f = options.verify ? fetcher.get() : nullptr;
-  DecideResult d = urlguard::Decide(hits, now, cache.get(), f, options.server_url);
+  CachePolicy policy;
+  policy.max_negative_cache_seconds = options.max_negative_cache_seconds;
+  DecideResult d = urlguard::Decide(hits, now, cache.get(), f, options.server_url, policy);
   if (!d.from_cache && f != nullptr && !d.emergency) {
     verifications.fetch_add(1, std::memory_order_relaxed);
     verification_ns.fetch_add(env->NowMonotonicNanos() - t0, std::memory_order_relaxed);
@@ -224,9 +231,16 @@ Result<std::vector<SyncReport>> Client::SyncNow() {
 }
 
 std::vector<ListStatus> Client::Lists() const {
-  const StoreState state = impl_->current.Acquire()->state;  // a copy: no file I/O while holding a generation
+  StoreState state;
+  int64_t floor = 0;
+  {
+    auto g = impl_->current.Acquire();
+    state = g->state;  // a copy: no file I/O while holding a generation
+    floor = g->time_floor;
+  }
   LoadedSyncState sched = LoadSyncState(impl_->env, impl_->options.data_dir);
-  return ComposeListStatus(state, sched.lists, impl_->env->NowUnixSeconds());
+  return ComposeListStatus(state, sched.lists, TrustedNow(impl_->env->NowUnixSeconds(), floor),
+                           impl_->options.lists);
 }
 
 ClientStats Client::Stats() const {

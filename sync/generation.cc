@@ -1,13 +1,17 @@
 // Copyright urlguard authors.
 #include "sync/generation.h"
 
+#include <algorithm>
+
 #include "core/snapshot.h"
+#include "sync/time_floor.h"
 
 namespace urlguard {
 namespace {
 
 Result<std::shared_ptr<const Generation>> LoadGenerationOnce(Env* env, const std::string& dir) {
   auto g = std::make_shared<Generation>();
+  g->time_floor = ReadTimeFloor(env, dir);
   auto state = ReadStoreState(env, dir);
   if (!state.ok()) {
     if (state.status().code() == StatusCode::kNotFound) return std::shared_ptr<const Generation>(g);  // nothing yet
@@ -15,6 +19,7 @@ Result<std::shared_ptr<const Generation>> LoadGenerationOnce(Env* env, const std
   }
   g->state = *state;
   g->number = state->generation;
+  g->time_floor = std::max(g->time_floor, FloorOfState(*state));
   std::vector<SnapshotView> views;
   for (const ListState& l : state->lists) {
     if (!l.installed) continue;

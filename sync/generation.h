@@ -25,6 +25,9 @@ struct Generation {
   std::vector<std::unique_ptr<MappedFile>> files;
   std::vector<InstalledList> lists;  // parallel to chain.lists()
   FilterChain chain;
+  // max(D/time-floor, the newest installed created_unix): the client never takes a time before this as now
+  // (sync/time_floor.h).
+  int64_t time_floor = 0;
 };
 
 // How often LoadGeneration re-reads D/current when a file it names is already gone (the writer installed a newer

@@ -218,8 +218,8 @@ TEST_F(KeyRotationTest, ChainIsAcceptedInOrderOnly) {
   const std::string cd = Statement(*c_, *d_);
   auto keys = AcceptRotationChain({a_->public_key()}, {ab, bc, cd}, kT);
   ASSERT_TRUE(keys.ok()) << keys.status().ToString();
-  EXPECT_EQ(*keys,
-            (std::vector<PublicKey>{a_->public_key(), b_->public_key(), c_->public_key(), d_->public_key()}));
+  // v1 statements retire their old key at once: only the last key of the chain signs manifests.
+  EXPECT_EQ(*keys, (std::vector<PublicKey>{d_->public_key()}));
   // Step by step with AcceptRotation gives the same.
   std::vector<PublicKey> trusted = {a_->public_key()};
   for (const std::string& s : {ab, bc, cd}) {
@@ -227,7 +227,8 @@ TEST_F(KeyRotationTest, ChainIsAcceptedInOrderOnly) {
     ASSERT_TRUE(next.ok()) << next.status().ToString();
     trusted.push_back(*next);
   }
-  EXPECT_EQ(trusted, *keys);
+  EXPECT_EQ(trusted,
+            (std::vector<PublicKey>{a_->public_key(), b_->public_key(), c_->public_key(), d_->public_key()}));
 
   // Out of order: B->C comes before anything made B trusted.
   auto swapped = AcceptRotationChain({a_->public_key()}, {bc, ab}, kT);
@@ -247,13 +248,92 @@ TEST_F(KeyRotationTest, ChainIsAcceptedInOrderOnly) {
   // Re-stating a trusted key does not duplicate it; an empty chain changes nothing.
   auto again = AcceptRotationChain({a_->public_key(), b_->public_key()}, {ab}, kT);
   ASSERT_TRUE(again.ok());
-  EXPECT_EQ(again->size(), 2u);
+  EXPECT_EQ(*again, std::vector<PublicKey>{b_->public_key()});  // A retired, B not repeated
   EXPECT_EQ(AcceptRotationChain({a_->public_key()}, {}, kT).value(),
             std::vector<PublicKey>{a_->public_key()});
   // Length cap.
   std::vector<std::string> long_chain(kMaxRotationChainLength + 1, ab);
   EXPECT_EQ(AcceptRotationChain({a_->public_key()}, long_chain, kT).status().code(),
             StatusCode::kResourceExhausted);
+}
+
+TEST(KeyRotation, GoldenStatementV2) {
+  // v2: a day of grace for the old key and two high-water resets, signed by the fixture test key. Pinned in
+  // fixtures/golden/key_rotation_v2.txt (URLGUARD_UPDATE_GOLDEN=1 rewrites it).
+  auto old_key = SigningKey::FromPem(ReadFileOrDie(SourcePath("fixtures/keys/test-ed25519.pem")));
+  ASSERT_TRUE(old_key.ok());
+  RotationStatement content;
+  ASSERT_TRUE(
+      FromHex("d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a", content.new_key.raw.data(), 32));
+  content.not_before_unix = kT;
+  content.old_key_until_unix = kT + 86400;
+  content.resets = {{"phishing", 42, 0}, {"malware", 7, 0}};  // sorted by the writer
+  auto statement = MakeRotationStatementV2(*old_key, content);
+  ASSERT_TRUE(statement.ok()) << statement.status().ToString();
+  const std::string path = SourcePath("fixtures/golden/key_rotation_v2.txt");
+  if (std::getenv("URLGUARD_UPDATE_GOLDEN")) std::ofstream(path, std::ios::binary) << *statement;
+  const std::string golden = ReadFileOrDie(path);
+  EXPECT_EQ(*statement, golden) << "rotation statement bytes changed: update docs/manifest-format.md too";
+  const std::string body =
+      "urlguard key rotation v2\n"
+      "old-key d8914d566c988c265c18814f498316ca68ff015622484820a2435e319c29629b\n"
+      "new-key d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a\n"
+      "not-before 1700000000\n"
+      "old-key-until 1700086400\n"
+      "reset malware 7\n"
+      "reset phishing 42\n";
+  ASSERT_EQ(golden.substr(0, body.size()), body);
+  EXPECT_EQ(golden.size(), body.size() + kSignatureLineBytes);
+  auto sig = ParseSignatureFile(golden.substr(body.size()));
+  ASSERT_TRUE(sig.ok());
+  EXPECT_TRUE(VerifySignature(old_key->public_key(), std::string(kRotationSignatureDomainV2) + body,
+                              (*sig)[0].signature.data()));
+  // A v2 body under the v1 domain (or the other way round) does not verify.
+  EXPECT_FALSE(VerifySignature(old_key->public_key(), std::string(kRotationSignatureDomain) + body,
+                               (*sig)[0].signature.data()));
+  auto parsed = ParseRotationStatement(golden);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->version, 2);
+  EXPECT_EQ(parsed->old_key_until_unix, kT + 86400);
+  EXPECT_EQ(parsed->resets, (std::vector<HighWaterReset>{{"malware", 7, kT}, {"phishing", 42, kT}}));
+  // Changing one byte of the body (a reset's version) breaks the signature.
+  std::string altered = golden;
+  altered[altered.find("phishing 42") + 9] = '9';
+  EXPECT_EQ(AcceptRotation({old_key->public_key()}, altered, kT).status().code(), StatusCode::kPermissionDenied);
+}
+
+TEST_F(KeyRotationTest, OldKeyIsRetiredAfterItsGrace) {
+  RotationStatement c;
+  c.new_key = b_->public_key();
+  c.not_before_unix = kT;
+  c.old_key_until_unix = kT + 3600;
+  auto ab = MakeRotationStatementV2(*a_, c);
+  ASSERT_TRUE(ab.ok());
+  auto during = AcceptTrustChain({a_->public_key()}, {*ab}, kT + 3599);
+  ASSERT_TRUE(during.ok());
+  EXPECT_EQ(during->keys, (std::vector<PublicKey>{a_->public_key(), b_->public_key()}));
+  auto after = AcceptTrustChain({a_->public_key()}, {*ab}, kT + 3600);
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(after->keys, std::vector<PublicKey>{b_->public_key()});
+  EXPECT_EQ(after->retired, std::vector<PublicKey>{a_->public_key()});
+  // A retired key cannot vouch for another key (a thief holding A after the rotation).
+  const std::string ac = Statement(*a_, *c_, kT + 7200);
+  auto stolen = AcceptTrustChain({a_->public_key()}, {*ab, ac}, kT + 7200);
+  ASSERT_FALSE(stolen.ok());
+  EXPECT_EQ(stolen.status().code(), StatusCode::kPermissionDenied);
+  EXPECT_NE(stolen.status().message().find("retired key"), std::string::npos) << stolen.status().ToString();
+  // Grace bounds.
+  c.old_key_until_unix = kT - 1;
+  EXPECT_EQ(MakeRotationStatementV2(*a_, c).status().code(), StatusCode::kInvalidArgument);
+  c.old_key_until_unix = kT + kMaxRotationGraceSeconds + 1;
+  EXPECT_EQ(MakeRotationStatementV2(*a_, c).status().code(), StatusCode::kInvalidArgument);
+  c.old_key_until_unix = kT;
+  c.resets = {{"phishing", 0, 0}};
+  EXPECT_EQ(MakeRotationStatementV2(*a_, c).status().code(), StatusCode::kInvalidArgument);
+  c.resets = {{"phishing", 1, 0}, {"phishing", 2, 0}};
+  EXPECT_EQ(MakeRotationStatementV2(*a_, c).status().code(), StatusCode::kInvalidArgument);
+  c.resets = {{"Bad Name", 1, 0}};
+  EXPECT_EQ(MakeRotationStatementV2(*a_, c).status().code(), StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -1,6 +1,10 @@
 // Copyright urlguard authors.
 #include "sync/list_status.h"
 
+#include <algorithm>
+
+#include "sync/freshness.h"
+
 namespace urlguard {
 
 SyncResult SyncResultFromSchedule(std::string_view r) {
@@ -10,12 +14,26 @@ SyncResult SyncResultFromSchedule(std::string_view r) {
   return SyncResult::kNone;  // "" (ValidateListSyncState admits nothing else)
 }
 
-std::vector<ListStatus> ComposeListStatus(const StoreState& state, const std::vector<ListSyncState>& schedule,
-                                          int64_t now) {
+std::vector<ListStatus> ComposeListStatus(const StoreState& state_in, const std::vector<ListSyncState>& schedule,
+                                          int64_t now, const std::vector<std::string>& subscribed) {
+  const std::vector<StaleList> stale = StaleLists(state_in, subscribed, now);
+  // A subscribed list with no record is listed too: it makes every verdict stale.
+  StoreState state = state_in;
+  for (const std::string& name : subscribed) {
+    if (state.Find(name) != nullptr) continue;
+    ListState missing;
+    missing.list = name;
+    state.lists.insert(std::lower_bound(state.lists.begin(), state.lists.end(), name,
+                                        [](const ListState& x, const std::string& n) { return x.list < n; }),
+                       std::move(missing));
+  }
   std::vector<ListStatus> out;
   for (const ListState& l : state.lists) {
     ListStatus st;
     st.name = l.list;
+    for (const StaleList& s : stale) {
+      if (s.list == l.list) st.stale_reason = s.reason;
+    }
     if (l.installed) {
       const InstalledList& i = *l.installed;
       st.version = i.version;

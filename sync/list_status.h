@@ -20,9 +20,10 @@ namespace urlguard {
 // The persisted schedule's result word ("ok", "not_modified", "error", "") as a SyncResult.
 SyncResult SyncResultFromSchedule(std::string_view last_result);
 
-// One ListStatus per list of `state`, in its order, with freshness at `now` and the schedule of `schedule`.
+// One ListStatus per list of `state` and per `subscribed` list it has no record of (not installed), sorted by
+// name, with freshness and its reason at `now` (sync/freshness.h) and the schedule of `schedule`.
 std::vector<ListStatus> ComposeListStatus(const StoreState& state, const std::vector<ListSyncState>& schedule,
-                                          int64_t now);
+                                          int64_t now, const std::vector<std::string>& subscribed = {});
 
 }  // namespace urlguard
 

@@ -5,15 +5,13 @@
 
 #include "core/entry.h"
 #include "core/sha256.h"
+#include "sync/freshness.h"
+#include "sync/time_floor.h"
 
 namespace urlguard {
 
-bool AnyStale(const Generation& g, int64_t now) {
-  if (g.lists.empty()) return true;  // nothing installed yet: nothing can be confidently safe
-  for (const InstalledList& l : g.lists) {
-    if (now >= l.expires_unix) return true;
-  }
-  return false;
+bool AnyStale(const Generation& g, const std::vector<std::string>& subscribed, int64_t clock) {
+  return AnyListStale(g.state, subscribed, TrustedNow(clock, g.time_floor));
 }
 
 Verdict LocalVerdict(const Generation& g, const Status& canon, const LookupScratch& s, bool want_canonical) {
@@ -53,6 +51,7 @@ std::vector<LocalHit> LocalHits(const Generation& g, const LookupScratch& s) {
     lh.list_version = g.lists[h.list].version;
     lh.full_hash = h.key;
     lh.emergency = g.lists[h.list].emergency;
+    lh.list_expires_unix = g.lists[h.list].expires_unix;
     hits.push_back(std::move(lh));
   }
   return hits;

@@ -25,8 +25,10 @@ Verdict LocalVerdict(const Generation& g, const Status& canon, const LookupScrat
 // The hits of the last lookup as the verification path needs them.
 std::vector<LocalHit> LocalHits(const Generation& g, const LookupScratch& s);
 
-// True when a "safe" from `g` is not confident at `now`: nothing installed, or a list past its signed expiry.
-bool AnyStale(const Generation& g, int64_t now);
+// True when a "safe" from `g` is not confident at `clock` (taken as no earlier than g.time_floor): nothing
+// installed, a `subscribed` list not installed, a list whose file was found damaged, or one past its signed
+// expiry (sync/freshness.h). Does not allocate.
+bool AnyStale(const Generation& g, const std::vector<std::string>& subscribed, int64_t clock);
 
 }  // namespace urlguard
 

@@ -57,7 +57,7 @@ std::string RenderVerdictJson(std::string_view input, const Verdict& verdict) {
 
 std::string RenderVerdictText(std::string_view input_view, const Verdict& v) {
   const std::string input(input_view);
-  const char* stale = v.stale ? "  [STALE: a list is past its signed expiry]" : "";
+  const char* stale = v.stale ? "  [STALE: a list is not installed, damaged or expired; see `urlguard status`]" : "";
   std::ostringstream o;
   const Match* first = v.matches.empty() ? nullptr : &v.matches.front();
   const std::string first_expression = first ? first->expression : "";
@@ -139,6 +139,7 @@ std::string RenderListStatusJson(const std::vector<ListStatus>& lists, uint64_t 
                    {"age_seconds", l.version ? now - l.created_unix : 0},
                    {"expires_unix", l.expires_unix},
                    {"stale", l.stale},
+                   {"stale_reason", StaleReasonName(l.stale_reason)},
                    {"emergency", l.emergency},
                    {"last_sync_unix", l.last_sync_unix},
                    {"last_sync_result", SyncResultName(l.last_sync_result)},
@@ -169,7 +170,8 @@ std::string RenderListStatusText(const std::vector<ListStatus>& lists, std::stri
     first = false;
     o << l.name << ": ";
     if (l.version == 0) {
-      o << "not installed";
+      o << "not installed, STALE ("
+        << (l.stale_reason == StaleReason::kNone ? "not_installed" : StaleReasonName(l.stale_reason)) << ")";
     } else {
       o << "version " << l.version << ", " << l.entries << " entries, built " << RenderAgo(l.created_unix, now)
         << ", "

@@ -12,6 +12,7 @@
 
 #include "core/list_name.h"
 #include "platform/env.h"
+#include "sync/data_dir_guard.h"
 
 namespace urlguard {
 namespace {
@@ -359,6 +360,9 @@ void ResultCache::OpenLocked(bool force_check) {
         Status::IoError("result cache " + path_ + ": cannot create its directory: " + s.ToString()));
     return;
   }
+  // The cache reveals which listed sites were looked up: 0600 whatever the umask (SQLite gives its -wal and
+  // -shm files the database file's mode). A failure here leaves SQLite to create it.
+  (void)CreatePrivateFileIfMissing(path_);
   Db::Opened opened = Db::Open(path_, options_.busy_timeout_ms, force_check);
   if (opened.db != nullptr) {
     db_ = std::move(opened.db);

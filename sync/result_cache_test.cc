@@ -2,6 +2,7 @@
 #include "sync/result_cache.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 
@@ -128,6 +129,27 @@ TEST_F(ResultCacheTest, SchemaMatchesGolden) {
   EXPECT_EQ(schema, golden) << "the cache schema changed: see the comment above this test";
   EXPECT_EQ(schema.find("\nNULL\n"), std::string::npos)
       << "every schema object must have its SQL (no autoindex)";
+}
+
+// The cache says which listed sites were looked up: the database and its WAL files are 0600 whatever the
+// umask.
+TEST_F(ResultCacheTest, FilesArePrivateWhateverTheUmask) {
+  const std::string path = dir_ + "/private/cache.sqlite";
+  const mode_t old_umask = ::umask(0);
+  {
+    auto cache = ResultCache::Open(path);
+    cache->StoreNegative(0x01020304, "phishing", 1, 2000, 1000);
+    EXPECT_EQ(cache->Find(Sha256("x"), "phishing", 1, 1000).answer, ResultCache::Answer::kUnknown);
+    for (const char* suffix : {"", "-wal", "-shm"}) {
+      struct stat st;
+      if (::stat((path + suffix).c_str(), &st) != 0) continue;  // -wal/-shm may be gone after close
+      EXPECT_EQ(st.st_mode & 0777, 0600u) << path << suffix;
+    }
+  }
+  ::umask(old_umask);
+  struct stat st;
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
 }
 
 TEST_F(ResultCacheTest, PositiveRoundTrip) {

@@ -246,8 +246,9 @@ Store::Store(Env* env, std::string dir, std::unique_ptr<FileLock> lock)
 
 Store::~Store() = default;
 
-Result<std::unique_ptr<Store>> Store::Open(Env* env, const std::string& dir) {
-  URLGUARD_RETURN_IF_ERROR(env->CreateDirs(dir));
+Result<std::unique_ptr<Store>> Store::Open(Env* env, const std::string& dir, const StoreOptions& options) {
+  URLGUARD_RETURN_IF_ERROR(CreateDataDir(dir, options.dir_mode));
+  URLGUARD_RETURN_IF_ERROR(CheckDataDir(dir));
   auto lock = env->LockFile(JoinPath(dir, std::string(kLockFileName)));
   if (!lock.ok()) {
     if (lock.status().code() == StatusCode::kFailedPrecondition) {
@@ -358,6 +359,12 @@ Status Store::Recover() {
     const InstalledList* in = state_.FindInstalled(name);
     for (const std::string& f : *files) {
       const std::string rel = std::string(kListsDirName) + "/" + name + "/" + f;
+      // Only a regular file belongs here: a directory at an install path would fail every later rename to it.
+      bool removed = false;
+      if (RemoveIfNotRegularFile(JoinPath(sub, f), &removed).ok() && removed) {
+        warnings_.push_back("removed " + rel + " (not a regular file)");
+        continue;
+      }
       if (in != nullptr && rel == in->file) continue;
       if (env_->RemoveFile(JoinPath(sub, f)).ok() && !EndsWith(f, kCurrentTmpSuffix)) {
         warnings_.push_back("removed " + rel + " (not named by current)");
@@ -477,6 +484,33 @@ Status Store::Install(const InstalledList& meta, std::string_view snapshot_bytes
 
   // 3. The previous version's file: readers that still map it keep their mapping.
   if (!old_file.empty() && old_file != rel) (void)env_->RemoveFile(JoinPath(dir_, old_file));
+  return Status::Ok();
+}
+
+Status Store::ResetHighWater(const std::string& list, uint64_t max_version, int64_t not_before_unix,
+                             bool* applied) {
+  if (applied != nullptr) *applied = false;
+  if (max_version == 0) return Status::InvalidArgument("high-water reset of " + list + " to 0");
+  const ListState* cur = state_.Find(list);
+  if (cur == nullptr || cur->high_water_version <= max_version) return Status::Ok();
+  if (cur->installed.has_value() && cur->installed->version == cur->high_water_version &&
+      cur->installed->created_unix >= not_before_unix) {
+    return Status::Ok();  // the high-water manifest came after the statement: the genuine publisher's
+  }
+  StoreState next = state_;
+  ++next.generation;
+  for (ListState& l : next.lists) {
+    if (l.list != list) continue;
+    l.high_water_version = max_version;
+    l.high_water_manifest_sha256 = Sha256Digest{};
+    if (l.installed.has_value() && l.installed->version > max_version) l.installed.reset();
+    if (l.installed.has_value() && l.installed->version == max_version) {
+      l.high_water_manifest_sha256 = l.installed->manifest_sha256;
+    }
+  }
+  bool replaced = false;
+  URLGUARD_RETURN_IF_ERROR(WriteState(next, &replaced).WithContext("high-water reset of " + list));
+  if (applied != nullptr) *applied = true;
   return Status::Ok();
 }
 

@@ -44,6 +44,7 @@
 #include "core/layer_kind.h"
 #include "core/sha256.h"
 #include "platform/env.h"
+#include "sync/data_dir_guard.h"
 #include "urlguard/status.h"
 
 namespace urlguard {
@@ -129,11 +130,18 @@ Result<StoreState> ParseStoreState(std::string_view bytes);
 // installed there; other failures as Env::ReadFile and ParseStoreState. Thread-safe.
 Result<StoreState> ReadStoreState(Env* env, const std::string& dir);
 
+struct StoreOptions {
+  // The mode a NEW data directory gets: 0700, or 0750 for a group of readers (sync/data_dir_guard.h).
+  DataDirMode dir_mode = DataDirMode::kPrivate;
+};
+
 // The single writer of one data directory. Not thread-safe: one thread at a time (the sync daemon's updater);
 // readers in other threads or processes use ReadStoreState() and their own mappings.
 class Store {
  public:
-  // Creates `dir` (and dir/lists) if needed, takes dir/lock and recovers:
+  // Creates `dir` (mode 0700, or 0750 per options.dir_mode, whatever the umask) and dir/lists if needed,
+  // refuses a `dir` owned by another user or writable by its group or others (kPermissionDenied, see
+  // CheckDataDir), takes dir/lock and recovers:
   //   - a missing D/current: an empty state (generation 0);
   //   - a corrupt or unreadable-as-format D/current (bad checksum, bad field): renamed to D/current.corrupt
   //     and replaced by an empty state with a random generation; every list is fetched again and the
@@ -141,12 +149,15 @@ class Store {
   //   - a list whose file is missing or fails SnapshotView::Open with checksum verification, or does not
   //     match its record (list, version, state SHA-256): its `installed` record is dropped, its high-water
   //     mark kept, and the new state written (warning naming the list and file);
-  //   - *.tmp files and every file under D/lists that D/current does not name: removed.
+  //   - *.tmp files and every file under D/lists that D/current does not name: removed; so is anything that is
+  //     not a regular file (a directory, a symlink, a FIFO) at a file's place in D/lists/LIST/, which would
+  //     otherwise make every later install of that path fail.
   // Failures: kFailedPrecondition "another urlguard process is syncing this data directory" when the lock
   // is held (by another process or another Store in this one); kIoError / kNotFound / kResourceExhausted
   // from the Env when the directory cannot be created, read or (for a needed recovery) written.
   // `env` must outlive the Store. The lock is released when the Store is destroyed.
-  static Result<std::unique_ptr<Store>> Open(Env* env, const std::string& dir);
+  static Result<std::unique_ptr<Store>> Open(Env* env, const std::string& dir,
+                                             const StoreOptions& options = {});
 
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
@@ -176,6 +187,17 @@ class Store {
   // One exception: when the final fsync of D (after the rename of D/current) fails, the new state is
   // already what D/current holds and what state() returns, and the error says durability is not assured.
   Status Install(const InstalledList& meta, std::string_view snapshot_bytes);
+
+  // Lowers the high-water mark of `list` to `max_version` on a signed request (a key rotation statement's
+  // reset, sync/key_rotation.h), so that a stolen key's fast-forward does not block the genuine publisher.
+  // Applies only when the mark is above max_version and the high-water manifest was created before
+  // `not_before_unix` (or its file was dropped, so its time is unknown): re-reading the same statement after
+  // the genuine publisher moved on changes nothing. Then the mark becomes max_version with an unknown
+  // manifest hash (zeros; so the next version accepted is above max_version, or max_version itself only when
+  // installed from the bytes installed now), and an installed version above max_version is dropped (its file
+  // is removed at the next Open). *applied (may be nullptr) tells whether D/current changed. Writes D/current
+  // as Install() does; failures as Install()'s write step.
+  Status ResetHighWater(const std::string& list, uint64_t max_version, int64_t not_before_unix, bool* applied);
 
  private:
   Store(Env* env, std::string dir, std::unique_ptr<FileLock> lock);

@@ -11,6 +11,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -457,6 +459,71 @@ TEST(Store, CorruptOrMissingStateFileIsDroppedAndHighWaterKept) {
   EXPECT_EQ(store->state().FindInstalled("phishing")->version, 7u);
   store.reset();
   ReopenAndCheck(dir);
+}
+
+// A directory planted where an installed file belongs (by a bug, a restore tool or another user) is removed
+// at the next open: otherwise every later install of that path fails with "Is a directory" for ever.
+TEST(Store, DirectoryPlantedAtAnInstallPathIsRemovedAndTheListReinstalls) {
+  const std::string dir = ScratchDir("store-planted-dir");
+  const std::string p = MakeSnapshot("phishing", 7, 1);
+  {
+    auto store = OpenOrDie(dir);
+    ASSERT_TRUE(store->Install(Meta("phishing", 7, p), p).ok());
+  }
+  fs::remove(dir + "/lists/phishing/7.ugs");
+  fs::create_directories(dir + "/lists/phishing/7.ugs/sub");
+  WriteFileOrDie(dir + "/lists/phishing/7.ugs/sub/x", "x");
+  fs::create_directories(dir + "/lists/phishing/8.ugs");                  // the next version's path
+  fs::create_symlink("/etc/passwd", dir + "/lists/phishing/9.ugs.tmp");  // a link is removed, not followed
+  auto store = OpenOrDie(dir);
+  ASSERT_NE(store, nullptr);
+  EXPECT_FALSE(store->state().Find("phishing")->installed.has_value());  // dropped, high-water mark kept
+  EXPECT_EQ(Tree(dir), (std::set<std::string>{"current", "lock"}));
+  EXPECT_TRUE(fs::exists("/etc/passwd"));
+  ASSERT_TRUE(store->Install(Meta("phishing", 7, p), p).ok());  // the repair works
+  const std::string p8 = MakeSnapshot("phishing", 8, 2);
+  ASSERT_TRUE(store->Install(Meta("phishing", 8, p8), p8).ok());
+  EXPECT_EQ(store->state().FindInstalled("phishing")->version, 8u);
+}
+
+// Whoever can write the data directory decides every verdict: one owned by another user or writable by its
+// group or the world is refused, with a message that says what to fix.
+TEST(Store, RefusesADataDirectoryOthersCanWriteOrOwn) {
+  const std::string dir = ScratchDir("store-perms");
+  fs::permissions(dir, fs::perms(0775));
+  auto s = Store::Open(Env::Default(), dir);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kPermissionDenied);
+  EXPECT_NE(s.status().message().find("writable by its group"), std::string::npos) << s.status().ToString();
+  fs::permissions(dir, fs::perms(0757));
+  s = Store::Open(Env::Default(), dir);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("writable by every user"), std::string::npos) << s.status().ToString();
+  fs::permissions(dir, fs::perms(0700));
+  if (::geteuid() == 0) {  // only root can give a directory away
+    ASSERT_EQ(::chown(dir.c_str(), 65534, 65534), 0);
+    s = Store::Open(Env::Default(), dir);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.status().code(), StatusCode::kPermissionDenied);
+    EXPECT_NE(s.status().message().find("owned by uid 65534"), std::string::npos) << s.status().ToString();
+    ASSERT_EQ(::chown(dir.c_str(), 0, 0), 0);
+  }
+  EXPECT_TRUE(Store::Open(Env::Default(), dir).ok());
+}
+
+// A new data directory is 0700 (0750 on request) whatever the umask.
+TEST(Store, NewDataDirectoryIsPrivateWhateverTheUmask) {
+  const std::string root = ScratchDir("store-new-dir");
+  const mode_t old_umask = ::umask(0);
+  auto a = Store::Open(Env::Default(), root + "/a");
+  StoreOptions group;
+  group.dir_mode = DataDirMode::kGroupReadable;
+  auto b = Store::Open(Env::Default(), root + "/b", group);
+  ::umask(old_umask);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  EXPECT_EQ(static_cast<unsigned>(fs::status(root + "/a").permissions()), 0700u);
+  EXPECT_EQ(static_cast<unsigned>(fs::status(root + "/b").permissions()), 0750u);
 }
 
 TEST(Store, CorruptCurrentIsSetAsideAndStartsOver) {

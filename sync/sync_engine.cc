@@ -4,6 +4,7 @@
 #include "urlguard/sync.h"
 
 #include "platform/env.h"
+#include "sync/data_dir_guard.h"
 #include "sync/syncer.h"
 #include "sync/trusted_keys_access.h"
 
@@ -33,11 +34,15 @@ Result<std::unique_ptr<SyncEngine>> SyncEngine::Open(const SyncOptions& options)
   auto impl = std::make_unique<Impl>();
   impl->env = options.env != nullptr ? options.env : Env::Default();
   if (options.data_dir.empty()) return Status::InvalidArgument("no data directory");
-  if (options.create_data_dir) URLGUARD_RETURN_IF_ERROR(impl->env->CreateDirs(options.data_dir));
+  const DataDirMode mode = options.group_readable_data_dir ? DataDirMode::kGroupReadable : DataDirMode::kPrivate;
+  // 0700 (or 0750) whatever the umask; Syncer::Open refuses a directory others own or may write.
+  if (options.create_data_dir) URLGUARD_RETURN_IF_ERROR(CreateDataDir(options.data_dir, mode));
   SyncerOptions so;
   so.data_dir = options.data_dir;
   so.server_url = options.server_url;
   so.trusted_keys = internal::TrustedKeysAccess::Keys(options.trusted_keys);
+  so.high_water_resets = internal::TrustedKeysAccess::Resets(options.trusted_keys);
+  so.dir_mode = mode;
   so.lists = options.lists;
   so.fetch.ca_bundle = options.ca_bundle;
   so.fetch.proxy = options.proxy;

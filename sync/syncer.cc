@@ -18,10 +18,22 @@ Result<std::unique_ptr<Syncer>> Syncer::Open(Env* env, const SyncerOptions& opti
   s->env_ = env;
   s->options_ = options;
   s->rand_ = EnvUniformSource(env);
-  auto store = Store::Open(env, options.data_dir);
+  StoreOptions store_options;
+  store_options.dir_mode = options.dir_mode;
+  auto store = Store::Open(env, options.data_dir, store_options);
   if (!store.ok()) return store.status();
   s->store_ = std::move(store).value();
   for (const std::string& w : s->store_->warnings()) s->warnings_.push_back(w);
+  // Signed high-water resets from accepted key rotation statements (sync/key_rotation.h).
+  for (const HighWaterReset& r : options.high_water_resets) {
+    bool applied = false;
+    Status reset = s->store_->ResetHighWater(r.list, r.max_version, r.not_before_unix, &applied);
+    if (!reset.ok()) return reset;
+    if (applied) {
+      s->warnings_.push_back("list " + r.list + ": high-water mark lowered to " + std::to_string(r.max_version) +
+                             " by a signed key rotation statement");
+    }
+  }
   auto fetcher = NewCurlFetcher(options.fetch);
   if (!fetcher.ok()) return fetcher.status();
   s->fetcher_ = std::move(fetcher).value();

@@ -16,6 +16,7 @@
 
 #include "platform/env.h"
 #include "sync/fetcher.h"
+#include "sync/key_rotation.h"
 #include "sync/scheduler.h"
 #include "sync/signature.h"
 #include "sync/store.h"
@@ -27,7 +28,10 @@ namespace urlguard {
 struct SyncerOptions {
   std::string data_dir;
   std::string server_url;
-  std::vector<PublicKey> trusted_keys;
+  std::vector<PublicKey> trusted_keys;  // manifest keys: AcceptTrustChain(...).keys (retired keys left out)
+  // From AcceptTrustChain(...).resets: applied to the data directory at Open (Store::ResetHighWater).
+  std::vector<HighWaterReset> high_water_resets;
+  DataDirMode dir_mode = DataDirMode::kPrivate;  // for a new data directory (0700, or 0750)
   std::vector<std::string> lists;  // empty: the lists installed in the directory
   FetcherOptions fetch;
 };

@@ -23,6 +23,7 @@ Result<TrustedKeys> TrustedKeys::FromPems(const std::vector<std::string>& pems,
                                           const std::vector<std::string>& rotation_statements, int64_t now_unix) {
   if (pems.empty()) return Status::InvalidArgument("no trusted public key");
   std::vector<PublicKey> keys;
+  std::vector<HighWaterReset> resets;
   for (size_t i = 0; i < pems.size(); ++i) {
     auto k = PublicKeyFromPem(pems[i]);
     if (!k.ok()) return k.status().WithContext("public key " + std::to_string(i + 1));
@@ -30,11 +31,13 @@ Result<TrustedKeys> TrustedKeys::FromPems(const std::vector<std::string>& pems,
   }
   // A new key is trusted only through statements signed by an already trusted key, in order.
   if (!rotation_statements.empty()) {
-    auto chain = AcceptRotationChain(keys, rotation_statements, now_unix);
+    auto chain = AcceptTrustChain(keys, rotation_statements, now_unix);
     if (!chain.ok()) return chain.status().WithContext("key rotation refused");
-    keys = *chain;
+    // Retired keys may no longer sign manifests alone; the resets go to the data directory (SyncEngine).
+    keys = chain->keys;
+    resets = chain->resets;
   }
-  return internal::TrustedKeysAccess::Make(std::move(keys));
+  return internal::TrustedKeysAccess::Make(std::move(keys), std::move(resets));
 }
 
 Result<TrustedKeys> TrustedKeys::LoadFiles(const std::vector<std::string>& public_key_files,
@@ -42,6 +45,7 @@ Result<TrustedKeys> TrustedKeys::LoadFiles(const std::vector<std::string>& publi
   if (env == nullptr) env = Env::Default();
   if (public_key_files.empty()) return Status::InvalidArgument("no trusted public key file");
   std::vector<PublicKey> keys;
+  std::vector<HighWaterReset> resets;
   for (const std::string& f : public_key_files) {
     auto pem = env->ReadFile(f, kMaxPemBytes);
     if (!pem.ok()) return pem.status();
@@ -56,11 +60,13 @@ Result<TrustedKeys> TrustedKeys::LoadFiles(const std::vector<std::string>& publi
     statements.push_back(*st);
   }
   if (!statements.empty()) {
-    auto chain = AcceptRotationChain(keys, statements, env->NowUnixSeconds());
+    auto chain = AcceptTrustChain(keys, statements, env->NowUnixSeconds());
     if (!chain.ok()) return chain.status().WithContext("key rotation refused");
-    keys = *chain;
+    // Retired keys may no longer sign manifests alone; the resets go to the data directory (SyncEngine).
+    keys = chain->keys;
+    resets = chain->resets;
   }
-  return internal::TrustedKeysAccess::Make(std::move(keys));
+  return internal::TrustedKeysAccess::Make(std::move(keys), std::move(resets));
 }
 
 size_t TrustedKeys::size() const { return rep_->keys.size(); }

@@ -7,23 +7,27 @@
 
 #include <vector>
 
+#include "sync/key_rotation.h"
 #include "sync/signature.h"
 #include "urlguard/keys.h"
 
 namespace urlguard {
 
 struct TrustedKeys::Rep {
-  std::vector<PublicKey> keys;
+  std::vector<PublicKey> keys;         // may sign manifests now (retired keys left out)
+  std::vector<HighWaterReset> resets;  // signed high-water resets of the accepted rotation statements
 };
 
 namespace internal {
 
 struct TrustedKeysAccess {
   static const std::vector<PublicKey>& Keys(const TrustedKeys& k) { return k.rep_->keys; }
-  static TrustedKeys Make(std::vector<PublicKey> keys) {
+  static const std::vector<HighWaterReset>& Resets(const TrustedKeys& k) { return k.rep_->resets; }
+  static TrustedKeys Make(std::vector<PublicKey> keys, std::vector<HighWaterReset> resets = {}) {
     TrustedKeys t;
     auto rep = std::make_shared<TrustedKeys::Rep>();
     rep->keys = std::move(keys);
+    rep->resets = std::move(resets);
     t.rep_ = std::move(rep);
     return t;
   }

@@ -14,7 +14,9 @@
 #include "core/snapshot.h"
 #include "sync/apply.h"
 #include "sync/bounded_inflate.h"
+#include "sync/freshness.h"
 #include "sync/manifest.h"
+#include "sync/time_floor.h"
 
 namespace urlguard {
 namespace {
@@ -108,6 +110,15 @@ Result<std::string> StateFromSnapshot(Pass& pass, const Manifest& m) {
   return bytes;
 }
 
+// The server serves (or answers 304 for) the installed manifest after its signed expiry: a freeze attack, or a
+// publisher that stopped re-signing. Either way the list is stale and the pass has failed.
+Status FrozenError(const InstalledList& installed, int64_t now_unix) {
+  return Status::FailedPrecondition("frozen: the server still serves version " +
+                                    std::to_string(installed.version) + ", whose manifest expired at " +
+                                    std::to_string(installed.expires_unix) + " (now " +
+                                    std::to_string(now_unix) + "): stale");
+}
+
 }  // namespace
 
 const char* SyncOutcomeKindName(SyncOutcome::Kind kind) {
@@ -125,8 +136,11 @@ const char* SyncOutcomeKindName(SyncOutcome::Kind kind) {
 }
 
 SyncOutcome SyncList(Fetcher& fetcher, Store& store, const UpdaterOptions& options, const std::string& list,
-                     const std::string& etag, int64_t now_unix) {
+                     const std::string& etag, int64_t clock_unix) {
   SyncOutcome out;
+  // The client never acts on a time before the newest signed `created` it has verified (sync/time_floor.h).
+  const int64_t now_unix = TrustedNow(
+      clock_unix, std::max(ReadTimeFloor(store.env(), store.dir()), FloorOfState(store.state())));
   const InstalledList* before = store.state().FindInstalled(list);
   out.from_version = before != nullptr ? before->version : 0;
   bool refused_expired = false;
@@ -167,6 +181,8 @@ SyncOutcome SyncList(Fetcher& fetcher, Store& store, const UpdaterOptions& optio
     if (!healthy || etag.empty()) {
       return fail(Status::Unavailable("GET manifest.json: 304 to an unconditional GET"));
     }
+    // A freeze: the server keeps answering "not modified" for a manifest whose signed expiry has passed.
+    if (now_unix >= before->expires_unix) return fail(FrozenError(*before, now_unix));
     out.etag = etag;
     return finish(SyncOutcome::kNotModified, Status::Ok());
   }
@@ -187,6 +203,9 @@ SyncOutcome SyncList(Fetcher& fetcher, Store& store, const UpdaterOptions& optio
   if (m.list != list) {
     return fail(Status::Corruption("manifest.json is the manifest of list '" + m.list + "'"));
   }
+  // A bounded lifetime (sync/freshness.h): a stolen key cannot sign a version that stays fresh for ever.
+  Status lifetime = CheckManifestLifetime(m.created_unix, m.expires_unix, now_unix);
+  if (!lifetime.ok()) return fail(lifetime.WithContext("manifest.json"));
   const Sha256Digest manifest_sha256 = Sha256(manifest_bytes);
 
   // Spec 4: "Version against the persisted high-water mark of this list: greater: continue; equal: nothing to
@@ -204,6 +223,8 @@ SyncOutcome SyncList(Fetcher& fetcher, Store& store, const UpdaterOptions& optio
                                              " is signed with manifest bytes other than the installed ones"));
       }
       if (healthy) {
+        // A freeze: the same manifest served again after its signed expiry.
+        if (now_unix >= before->expires_unix) return fail(FrozenError(*before, now_unix));
         out.etag = manifest_resp->etag;
         return finish(SyncOutcome::kUpToDate, Status::Ok());
       }
@@ -259,6 +280,8 @@ SyncOutcome SyncList(Fetcher& fetcher, Store& store, const UpdaterOptions& optio
   meta.min_wait_seconds = m.min_wait_seconds;
   Status installed = store.Install(meta, state);
   if (!installed.ok()) return fail(installed);
+  // Best effort: D/current's records also bound the floor (FloorOfState) until the next successful write.
+  (void)AdvanceTimeFloor(store.env(), store.dir(), m.created_unix);
   out.repaired = repair;
   out.etag = manifest_resp->etag;
   return finish(SyncOutcome::kUpdated, Status::Ok());

@@ -63,7 +63,7 @@ struct SyncOutcome {
   Status error;                   // ok unless kFailed
   Status diff_error;              // why the diff was abandoned when fell_back_to_snapshot
   int64_t retry_after_seconds = -1;  // the largest Retry-After the server sent during the pass (-1: none)
-  // True when no fresh state serves the list after the pass: nothing installed, or now_unix >= the installed
+  // True when no fresh state serves the list after the pass: nothing installed, or now >= the installed
   // version's expires_unix. Also true when the pass refused an expired manifest.
   bool stale = false;
   // The ETag the caller passes to the next SyncList (D/sync-state.json keeps it): the served manifest's ETag
@@ -83,7 +83,9 @@ const char* SyncOutcomeKindName(SyncOutcome::Kind kind);
 //   2. verify the signature against options.trusted_keys BEFORE parsing; parse; it must name `list`;
 //   3. version below the high-water mark: refused (rollback); equal with other bytes: refused (equivocation);
 //      equal with the same bytes: kUpToDate, or a repair when the list's file was dropped;
-//   4. expired (now_unix >= expires_unix): refused, stale;
+//   4. a lifetime over kMaxManifestLifetimeSeconds or a `created` far in the future (sync/freshness.h):
+//      refused; expired (now >= expires_unix): refused, stale; the installed manifest served again (200 with
+//      the same bytes, or 304) after its expiry: a freeze, kFailed (kFailedPrecondition "frozen"), stale;
 //   5. the diff from the installed version if the manifest has one, else the snapshot: downloaded with the
 //      signed size as hard cap, SHA-256 checked, inflated with the signed inflated_size as cap, applied
 //      (sync/apply.h) and checked against the signed state SHA-256; any diff failure falls back to the
@@ -95,9 +97,11 @@ const char* SyncOutcomeKindName(SyncOutcome::Kind kind);
 // bad; equivocation), kCorruption (manifest unparsable or for another list; a download truncated, with a
 // wrong SHA-256, not inflating to its signed size, or not the signed state), kResourceExhausted (a body over
 // its cap, a decompression bomb), kFailedPrecondition (rollback, expired manifest), and the Store's errors.
+// Time: every check uses now = max(clock_unix, the time floor of the data directory) (sync/time_floor.h), and
+// an install raises the floor to the manifest's created_unix.
 // Never throws. See the thread-safety note at the top.
 SyncOutcome SyncList(Fetcher& fetcher, Store& store, const UpdaterOptions& options, const std::string& list,
-                     const std::string& etag, int64_t now_unix);
+                     const std::string& etag, int64_t clock_unix);
 
 }  // namespace urlguard
 

@@ -11,6 +11,7 @@
 #include <httplib.h>
 
 #include <atomic>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -26,7 +27,9 @@
 #include "publish/publisher.h"
 #include "sync/bounded_inflate.h"
 #include "sync/key_rotation.h"
+#include "sync/freshness.h"
 #include "sync/manifest.h"
+#include "sync/time_floor.h"
 #include "tests/test_util.h"
 
 namespace urlguard {
@@ -444,6 +447,93 @@ TEST(Updater, RotatedKeyIsTrustedOnlyThroughAStatementFromAConfiguredKey) {
             StatusCode::kPermissionDenied);
 }
 
+// After a rotation A -> B, a manifest signed by A alone is refused (A is retired once the statement's grace,
+// here none, has passed), while one signed by B is accepted.
+TEST(Updater, RotationRetiresTheOldKey) {
+  const std::string root = ScratchDir("updater-retire");
+  Repo repo(root + "/repo");  // signs with A
+  repo.Publish(1);
+  TestServer server(repo.dir + "/public");
+  SigningKey b = std::move(SigningKey::Generate()).value();
+  auto statement = MakeRotationStatement(repo.key, b.public_key(), kT0 - 100);
+  ASSERT_TRUE(statement.ok());
+  auto chain = AcceptTrustChain({repo.key.public_key()}, {*statement}, NowFor(1));
+  ASSERT_TRUE(chain.ok()) << chain.status().ToString();
+  Client client(root + "/D", server.base_url(), chain->keys);
+  SyncOutcome o = client.Sync(NowFor(1));
+  EXPECT_EQ(o.kind, SyncOutcome::kFailed) << Describe(o);
+  EXPECT_EQ(o.error.code(), StatusCode::kPermissionDenied) << Describe(o);
+  EXPECT_NE(o.error.message().find("untrusted key"), std::string::npos) << o.error.message();
+
+  // Signed by both keys (the overlap of a rotation): accepted through B.
+  const std::string json = repo.File("manifest.json");
+  server.Override("manifest.sig", MakeManifestSignatureFile(repo.key, json) + MakeManifestSignatureFile(b, json));
+  o = client.Sync(NowFor(1));
+  EXPECT_EQ(o.kind, SyncOutcome::kUpdated) << Describe(o);
+}
+
+// A stolen key fast-forwarded the client to version 2^64-1: every genuine manifest is then a "rollback". The
+// genuine publisher rotates to a new key with a signed high-water reset; the client lowers its mark and
+// accepts the genuine publisher's next manifest. Re-reading the statement later changes nothing.
+TEST(Updater, SignedHighWaterResetRecoversFromAFastForward) {
+  World w("updater-hw-reset");
+  {  // What the thief's manifest installed (a valid snapshot at version 2^64-1).
+    SnapshotContent c;
+    c.list_name = kList;
+    c.version = UINT64_MAX;
+    c.created_unix = NowFor(1);
+    LayerContent domain;
+    domain.kind = LayerKind::kDomain;
+    domain.universe = 1 << 20;
+    for (uint64_t i = 0; i < 50; ++i) domain.fingerprints.push_back(i * 997 + 1);
+    domain.entries = domain.fingerprints.size();
+    c.layers.push_back(domain);
+    const std::string bytes = *BuildSnapshot(c);
+    InstalledList meta;
+    meta.list = kList;
+    meta.version = UINT64_MAX;
+    std::memcpy(meta.state_sha256.data(), bytes.data() + bytes.size() - 32, 32);
+    meta.manifest_sha256 = Sha256("the thief's manifest");
+    meta.created_unix = NowFor(1);
+    meta.expires_unix = NowFor(1) + 3600;
+    ASSERT_TRUE(w.client.store->Install(meta, bytes).ok());
+  }
+  w.repo.Publish(2);
+  SyncOutcome o = w.client.Sync(NowFor(2));
+  ExpectFailedKeepingOld(o, StatusCode::kFailedPrecondition, "rollback refused", w.client, UINT64_MAX);
+
+  // The genuine publisher: A -> B with "reset phishing 1", valid from NowFor(1) + 100.
+  SigningKey b = std::move(SigningKey::Generate()).value();
+  RotationStatement content;
+  content.new_key = b.public_key();
+  content.not_before_unix = NowFor(1) + 100;
+  content.old_key_until_unix = content.not_before_unix;
+  content.resets = {{kList, 1, 0}};
+  auto statement = MakeRotationStatementV2(w.repo.key, content);
+  ASSERT_TRUE(statement.ok()) << statement.status().ToString();
+  auto chain = AcceptTrustChain({w.repo.key.public_key()}, {*statement}, NowFor(3));
+  ASSERT_TRUE(chain.ok()) << chain.status().ToString();
+  ASSERT_EQ(chain->resets.size(), 1u);
+  bool applied = false;
+  ASSERT_TRUE(w.client.store->ResetHighWater(kList, 1, chain->resets[0].not_before_unix, &applied).ok());
+  EXPECT_TRUE(applied);
+  EXPECT_EQ(w.client.HighWater(), 1u);
+  EXPECT_EQ(w.client.Installed(), 0u);  // the thief's version no longer serves
+
+  w.repo.key = std::move(b);
+  w.repo.Publish(3);
+  w.client.options.trusted_keys = chain->keys;
+  w.client.etag.clear();
+  o = w.client.Sync(NowFor(3));
+  ASSERT_EQ(o.kind, SyncOutcome::kUpdated) << Describe(o);
+  EXPECT_EQ(w.client.Installed(), 3u);
+  EXPECT_EQ(w.client.InstalledBytes(), w.repo.Snapshot(3));
+  // At the next start the daemon reads the statement again: the genuine version 3 was created after it.
+  ASSERT_TRUE(w.client.store->ResetHighWater(kList, 1, chain->resets[0].not_before_unix, &applied).ok());
+  EXPECT_FALSE(applied);
+  EXPECT_EQ(w.client.HighWater(), 3u);
+}
+
 // ---- the high-water mark and freshness
 // -----------------------------------------------------------------------
 
@@ -497,9 +587,112 @@ TEST(Updater, ExpiredManifestIsRefusedAndStale) {
   o = client.Sync(expires - 1);
   ASSERT_EQ(o.kind, SyncOutcome::kUpdated) << Describe(o);
   EXPECT_FALSE(o.stale);
+  // Once its time passes, the server answering 304 for it is a freeze: a failure, not "not modified".
   o = client.Sync(expires + 10);
-  EXPECT_EQ(o.kind, SyncOutcome::kNotModified) << Describe(o);
+  EXPECT_EQ(o.kind, SyncOutcome::kFailed) << Describe(o);
+  EXPECT_EQ(o.error.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(o.error.message().find("frozen"), std::string::npos) << o.error.message();
   EXPECT_TRUE(o.stale);
+}
+
+// A server (or a man in the middle) that keeps serving the same signed manifest past its expiry: with the
+// ETag (304) or without (200, the installed bytes), the pass fails and the list is stale.
+TEST(Updater, ExpiredButUnchangedManifestIsAFreezeFailure) {
+  World w("updater-freeze");
+  const int64_t expired = kT0 + 86400 + 5;  // version 1 expires a day after publication
+  SyncOutcome o = w.client.Sync(expired);
+  EXPECT_EQ(o.kind, SyncOutcome::kFailed) << Describe(o);
+  EXPECT_NE(o.error.message().find("frozen"), std::string::npos) << o.error.message();
+  EXPECT_TRUE(o.stale);
+  w.client.etag.clear();  // no conditional GET: the server answers 200 with the installed bytes
+  o = w.client.Sync(expired);
+  EXPECT_EQ(o.kind, SyncOutcome::kFailed) << Describe(o);
+  EXPECT_NE(o.error.message().find("frozen"), std::string::npos) << o.error.message();
+  EXPECT_TRUE(o.stale);
+  EXPECT_EQ(w.client.Installed(), 1u);  // still serving, flagged stale
+}
+
+// A manifest that signs a lifetime beyond kMaxManifestLifetimeSeconds (a stolen key's "never expires"), or a
+// `created` far ahead of now, is refused even though correctly signed.
+TEST(Updater, ManifestLifetimeIsBounded) {
+  World w("updater-lifetime");
+  w.repo.Publish(2);
+  Manifest m = w.repo.LoadManifest();
+  m.expires_unix = m.created_unix + kMaxManifestLifetimeSeconds + 1;
+  SignedManifest forged = Sign(m, w.repo.key);
+  w.server.Override("manifest.json", forged.json);
+  w.server.Override("manifest.sig", forged.sig);
+  SyncOutcome o = w.client.Sync(NowFor(2));
+  ExpectFailedKeepingOld(o, StatusCode::kFailedPrecondition, "lifetime", w.client, 1);
+
+  m.expires_unix = INT64_MAX;  // year 292 billion
+  forged = Sign(m, w.repo.key);
+  w.server.Override("manifest.json", forged.json);
+  w.server.Override("manifest.sig", forged.sig);
+  o = w.client.Sync(NowFor(2));
+  ExpectFailedKeepingOld(o, StatusCode::kFailedPrecondition, "lifetime", w.client, 1);
+
+  m = w.repo.LoadManifest();
+  m.created_unix = NowFor(2) + kMaxManifestCreatedAheadSeconds + 3600;
+  m.expires_unix = m.created_unix + 3600;
+  forged = Sign(m, w.repo.key);
+  w.server.Override("manifest.json", forged.json);
+  w.server.Override("manifest.sig", forged.sig);
+  o = w.client.Sync(NowFor(2));
+  ExpectFailedKeepingOld(o, StatusCode::kFailedPrecondition, "after now", w.client, 1);
+
+  // The genuine manifest (a day of lifetime) installs.
+  w.server.ClearOverrides();
+  o = w.client.Sync(NowFor(2));
+  EXPECT_EQ(o.kind, SyncOutcome::kUpdated) << Describe(o);
+}
+
+// The time floor: once a manifest created at T has been verified, a clock set back before T does not make an
+// expired manifest fresh again, neither for installing nor for the `stale` flag.
+TEST(Updater, ClockSetBackCannotResurrectAnExpiredManifest) {
+  const std::string root = ScratchDir("updater-time-floor");
+  Repo repo(root + "/repo");
+  repo.Publish(1, kList, 5, /*expires_in=*/3600);  // phishing: created kT0, expires kT0 + 3600
+  for (uint64_t v = 1; v <= 3; ++v) repo.Publish(v, "malware");  // malware v3: created kT0 + 7200
+  TestServer server(repo.dir + "/public");
+  Client client(root + "/D", server.base_url(), {repo.key.public_key()});
+  SyncOutcome o = SyncList(*client.fetcher, *client.store, client.options, "malware", "", NowFor(3));
+  ASSERT_EQ(o.kind, SyncOutcome::kUpdated) << Describe(o);
+  EXPECT_EQ(ReadTimeFloor(Env::Default(), client.dir), kT0 + 7200);
+
+  // The clock now says kT0 + 60: phishing v1 would look fresh, but the floor says it is at least kT0 + 7200.
+  o = client.Sync(kT0 + 60);
+  EXPECT_EQ(o.kind, SyncOutcome::kFailed) << Describe(o);
+  EXPECT_NE(o.error.message().find("expired"), std::string::npos) << o.error.message();
+  EXPECT_TRUE(o.stale);
+  EXPECT_EQ(client.Installed(), 0u);
+
+  // The floor is persisted: a new Store on the same directory (a restart) keeps it.
+  client.store.reset();
+  auto reopened = Store::Open(Env::Default(), client.dir);
+  ASSERT_TRUE(reopened.ok());
+  client.store = std::move(reopened).value();
+  o = client.Sync(kT0 + 60);
+  EXPECT_EQ(o.kind, SyncOutcome::kFailed) << Describe(o);
+  EXPECT_TRUE(o.stale);
+}
+
+TEST(TimeFloor, RoundTripAndDamageIsIgnored) {
+  EXPECT_EQ(*ParseTimeFloor(SerializeTimeFloor(0)), 0);
+  EXPECT_EQ(*ParseTimeFloor(SerializeTimeFloor(1700000000)), 1700000000);
+  EXPECT_EQ(*ParseTimeFloor(SerializeTimeFloor(INT64_MAX)), INT64_MAX);
+  std::string bytes = SerializeTimeFloor(1700000000);
+  bytes[24] = '9';  // a flipped digit must not move the floor
+  EXPECT_FALSE(ParseTimeFloor(bytes).ok());
+  EXPECT_FALSE(ParseTimeFloor("urlguard time floor v1\n0017\n").ok());
+  EXPECT_FALSE(ParseTimeFloor("").ok());
+  const std::string dir = ScratchDir("time-floor-file");
+  EXPECT_EQ(ReadTimeFloor(Env::Default(), dir), 0);
+  ASSERT_TRUE(AdvanceTimeFloor(Env::Default(), dir, 500).ok());
+  ASSERT_TRUE(AdvanceTimeFloor(Env::Default(), dir, 400).ok());  // never lowered
+  EXPECT_EQ(ReadTimeFloor(Env::Default(), dir), 500);
+  WriteFileOrDie(dir + "/time-floor", bytes);
+  EXPECT_EQ(ReadTimeFloor(Env::Default(), dir), 0);
 }
 
 TEST(Updater, LostStateFileIsRepairedEvenWithAnETag) {
@@ -619,7 +812,7 @@ TEST(Updater, TamperedStateHashFailsBothWaysAndKeepsTheOldState) {
   for (const auto& e : fs::recursive_directory_iterator(s.client.dir)) {
     if (e.is_regular_file()) files.insert(fs::relative(e.path(), s.client.dir).string());
   }
-  EXPECT_EQ(files, (std::set<std::string>{"current", "lock", "lists/phishing/1.ugs"}));
+  EXPECT_EQ(files, (std::set<std::string>{"current", "lock", "lists/phishing/1.ugs", "time-floor"}));
 }
 
 TEST(Updater, ShortLongAndAlteredDownloadsAreRefused) {

@@ -115,15 +115,24 @@ DecideResult Malicious(const std::string& list, const std::string& threat, bool 
 // Spec (sync/result_cache.h): positive entries first, then negative entries, so a reader never sees a
 // negative entry without the positive entries of the same answer.
 void StoreAnswer(const VerifyAnswer& answer, const std::vector<const LocalHit*>& asked_hits, int64_t now_unix,
-                 ResultCache* cache) {
-  // The versions of each hit list (one in practice).
-  std::map<std::string, std::set<uint64_t>> versions;
-  for (const LocalHit* hit : asked_hits) versions[hit->list].insert(hit->list_version);
+                 const CachePolicy& policy, ResultCache* cache) {
+  // The versions of each hit list (one in practice), each with the latest time an answer about it may live:
+  // its signed expiry (an expired list's answers are worthless; a new version never reads them anyway).
+  std::map<std::string, std::map<uint64_t, int64_t>> versions;
+  for (const LocalHit* hit : asked_hits) {
+    const int64_t limit = hit->list_expires_unix > 0 ? hit->list_expires_unix : INT64_MAX;
+    auto [it, fresh] = versions[hit->list].emplace(hit->list_version, limit);
+    if (!fresh) it->second = std::min(it->second, limit);
+  }
+  auto bound = [&](int64_t expires, int64_t cap, const std::string& list, uint64_t version) {
+    return std::min({expires, now_unix + cap, versions[list][version]});
+  };
   for (const VerifyMatch& m : answer.matches) {
     const auto it = versions.find(m.list);
     if (it == versions.end()) continue;  // a list this URL did not hit: its version here is unknown
-    for (uint64_t version : it->second) {
-      cache->StorePositive(m.sha256, m.list, version, m.layer, m.threat, now_unix + m.cache_seconds,
+    for (const auto& [version, limit] : it->second) {
+      cache->StorePositive(m.sha256, m.list, version, m.layer, m.threat,
+                           bound(now_unix + m.cache_seconds, policy.max_positive_cache_seconds, m.list, version),
                            now_unix);
     }
   }
@@ -134,10 +143,11 @@ void StoreAnswer(const VerifyAnswer& answer, const std::vector<const LocalHit*>&
   for (const LocalHit* hit : asked_hits) {
     const uint32_t prefix = DigestPrefix32(hit->full_hash);
     if (!stored.emplace(prefix, hit->list, hit->list_version).second) continue;
-    int64_t expires = now_unix + answer.negative_cache_seconds;
+    int64_t expires = bound(now_unix + answer.negative_cache_seconds, policy.max_negative_cache_seconds,
+                            hit->list, hit->list_version);
     for (const VerifyMatch& m : answer.matches) {
       if (m.list == hit->list && DigestPrefix32(m.sha256) == prefix) {
-        expires = std::min(expires, now_unix + m.cache_seconds);
+        expires = std::min(expires, now_unix + std::min(m.cache_seconds, policy.max_positive_cache_seconds));
       }
     }
     cache->StoreNegative(prefix, hit->list, hit->list_version, expires, now_unix);
@@ -239,7 +249,11 @@ const char* DecisionName(Decision decision) {
 }
 
 DecideResult Decide(const std::vector<LocalHit>& hits, int64_t now_unix, ResultCache* cache, Fetcher* fetcher,
-                    const std::string& server_base_url) {
+                    const std::string& server_base_url, const CachePolicy& policy_in) {
+  // The caps never exceed what a server may send (so now_unix + cap cannot overflow), nor fall below 0.
+  CachePolicy policy = policy_in;
+  policy.max_negative_cache_seconds = std::clamp<int64_t>(policy.max_negative_cache_seconds, 0, kMaxVerifyCacheSeconds);
+  policy.max_positive_cache_seconds = std::clamp<int64_t>(policy.max_positive_cache_seconds, 0, kMaxVerifyCacheSeconds);
   if (hits.empty()) {
     DecideResult r;
     r.decision = Decision::kSafe;
@@ -301,7 +315,7 @@ DecideResult Decide(const std::vector<LocalHit>& hits, int64_t now_unix, ResultC
         const uint32_t prefix = DigestPrefix32(hit->full_hash);
         if (std::find(chunk.begin(), chunk.end(), prefix) != chunk.end()) asked.push_back(hit);
       }
-      StoreAnswer(*answer, asked, now_unix, cache);
+      StoreAnswer(*answer, asked, now_unix, policy, cache);
     }
     matches.insert(matches.end(), answer->matches.begin(), answer->matches.end());
   }

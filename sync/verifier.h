@@ -101,6 +101,20 @@ struct LocalHit {
   uint64_t list_version = 0;  // the version of the list that hit, >= 1
   Sha256Digest full_hash{};   // SHA-256 of the hit expression (never sent anywhere)
   bool emergency = false;     // that list version's manifest policy: hits are malicious without asking
+  // That list version's signed expiry: no answer about it is cached past this time. 0: no bound (tests).
+  int64_t list_expires_unix = 0;
+};
+
+// The client's default cap on how long a negative ("not in the list") answer is cached, whatever the server
+// says: one lying or mistaken answer with a 30-day negative_cache_seconds must not hide a threat for 30 days.
+constexpr int64_t kDefaultMaxNegativeCacheSeconds = 3600;
+
+// The client's own bounds on the cache durations a server sends (docs/cache-schema.md §4).
+struct CachePolicy {
+  // A negative entry lives at most this long (>= 0; 0: negative answers are not cached).
+  int64_t max_negative_cache_seconds = kDefaultMaxNegativeCacheSeconds;
+  // A positive entry lives at most this long (>= 0).
+  int64_t max_positive_cache_seconds = kMaxVerifyCacheSeconds;
 };
 
 struct DecideResult {
@@ -125,7 +139,9 @@ struct DecideResult {
 //   order, at most kMaxVerifyRequestPrefixes per request), every answer is stored in the cache (positive
 //   entries for the matches of the hit lists, with each match's cache_seconds; a negative entry per asked
 //   hit's prefix, list and version, with negative_cache_seconds capped by the cache_seconds of the matches of
-//   that prefix and list, so it never outlives them; positives first, see sync/result_cache.h), and:
+//   that prefix and list, so it never outlives them; positives first, see sync/result_cache.h), every entry
+//   bounded by `policy` and by the hit list version's signed expiry (LocalHit::list_expires_unix); entries
+//   are keyed by list version, so none outlives the next version either; and:
 //     a returned full hash equal to a hit's, in the hit's list -> kMalicious{list, threat};
 //     every request answered without one                      -> kSafeVerified;
 //     a request failed (transport, timeout, 429/5xx, bad JSON) -> kUnverifiedHit with the error.
@@ -134,7 +150,7 @@ struct DecideResult {
 // hit with an invalid list name or version 0 gives kUnverifiedHit with kInvalidArgument (a caller bug;
 // nothing is asked).
 DecideResult Decide(const std::vector<LocalHit>& hits, int64_t now_unix, ResultCache* cache, Fetcher* fetcher,
-                    const std::string& server_base_url);
+                    const std::string& server_base_url, const CachePolicy& policy = {});
 
 }  // namespace urlguard
 

@@ -531,6 +531,37 @@ TEST_F(VerifierTest, CachedAnswersExpireAndAreAskedAgain) {
   EXPECT_EQ(server_.requests(), 2);
 }
 
+// One lying (or mistaken) answer with a 30-day negative TTL is trusted at most the client's cap (1 h by
+// default), and never past the hit list's signed expiry.
+TEST_F(VerifierTest, NegativeAnswersAreCachedNoLongerThanTheClientCapOrTheListExpiry) {
+  server_.SetCacheSeconds(3600, kMaxVerifyCacheSeconds);  // "safe for 30 days"
+  const std::vector<LocalHit> hits = {{"phishing", 1, Sha256("fp.example/"), false}};
+  EXPECT_EQ(DecideAt(hits, kNow).decision, Decision::kSafeVerified);
+  EXPECT_TRUE(DecideAt(hits, kNow + kDefaultMaxNegativeCacheSeconds - 1).from_cache);
+  EXPECT_EQ(server_.requests(), 1);
+  EXPECT_FALSE(DecideAt(hits, kNow + kDefaultMaxNegativeCacheSeconds).from_cache);
+  EXPECT_EQ(server_.requests(), 2);
+
+  // A configured cap.
+  CachePolicy policy;
+  policy.max_negative_cache_seconds = 60;
+  const std::vector<LocalHit> v2 = {{"phishing", 2, Sha256("fp.example/"), false}};
+  EXPECT_FALSE(Decide(v2, kNow, cache_.get(), fetcher_.get(), server_.base_url(), policy).from_cache);
+  EXPECT_TRUE(Decide(v2, kNow + 59, cache_.get(), fetcher_.get(), server_.base_url(), policy).from_cache);
+  EXPECT_FALSE(Decide(v2, kNow + 60, cache_.get(), fetcher_.get(), server_.base_url(), policy).from_cache);
+
+  // The list version expires in 10 s: nothing about it is cached past that, positive or negative.
+  const Sha256Digest threat = Sha256("evil.example/");
+  server_.Add(threat, "phishing", "domain", "malware");
+  std::vector<LocalHit> v3 = {{"phishing", 3, Sha256("fp.example/"), false, kNow + 10},
+                              {"phishing", 3, threat, false, kNow + 10}};
+  EXPECT_EQ(DecideAt(v3, kNow).decision, Decision::kMalicious);
+  EXPECT_EQ(cache_->Find(threat, "phishing", 3, kNow + 9).answer, ResultCache::Answer::kMalicious);
+  EXPECT_EQ(cache_->Find(threat, "phishing", 3, kNow + 10).answer, ResultCache::Answer::kUnknown);
+  EXPECT_EQ(cache_->Find(Sha256("fp.example/"), "phishing", 3, kNow + 9).answer, ResultCache::Answer::kSafe);
+  EXPECT_EQ(cache_->Find(Sha256("fp.example/"), "phishing", 3, kNow + 10).answer, ResultCache::Answer::kUnknown);
+}
+
 TEST_F(VerifierTest, AListVersionChangeAsksAgain) {
   const Sha256Digest h = Sha256("fp.example/");
   EXPECT_EQ(DecideAt({{"phishing", 5, h, false}}, kNow).decision, Decision::kSafeVerified);

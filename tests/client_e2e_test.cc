@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <filesystem>
 
 #include <atomic>
 #include <condition_variable>
@@ -248,6 +249,76 @@ TEST_F(ClientE2E, ExpiredListIsStaleAndAllowlistOverrides) {
   EXPECT_EQ((*rf)[0].result, SyncResult::kFailed);
   EXPECT_NE((*rf)[0].error.find("expired"), std::string::npos) << (*rf)[0].error;
   EXPECT_TRUE(fresh->Lists().empty() || fresh->Lists()[0].version == 0);
+}
+
+// Never a confident "safe" without the lists: a subscribed list that was never installed, or whose file was
+// found damaged (dropped by recovery), makes every verdict stale, and Lists() says which and why. A directory
+// planted at the installed file's path is removed by the next sync's recovery, which then repairs the list.
+TEST_F(ClientE2E, MissingOrDamagedListMakesVerdictsStale) {
+  {
+    PublishOptions o;
+    o.repo_dir = repo_;
+    o.list = "malware";
+    testing::WriteFileOrDie(root_ + "/malware.txt", "malware-only.example\n");
+    o.inputs = {*ParseFeedSpec("plain:" + root_ + "/malware.txt")};
+    ASSERT_TRUE(Publish(Env::Default(), *key_, o).ok());
+  }
+  ClientOptions co;
+  co.data_dir = data_;
+  co.server_url = url_;
+  co.public_key_pems = {pub_pem_};
+  co.lists = {"phishing"};
+  co.verify = false;
+  {
+    auto client = Client::Open(co);
+    ASSERT_TRUE(client.ok());
+    ASSERT_TRUE((*client)->SyncNow().ok());
+    EXPECT_FALSE((*client)->Check(kClean).stale);
+  }
+  co.lists = {"malware", "phishing"};  // subscribed to malware, which is not installed
+  {
+    auto client = Client::Open(co);
+    ASSERT_TRUE(client.ok());
+    EXPECT_TRUE((*client)->Check(kClean).stale);
+    auto lists = (*client)->Lists();
+    ASSERT_EQ(lists.size(), 2u);
+    EXPECT_EQ(lists[0].name, "malware");
+    EXPECT_TRUE(lists[0].stale);
+    EXPECT_EQ(lists[0].stale_reason, StaleReason::kNotInstalled);
+    EXPECT_FALSE(lists[1].stale);
+    auto r = (*client)->SyncNow();
+    ASSERT_TRUE(r.ok());
+    EXPECT_FALSE((*client)->Check(kClean).stale);
+  }
+  // Damage phishing: a directory where its file was. Recovery (the next writer's open) drops it.
+  auto state = ReadStoreState(Env::Default(), data_);
+  ASSERT_TRUE(state.ok());
+  const std::string file = data_ + "/" + state->FindInstalled("phishing")->file;
+  std::filesystem::remove(file);
+  std::filesystem::create_directories(file + "/x");
+  {
+    auto store = Store::Open(Env::Default(), data_);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+  }
+  {
+    ClientOptions offline = co;
+    offline.server_url.clear();
+    auto client = Client::Open(offline);
+    ASSERT_TRUE(client.ok());
+    Verdict v = client->get()->Check(kListed);  // phishing's entries are gone: "safe", but not confidently
+    EXPECT_TRUE(v.stale);
+    auto lists = (*client)->Lists();
+    ASSERT_EQ(lists.size(), 2u);
+    EXPECT_EQ(lists[1].name, "phishing");
+    EXPECT_EQ(lists[1].stale_reason, StaleReason::kDamaged);
+  }
+  auto client = Client::Open(co);
+  ASSERT_TRUE(client.ok());
+  auto r = (*client)->SyncNow();  // the repair
+  ASSERT_TRUE(r.ok());
+  for (const SyncReport& rep : *r) EXPECT_NE(rep.result, SyncResult::kFailed) << rep.list << ": " << rep.error;
+  EXPECT_FALSE((*client)->Check(kClean).stale);
+  EXPECT_EQ((*client)->CheckLocal(kListed).kind, VerdictKind::kHit);
 }
 
 TEST_F(ClientE2E, OnlyOneWriterPerDataDirectory) {

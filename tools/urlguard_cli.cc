@@ -7,7 +7,8 @@
 //   urlguard scan  [--json] --snapshot FILE ... FILE | -
 //   urlguard plan  --entries N --fp-rate P
 //
-// Exit status is a bitmask: 0 all clean, 1 at least one hit, 2 at least one invalid input or error, 4 bad usage.
+// Exit status is a bitmask: 0 all clean, 1 at least one hit, 2 at least one invalid input or error, 4 bad usage,
+// 8 at least one stale verdict (a list not installed, damaged or expired).
 #include <CLI/CLI.hpp>
 
 #include <chrono>
@@ -36,6 +37,7 @@ using urlguard::VerdictKind;
 constexpr int kExitHit = 1;
 constexpr int kExitInvalid = 2;
 constexpr int kExitUsage = 4;
+constexpr int kExitStale = 8;
 // A line read from stdin or a file is cut at this many bytes; the rest of it is read and dropped, never kept.
 constexpr size_t kMaxInputLineBytes = 1 << 20;
 
@@ -85,11 +87,12 @@ int RunCanon(bool json, const std::vector<std::string>& inputs) {
 }
 
 int ExitBits(const Verdict& v) {
+  const int stale = v.stale ? kExitStale : 0;
   if (v.kind == VerdictKind::kHit || v.kind == VerdictKind::kMalicious || v.kind == VerdictKind::kUnverifiedHit) {
-    return kExitHit;
+    return kExitHit | stale;
   }
   if (v.kind == VerdictKind::kInvalid) return kExitInvalid;
-  return 0;
+  return stale;
 }
 
 // Where lookups come from: snapshot files (offline Checker), or a data directory kept by `urlguard sync` /
@@ -203,7 +206,7 @@ int RunScan(bool json, const SourceOptions& so, const std::vector<std::string>& 
       for (const urlguard::FoundUrl& u : found.urls) {
         Verdict v = checker->Check(u.url);
         ++urls;
-        hits += ExitBits(v) == kExitHit;
+        hits += (ExitBits(v) & kExitHit) != 0;
         exit_code |= ExitBits(v);
         urlguard::ScanFinding f{name, line_no, line, &u, &v};
         std::cout << (json ? urlguard::RenderScanFindingJson(f) : urlguard::RenderScanFindingText(f)) << '\n';
@@ -324,7 +327,9 @@ int main(int argc, char** argv) {
   canon->add_flag("--json", json, "one JSON object per input");
   canon->add_option("urls", inputs, "URLs, or - to read one per line from stdin")->required();
 
-  auto* check = app.add_subcommand("check", "look URLs up (exit 1 on a hit, malicious or unverified hit)");
+  auto* check = app.add_subcommand(
+      "check", "look URLs up (exit status bits: 1 a hit, malicious or unverified hit; 2 an invalid input; "
+               "8 a stale verdict: a list is not installed, damaged or expired)");
   check->add_flag("--json", json, "one JSON object per input");
   check->add_flag("--timing", timing, "print the lookup time to stderr");
   add_source(check);

@@ -8,6 +8,7 @@
 //                            [--expires-in 24h] [--keep K] [--emergency on|off] [--fp-rate P] [--threat T]
 //   urlguard-publish seen    --repo DIR ENTRY...
 //   urlguard-publish rotate  --key OLD.pem --new-key NEW.pub.pem --out STATEMENT [--not-before UNIX]
+//                            [--grace SECONDS] [--reset LIST=VERSION ...]
 //
 // Input formats (docs/feeds.md): plain, hosts, abp, phishtank-csv, phishtank-json, urlhaus-csv, openphish,
 // drop-json, drop-txt, csv:COLUMN; auto-detected without a prefix; gzip is read as such.
@@ -140,8 +141,19 @@ int RunPublish(const std::string& repo, const std::string& key_path, const std::
 }
 
 int RunRotate(const std::string& old_key_path, const std::string& new_pub_path, const std::string& out,
-              int64_t not_before) {
-  auto st = urlguard::WriteRotationStatement(old_key_path, new_pub_path, out, not_before);
+              int64_t not_before, int64_t grace, const std::vector<std::string>& reset_specs) {
+  urlguard::RotationOptions ro;
+  ro.not_before_unix = not_before;
+  ro.grace_seconds = grace;
+  for (const std::string& spec : reset_specs) {  // LIST=VERSION
+    const size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq + 1 == spec.size() || spec.size() - eq > 21 ||
+        spec.find_first_not_of("0123456789", eq + 1) != std::string::npos) {
+      return Fail(urlguard::Status::InvalidArgument("--reset must be LIST=VERSION: " + spec));
+    }
+    ro.high_water_resets.emplace_back(spec.substr(0, eq), std::stoull(spec.substr(eq + 1)));
+  }
+  auto st = urlguard::WriteRotationStatement(old_key_path, new_pub_path, out, ro);
   if (!st.ok()) return Fail(st.status());
   std::printf("wrote %s: key %s vouches for key %s; clients add it with --key-rotation and keep their configured key\n",
               st->path.c_str(), st->old_key_id.c_str(), st->new_key_id.c_str());
@@ -176,6 +188,8 @@ int main(int argc, char** argv) {
   uint32_t keep = 5;
   std::string new_key;
   int64_t not_before = 0;
+  int64_t grace = 0;
+  std::vector<std::string> reset_specs;
   auto add_inputs = [&](CLI::App* cmd) {
     cmd->add_option("--input", inputs, "[FORMAT:]FILE (repeatable): plain, hosts, abp, phishtank-csv, phishtank-json, "
                                        "urlhaus-csv, openphish, drop-json, drop-txt, csv:COLUMN; auto-detected")
@@ -218,6 +232,12 @@ int main(int argc, char** argv) {
   rotate->add_option("--new-key", new_key, "the new public key PEM (from keygen)")->required()->check(CLI::ExistingFile);
   rotate->add_option("--out", out, "statement file to write")->required();
   rotate->add_option("--not-before", not_before, "unix time from which the new key is valid (default: now)");
+  rotate->add_option("--grace", grace,
+                     "seconds after --not-before during which the old key may still sign manifests alone "
+                     "(0 .. 30 days; default 0: clients retire it at once)");
+  rotate->add_option("--reset", reset_specs,
+                     "LIST=VERSION: clients lower LIST's high-water mark to VERSION (recovers from a stolen key's "
+                     "fast-forward; repeatable)");
 
   try {
     app.parse(argc, argv);
@@ -229,6 +249,6 @@ int main(int argc, char** argv) {
   if (*keygen) return RunKeygen(out);
   if (*publish) return RunPublish(repo, key, list, inputs, expires_in, keep, emergency, fp_rate, threat);
   if (*seen) return RunSeen(repo, entries);
-  if (*rotate) return RunRotate(key, new_key, out, not_before);
+  if (*rotate) return RunRotate(key, new_key, out, not_before, grace, reset_specs);
   return 4;
 }

@@ -15,7 +15,8 @@
 // (local hits that the cache or the verification API showed to be filter false positives), kMalicious (confirmed,
 // or the list's signed emergency policy says local hits count), kUnverifiedHit (a local hit nobody could decide in
 // time: the embedder's policy decides), kInvalid. Verdict::stale is set when a list is past its signed expiry;
-// a stale "safe" is never confident. Verdict::allowlisted marks URLs the local allowlist let through.
+// a stale "safe" is never confident. Also stale: a subscribed list (ClientOptions::lists) that is not installed,
+// and a list whose file was found damaged (Lists() says which and why). Verdict::allowlisted marks URLs the local allowlist let through.
 //
 // Thread safety: all methods may be called from any number of threads. Lookups never wait for an update: the
 // installed lists are an immutable generation behind an atomically swapped pointer; a background thread notices a
@@ -56,7 +57,20 @@ struct ClientOptions {
   bool watch = true;                         // follow new generations in the background
   Env* env = nullptr;                        // files and clock; nullptr = the process default. Not owned: must
                                              // outlive the Client.
+  // The longest a "not in the list" answer of the verification API is cached, whatever the server says
+  // (0 .. 30 days; one lying answer must not be trusted for long). No answer is cached past its list's expiry.
+  int64_t max_negative_cache_seconds = 3600;
 };
+
+// Why a list makes verdicts stale (ListStatus::stale_reason).
+enum class StaleReason : uint8_t {
+  kNone,          // fresh
+  kNotInstalled,  // subscribed (ClientOptions::lists), but no version was ever installed
+  kDamaged,       // its file was found missing or corrupt and dropped; the next sync installs it again
+  kExpired,       // past its signed expiry
+};
+// "", "not_installed", "damaged", "expired". Never null.
+URLGUARD_EXPORT const char* StaleReasonName(StaleReason reason);
 
 struct ListStatus {
   std::string name;
@@ -64,7 +78,8 @@ struct ListStatus {
   uint64_t entries = 0;
   int64_t created_unix = 0;
   int64_t expires_unix = 0;
-  bool stale = false;       // now >= expires_unix
+  bool stale = false;       // not installed, damaged (its file was lost), or now >= expires_unix
+  StaleReason stale_reason = StaleReason::kNone;
   bool emergency = false;   // signed policy: local hits are malicious
   int64_t last_sync_unix = 0;       // last attempt (0: never)
   SyncResult last_sync_result = SyncResult::kNone;  // kNone, kOk, kNotModified or kFailed (urlguard/sync.h)

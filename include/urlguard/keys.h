@@ -36,7 +36,7 @@ struct TrustedKeysAccess;
 
 // Caps on what is read from configuration (one place; the loaders refuse anything larger).
 inline constexpr size_t kMaxPublicKeyPemBytes = 16 << 10;     // one PEM public key file
-inline constexpr size_t kMaxRotationStatementFileBytes = 512;  // one key-rotation statement file
+inline constexpr size_t kMaxRotationStatementFileBytes = 2048;  // one key-rotation statement file
 inline constexpr size_t kMaxRotationStatements = 16;           // statements in one chain
 
 class URLGUARD_EXPORT TrustedKeys {
@@ -49,9 +49,11 @@ class URLGUARD_EXPORT TrustedKeys {
 
   // Parses PEM public keys ("-----BEGIN PUBLIC KEY-----", Ed25519 SubjectPublicKeyInfo), then accepts each
   // rotation statement in order: a statement adds its new key only if an already trusted key signed it and
-  // `now_unix` is at or after its not-before time. Failures: kInvalidArgument when `pems` is empty or a PEM is
+  // `now_unix` is at or after its not-before time. A statement's old key may no longer sign manifests alone once
+  // its grace has ended (v1: at not-before; v2: at old-key-until), nor sign later statements; a v2 statement's
+  // signed high-water resets are applied by SyncEngine::Open (docs/manifest-format.md §7.1). Failures: kInvalidArgument when `pems` is empty or a PEM is
   // not an Ed25519 public key (the message names its index); and, each message starting "key rotation refused: ",
-  // kPermissionDenied for a statement with a bad or untrusted signature, kFailedPrecondition for one whose
+  // kPermissionDenied for a statement with a bad, untrusted or retired signer, kFailedPrecondition for one whose
   // not-before time is still in the future, kCorruption for a malformed statement and kResourceExhausted for
   // more than kMaxRotationStatements statements.
   static Result<TrustedKeys> FromPems(const std::vector<std::string>& pems,

@@ -21,6 +21,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "urlguard/checker.h"
@@ -63,12 +64,27 @@ struct RotationStatementFile {
   std::string path;
   std::string old_key_id, new_key_id;
 };
+// What a rotation statement says beyond "trust NEW" (docs/manifest-format.md §7.1).
+struct RotationOptions {
+  int64_t not_before_unix = 0;  // NEW is trusted from then on; 0: now
+  // Clients stop accepting manifests signed by the old key alone this long after not_before (0 .. 30 days;
+  // 0: at once).
+  int64_t grace_seconds = 0;
+  // (list, version): clients lower the list's high-water mark to version (recovery from a stolen key's
+  // fast-forward). At most 16, lists unique.
+  std::vector<std::pair<std::string, uint64_t>> high_water_resets;
+};
 // Signs, with the private key at `old_private_key_path`, a statement that clients trusting it may trust the
 // public key at `new_public_key_path` from `not_before_unix` (0: now), and writes it atomically to `out_path`.
-// kInvalidArgument for a key file that is not the right kind of Ed25519 PEM; read/write errors.
+// Format v1 when `options` has no grace and no resets, else v2. kInvalidArgument for a key file that is not the
+// right kind of Ed25519 PEM or options out of range; read/write errors.
 Result<RotationStatementFile> WriteRotationStatement(const std::string& old_private_key_path,
                                                      const std::string& new_public_key_path,
                                                      const std::string& out_path, int64_t not_before_unix = 0,
+                                                     Env* env = nullptr);
+Result<RotationStatementFile> WriteRotationStatement(const std::string& old_private_key_path,
+                                                     const std::string& new_public_key_path,
+                                                     const std::string& out_path, const RotationOptions& options,
                                                      Env* env = nullptr);
 
 // ---- one-off snapshot builds -------------------------------------------------------------------------------

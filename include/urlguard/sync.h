@@ -61,13 +61,15 @@ struct SyncReport {
 };
 
 struct SyncOptions {
-  std::string data_dir;              // required; created (with parents) when create_data_dir
+  std::string data_dir;              // required; created (with parents; itself 0700) when create_data_dir.
+                                     // Refused when another user owns it or its group or others may write it.
   std::string server_url;            // required: the update server's base URL (http or https)
   TrustedKeys trusted_keys;          // required (non-empty): who may sign lists
   std::vector<std::string> lists;    // lists to keep current; empty = the lists installed in data_dir
   std::string ca_bundle;             // "" = the system's CA store
   std::string proxy;                 // "" = libcurl's default (environment variables)
   bool create_data_dir = false;      // create a missing data_dir
+  bool group_readable_data_dir = false;  // a new data_dir is 0750 (its group may read) instead of 0700
   Env* env = nullptr;                // file system, clock and randomness; nullptr = the process default. Not owned;
                                      // must outlive the engine.
 };
