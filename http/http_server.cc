@@ -18,6 +18,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -69,8 +70,8 @@ void FreeMapping(void* cls) { delete static_cast<std::shared_ptr<const MappedFil
 
 class HttpServer::Impl {
  public:
-  Impl(const HttpServerOptions& options, HttpHandler handler)
-      : options_(options), handler_(std::move(handler)) {}
+  Impl(const HttpServerOptions& options, HttpHandler handler, HttpHeadHandler head_handler)
+      : options_(options), handler_(std::move(handler)), head_handler_(std::move(head_handler)) {}
 
   ~Impl() { Stop(); }
 
@@ -213,9 +214,12 @@ class HttpServer::Impl {
     self->SetDeadline(connection, Clock::now() + std::chrono::seconds(self->options_.head_deadline_seconds));
   }
 
-  // Queues `response`. After it, the connection has no deadline: sending is bounded by the idle timeout.
-  MHD_Result Queue(MHD_Connection* connection, HttpResponse response) {
-    SetDeadline(connection, Clock::time_point::max());
+  // Queues `response`. After it, the connection has no deadline (sending is bounded by the idle timeout),
+  // except after an answer sent before the body was read (`early`): MHD stops reading such a connection,
+  // and it is cut kEarlyAnswerLingerSeconds later whatever the client does.
+  MHD_Result Queue(MHD_Connection* connection, HttpResponse response, bool early = false) {
+    SetDeadline(connection, early ? Clock::now() + std::chrono::seconds(kEarlyAnswerLingerSeconds)
+                                  : Clock::time_point::max());
     MHD_Response* r;
     if (response.file != nullptr) {
       const uint8_t* data = response.file->data() + response.file_offset;
@@ -243,7 +247,7 @@ class HttpServer::Impl {
     response.SetHeader("Content-Type", "application/json");
     response.SetHeader("Cache-Control", "no-store");
     response.body = "{\"error\":\"" + std::string(message) + "\"}";  // messages are constants, no escaping
-    return Queue(connection, std::move(response));
+    return Queue(connection, std::move(response), /*early=*/true);
   }
 
   // The head is complete: check it, fill in the request. Returns false after queueing a refusal.
@@ -269,11 +273,14 @@ class HttpServer::Impl {
     if (const auto length = req.Header("Content-Length")) {
       // CheckFraming made it all digits; anything longer than 20 digits is over any cap anyway.
       const std::string_view digits = *length;
-      const bool too_long = digits.size() > 19 || std::stoull(std::string(digits)) > options_.max_body_bytes;
-      if (too_long) {
+      const uint64_t declared = digits.size() > 19 ? UINT64_MAX : std::stoull(std::string(digits));
+      if (declared > options_.max_body_bytes + kMaxDiscardedBodyBytes) {
         *result = Refuse(connection, 413, "request body too large");
         return false;
       }
+      // Over the cap but small enough to drain: read and discard it, then answer 413, so that a client that
+      // sends its whole body before reading (most do) gets the answer instead of a reset.
+      if (declared > options_.max_body_bytes) state->too_large = true;
     }
     req.method = method;
     req.target = state->raw_target;
@@ -282,6 +289,13 @@ class HttpServer::Impl {
     if (question != std::string::npos) req.query = req.target.substr(question + 1);
     req.peer_address = PeerAddressOf(connection);
     req.tls = tls();
+    if (head_handler_) {
+      if (std::optional<HttpResponse> early = head_handler_(req)) {
+        early->close = true;
+        *result = Queue(connection, std::move(*early), /*early=*/true);
+        return false;
+      }
+    }
     return true;
   }
 
@@ -309,12 +323,21 @@ class HttpServer::Impl {
       state->discarded += n;
       return state->discarded > kMaxDiscardedBodyBytes ? MHD_NO : MHD_YES;  // MHD_NO: cut, no answer
     }
-    if (state->too_large) return self->Refuse(connection, 413, "request body too large");
+    if (state->too_large) {
+      HttpResponse response;
+      response.status = 413;
+      response.close = true;
+      response.SetHeader("Content-Type", "application/json");
+      response.SetHeader("Cache-Control", "no-store");
+      response.body = "{\"error\":\"request body too large\"}";
+      return self->Queue(connection, std::move(response));
+    }
     return self->Queue(connection, self->handler_(state->request));
   }
 
   const HttpServerOptions options_;
   const HttpHandler handler_;
+  const HttpHeadHandler head_handler_;
   MHD_Daemon* daemon_ = nullptr;
   int port_ = 0;
   std::thread sweeper_;
@@ -366,9 +389,10 @@ bool HttpServer::tls() const { return impl_->tls(); }
 void HttpServer::Stop() { impl_->Stop(); }
 uint64_t HttpServer::deadline_cuts() const { return impl_->deadline_cuts(); }
 
-Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& options, HttpHandler handler) {
+Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& options, HttpHandler handler,
+                                                     HttpHeadHandler head_handler) {
   URLGUARD_RETURN_IF_ERROR(ValidateOptions(options));
-  auto impl = std::make_unique<Impl>(options, std::move(handler));
+  auto impl = std::make_unique<Impl>(options, std::move(handler), std::move(head_handler));
   URLGUARD_RETURN_IF_ERROR(impl->Listen());
   return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl)));
 }

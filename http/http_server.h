@@ -15,15 +15,17 @@
 //     (shutdown(2)) any connection past its deadline, however recently it sent a byte;
 //   - the head (request line + headers) fits max_head_bytes (MHD's per-connection memory pool; MHD answers a
 //     larger head with 414 or 431 and closes);
-//   - the body fits max_body_bytes: a declared larger Content-Length is answered 413 before any body byte is
-//     read; a chunked body that grows past it is discarded up to kMaxDiscardedBodyBytes more and answered 413
-//     (cut without an answer beyond that); both close the connection;
+//   - the body fits max_body_bytes: a body over it (declared or chunked) is read and discarded up to
+//     kMaxDiscardedBodyBytes more and answered 413 (a client sending its whole body before reading gets the
+//     answer, not a reset); a declared length beyond that is answered 413 before any body byte is read;
+//     a chunked body growing beyond that is cut without an answer; all close the connection;
 //   - strict framing (http/framing.h): ambiguous framing is answered 400 and the connection closed, so no
 //     request hidden in a body is ever answered;
 //   - with require_loopback_host, the Host allowlist (http/framing.h): otherwise 421.
 //
-// A response queued before the body was read ends the connection (MHD stops reading it), so an early 4xx
-// never lets the rest of the body be parsed as a next request. HEAD answers carry no body (MHD).
+// A response queued before the body was read ends the connection (MHD stops reading it; the sweeper cuts it
+// kEarlyAnswerLingerSeconds later), so an early 4xx never lets the rest of the body be parsed as a next
+// request. HEAD answers carry no body (MHD).
 //
 // TLS: MHD is built with GnuTLS on Debian (MHD_FEATURE_TLS); tls_cert_pem / tls_key_pem switch it on.
 //
@@ -34,7 +36,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "http/listen_address.h"
@@ -45,6 +49,8 @@ namespace urlguard {
 
 // Bytes of a chunked body discarded past max_body_bytes to still answer 413 (beyond it: cut).
 constexpr size_t kMaxDiscardedBodyBytes = size_t{1} << 20;
+// A connection answered before its body was read is cut this long after the answer.
+constexpr int kEarlyAnswerLingerSeconds = 2;
 // Ranges of the options below.
 constexpr size_t kMinHeadBytes = 4096, kMaxHeadBytes = size_t{1} << 20;
 constexpr size_t kMaxHttpBodyBytes = size_t{64} << 20;
@@ -52,6 +58,9 @@ constexpr int kMaxEventThreads = 64;
 constexpr unsigned kMaxHttpConnections = 65536;
 // How often the deadline sweeper looks at the connections.
 constexpr int kDeadlineSweepMillis = 100;
+
+// See HttpServer::Start. Thread-safety and blocking rules as HttpHandler's.
+using HttpHeadHandler = std::function<std::optional<HttpResponse>(const HttpRequest&)>;
 
 struct HttpServerOptions {
   ListenAddress listen;  // numeric; port 0 picks one
@@ -70,9 +79,13 @@ struct HttpServerOptions {
 
 class HttpServer {
  public:
-  // Binds and starts serving with `handler`. Failures: kInvalidArgument (an option out of range, only one
+  // Binds and starts serving with `handler`. `head_handler` (may be empty) sees each request once its head
+  // is complete and before any body byte is read (HttpRequest::body is empty then); when it returns a
+  // response, that response is sent at once, the body is never read and the connection closes. Use it to
+  // refuse early (a route that takes no body, a throttled client) without reading what the client sends. Failures: kInvalidArgument (an option out of range, only one
   // TLS half), kIoError (cannot bind: the message has errno's text; MHD cannot start, e.g. bad TLS data).
-  static Result<std::unique_ptr<HttpServer>> Start(const HttpServerOptions& options, HttpHandler handler);
+  static Result<std::unique_ptr<HttpServer>> Start(const HttpServerOptions& options, HttpHandler handler,
+                                                   HttpHeadHandler head_handler = {});
 
   ~HttpServer();  // stops
   HttpServer(const HttpServer&) = delete;

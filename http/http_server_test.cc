@@ -109,9 +109,15 @@ TEST_F(HttpServerTest, BodyCapIs413) {
   options.max_body_bytes = 1000;
   auto server = Start(options);
   ASSERT_NE(server, nullptr);
-  // Declared: refused before the body is read, and the body is never parsed as a request.
-  Exchange e = RawExchange(server->port(),
-                           "POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 1001\r\n\r\nGET /smuggled HTTP/1.1\r\n\r\n");
+  // Declared far beyond the cap: refused before the body is read, and the body is never parsed as a request.
+  Exchange e = RawExchange(server->port(), "POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000\r\n\r\n"
+                                           "GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(StatusOf(e.response), 413);
+  EXPECT_EQ(CountResponses(e.response), 1);
+  EXPECT_TRUE(e.closed);
+  // Declared just over the cap and sent in full: drained, then 413, then closed.
+  e = RawExchange(server->port(), "POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 1001\r\n\r\n" +
+                                      std::string(1001, 'z') + "GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n");
   EXPECT_EQ(StatusOf(e.response), 413);
   EXPECT_EQ(CountResponses(e.response), 1);
   EXPECT_TRUE(e.closed);

@@ -21,6 +21,17 @@
 
 namespace urlguard {
 
+// What Stat() reports about a path.
+struct FileInfo {
+  uint64_t size = 0;
+  int64_t mtime_unix = 0;
+  bool is_regular = false;
+  bool is_dir = false;
+  bool is_symlink = false;
+  uint32_t mode = 0;
+  uint32_t uid = 0;
+};
+
 // A read-only mapping of a whole file. The bytes stay valid until the object is destroyed, even if the
 // file is renamed over or unlinked meanwhile (files are never truncated in place, see ARCHITECTURE §7).
 class MappedFile {
@@ -70,6 +81,11 @@ class Env {
   virtual bool FileExists(const std::string& path) = 0;
   // File names (not paths) in `dir`, without "." and "..", sorted.
   virtual Result<std::vector<std::string>> ListDir(const std::string& dir) = 0;
+
+  // lstat: does not follow a final symlink. kNotFound when missing, kIoError otherwise.
+  virtual Result<FileInfo> Stat(const std::string& path) = 0;
+  // The canonical absolute path (every symlink resolved). kNotFound when a component is missing.
+  virtual Result<std::string> RealPath(const std::string& path) = 0;
 
   // Takes an exclusive lock on `path` (created if missing) without waiting. kFailedPrecondition when
   // another process (or another FileLock in this one) holds it.

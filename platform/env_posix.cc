@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <stdlib.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -189,6 +190,28 @@ class PosixEnv final : public Env {
   }
 
   bool FileExists(const std::string& path) override { return ::access(path.c_str(), F_OK) == 0; }
+
+  Result<FileInfo> Stat(const std::string& path) override {
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0) return ErrnoStatus("lstat", path, errno);
+    FileInfo info;
+    info.size = static_cast<uint64_t>(st.st_size);
+    info.mtime_unix = static_cast<int64_t>(st.st_mtim.tv_sec);
+    info.is_regular = S_ISREG(st.st_mode);
+    info.is_dir = S_ISDIR(st.st_mode);
+    info.is_symlink = S_ISLNK(st.st_mode);
+    info.mode = static_cast<uint32_t>(st.st_mode & 07777);
+    info.uid = static_cast<uint32_t>(st.st_uid);
+    return info;
+  }
+
+  Result<std::string> RealPath(const std::string& path) override {
+    char* resolved = ::realpath(path.c_str(), nullptr);
+    if (resolved == nullptr) return ErrnoStatus("realpath", path, errno);
+    std::string out(resolved);
+    ::free(resolved);
+    return out;
+  }
 
   Result<std::vector<std::string>> ListDir(const std::string& dir) override {
     DIR* d = ::opendir(dir.c_str());

@@ -82,6 +82,8 @@ class TestEnv : public Env {
   Status SyncDir(const std::string& dir) override { return base_->SyncDir(dir); }
   bool FileExists(const std::string& path) override { return base_->FileExists(path); }
   Result<std::vector<std::string>> ListDir(const std::string& dir) override { return base_->ListDir(dir); }
+  Result<FileInfo> Stat(const std::string& p) override { return base_->Stat(p); }
+  Result<std::string> RealPath(const std::string& p) override { return base_->RealPath(p); }
   Result<std::unique_ptr<FileLock>> LockFile(const std::string& path) override {
     return base_->LockFile(path);
   }

@@ -787,6 +787,8 @@ class FullDiskEnv final : public Env {
   Status SyncDir(const std::string& d) override { return base_->SyncDir(d); }
   bool FileExists(const std::string& p) override { return base_->FileExists(p); }
   Result<std::vector<std::string>> ListDir(const std::string& d) override { return base_->ListDir(d); }
+  Result<FileInfo> Stat(const std::string& p) override { return base_->Stat(p); }
+  Result<std::string> RealPath(const std::string& p) override { return base_->RealPath(p); }
   Result<std::unique_ptr<FileLock>> LockFile(const std::string& p) override { return base_->LockFile(p); }
   int64_t NowUnixSeconds() override { return base_->NowUnixSeconds(); }
   uint64_t NowMonotonicNanos() override { return base_->NowMonotonicNanos(); }
