@@ -70,7 +70,12 @@ std::string PrometheusText::FormatDouble(double value) {
   if (std::isnan(value)) return "NaN";
   if (std::isinf(value)) return value > 0 ? "+Inf" : "-Inf";
   char buf[64];
-  const auto r = std::to_chars(buf, buf + sizeof(buf), value);
+  // Plain decimals for the usual magnitudes (bucket bounds read "0.0001", not "1e-04"), shortest round-trip
+  // form either way.
+  const double magnitude = std::fabs(value);
+  const bool fixed = magnitude == 0 || (magnitude >= 1e-6 && magnitude < 1e15);
+  const auto r = fixed ? std::to_chars(buf, buf + sizeof(buf), value, std::chars_format::fixed)
+                       : std::to_chars(buf, buf + sizeof(buf), value);
   return std::string(buf, r.ptr);
 }
 
