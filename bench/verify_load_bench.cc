@@ -138,13 +138,15 @@ Status MeasureStore(const std::string& dir, uint64_t hashes) {
   return Status::Ok();
 }
 
-Status WriteWrkScript(const std::string& dir, uint64_t hashes) {
+// Writes DIR/NAME: a wrk script POSTing 1000 different verify bodies of min_prefixes..max_prefixes prefixes.
+Status WriteWrkScript(const std::string& dir, const std::string& name, uint64_t hashes, int min_prefixes,
+                      int max_prefixes) {
   std::mt19937_64 rng(7);
   std::string lua =
       "-- wrk script written by bench/verify_load_bench.cc: POSTs 1000 different verify bodies.\n";
   lua += "local bodies = {\n";
   for (int i = 0; i < 1000; ++i) {
-    const int n = 1 + static_cast<int>(rng() % 5);
+    const int n = min_prefixes + static_cast<int>(rng() % static_cast<uint64_t>(max_prefixes - min_prefixes + 1));
     std::string body = "{\"prefixes\": [";
     for (int k = 0; k < n; ++k) {
       char hex[16];
@@ -164,7 +166,13 @@ Status WriteWrkScript(const std::string& dir, uint64_t hashes) {
   lua +=
       "response = function(status, headers, body)\n  if status ~= 200 then\n"
       "    io.stderr:write(\"unexpected status \" .. status .. \"\\n\")\n  end\nend\n";
-  return WriteFileAtomic(Env::Default(), dir + "/verify.lua", lua);
+  return WriteFileAtomic(Env::Default(), dir + "/" + name, lua);
+}
+
+Status WriteWrkScripts(const std::string& dir, uint64_t hashes) {
+  URLGUARD_RETURN_IF_ERROR(WriteWrkScript(dir, "verify.lua", hashes, 1, 5));
+  URLGUARD_RETURN_IF_ERROR(WriteWrkScript(dir, "verify1.lua", hashes, 1, 1));
+  return WriteWrkScript(dir, "verify5.lua", hashes, 5, 5);
 }
 
 int Main(int argc, char** argv) {
@@ -179,14 +187,15 @@ int Main(int argc, char** argv) {
   if (hashes < 4) return Fail(Status::InvalidArgument("hashes must be at least 4"));
   if (Status s = BuildRepository(dir, hashes); !s.ok()) return Fail(s);
   if (Status s = MeasureStore(dir, hashes); !s.ok()) return Fail(s);
-  if (Status s = WriteWrkScript(dir, hashes); !s.ok()) return Fail(s);
-  std::printf("wrk script: %s/verify.lua\n", dir.c_str());
+  if (Status s = WriteWrkScripts(dir, hashes); !s.ok()) return Fail(s);
+  std::printf("wrk scripts: %s/verify.lua (1-5 prefixes), verify1.lua (1), verify5.lua (5)\n", dir.c_str());
   if (serve_seconds <= 0) return 0;
 
   ServerOptions options;
   options.repo_dir = dir;
-  options.port = port;
+  options.listen = "127.0.0.1:" + std::to_string(port);
   options.throttle_threshold = 59;
+  options.max_requests_per_second = 0;  // wrk is one client address: keep the window on the path, no rate cap
   auto server = Server::Start(options);
   if (!server.ok()) return Fail(server.status());
   std::printf("listening on http://127.0.0.1:%d\n", (*server)->port());

@@ -1,7 +1,9 @@
 // Copyright urlguard authors.
 #include "core/rolling_window.h"
 
+#include <algorithm>
 #include <cassert>
+#include <cstdint>
 
 #include "core/sha256.h"
 
@@ -27,7 +29,9 @@ BloomSizing SizingFor(const RollingWindowOptions& options) {
 RollingWindowGuard::RollingWindowGuard(const RollingWindowOptions& options)
     : threshold_(options.threshold),
       expected_fp_rate_(SizingFor(options).expected_fp_rate),
-      bucket_cap_(options.signatures_per_second * kRollingWindowOverloadFactor) {
+      bucket_cap_(options.signatures_per_second * kRollingWindowOverloadFactor),
+      max_requests_per_second_(options.max_requests_per_second) {
+  if (max_requests_per_second_ > 0) rate_sketch_.assign(kRateSketchRows * kRateSketchWidth, 0);
   const BloomSizing sizing = SizingFor(options);
   buckets_.reserve(kRollingWindowSeconds);
   for (int i = 0; i < kRollingWindowSeconds; ++i) buckets_.emplace_back(sizing.blocks, sizing.hashes);
@@ -99,7 +103,28 @@ RollingWindowDecision RollingWindowGuard::CheckKey(uint64_t key, int64_t now_sec
   RollingWindowDecision decision;
   decision.seen_seconds = seen;
   decision.throttled = seen > threshold_;
-  if (decision.throttled) {
+  if (!rate_sketch_.empty()) {
+    if (now_seconds > rate_second_) {
+      std::fill(rate_sketch_.begin(), rate_sketch_.end(), 0);
+      rate_second_ = now_seconds;
+    }
+    // Conservative update: raise only the counters at the current minimum.
+    uint32_t* cells[kRateSketchRows];
+    uint32_t estimate = UINT32_MAX;
+    for (int r = 0; r < kRateSketchRows; ++r) {
+      const size_t column = static_cast<size_t>((key >> (16 * r)) & (kRateSketchWidth - 1));
+      cells[r] = &rate_sketch_[static_cast<size_t>(r) * kRateSketchWidth + column];
+      estimate = std::min(estimate, *cells[r]);
+    }
+    if (estimate < UINT32_MAX) ++estimate;
+    for (uint32_t* cell : cells) *cell = std::max(*cell, estimate);
+    decision.requests_this_second = estimate;
+    decision.rate_limited = estimate > max_requests_per_second_;
+  }
+  if (decision.rate_limited && !decision.throttled) {
+    decision.throttled = true;
+    decision.retry_after_seconds = 1;
+  } else if (decision.throttled) {
     // If the client stays silent, a request d seconds from now sees the seconds of age <= 59 - d (ages
     // relative to now). Find the smallest d whose count is within the threshold; d = 60 always is (count 0).
     std::array<int, kRollingWindowSeconds> hits_up_to_age{};

@@ -29,6 +29,15 @@
 // probes 59 filters, one cache line each: measured 2.4 us per Check with all 60 buckets at capacity, and a
 // measured false-positive rate of 0.00101 per bucket (expected 0.00097).
 //
+// Requests per second. The window above counts SECONDS of activity, so a burst of thousands of requests in
+// one second counts once. So the guard also counts requests of the current second in a count-min sketch
+// (kRateSketchRows rows of kRateSketchWidth 32-bit counters, 1 MiB, cleared when the second changes; Cormode
+// & Muthukrishnan 2005, with conservative update): a signature with more than `max_requests_per_second`
+// requests in the current second is throttled with Retry-After 1. The sketch only over-counts: with N
+// requests in a second each row adds about N / 65536 foreign requests, and the estimate is the minimum over
+// 4 rows (at N = 100 000: under 2 extra requests). A request for a second older than the sketch's counts in
+// the current sketch (threads race by a second at most).
+//
 // Thread safety: Check() may be called from any thread; mutex_ guards the buckets, their seconds and the
 // newest second. Everything else is immutable after construction.
 #ifndef URLGUARD_CORE_ROLLING_WINDOW_H_
@@ -51,6 +60,9 @@ constexpr int kRollingWindowSeconds = 60;
 constexpr uint64_t kMaxRollingWindowSignaturesPerSecond = uint64_t{1} << 20;
 // A bucket takes at most this many times its capacity of distinct signatures (see "Overload" above).
 constexpr uint64_t kRollingWindowOverloadFactor = 2;
+// The per-second request counter (see "Requests per second" above).
+constexpr int kRateSketchRows = 4;
+constexpr size_t kRateSketchWidth = size_t{1} << 16;  // a row index is 16 bits of the signature key
 
 struct RollingWindowOptions {
   // Throttled when seen in more than this many of the previous 59 seconds. 0 throttles a client's second
@@ -60,12 +72,20 @@ struct RollingWindowOptions {
   uint64_t signatures_per_second = 10000;
   // False-positive rate of each filter at that load (0 < fp_rate < 1).
   double fp_rate = 0.001;
+  // Throttled for the rest of the second after this many requests in it; 0: no per-second limit (and no
+  // sketch memory).
+  uint32_t max_requests_per_second = 0;
 };
 
 struct RollingWindowDecision {
   bool throttled = false;
   // Of the previous 59 seconds, how many hold this signature (false positives included).
   int seen_seconds = 0;
+  // Requests of this signature in the current second, this one included (an upper bound: the sketch only
+  // over-counts); 0 when max_requests_per_second is 0.
+  uint32_t requests_this_second = 0;
+  // Throttled because of requests_this_second (Retry-After 1), possibly besides the window.
+  bool rate_limited = false;
   // When throttled: seconds the client must stay silent before a request is allowed again (1..60), counting
   // this request. 0 when not throttled.
   int retry_after_seconds = 0;
@@ -79,8 +99,8 @@ class RollingWindowGuard {
   RollingWindowGuard(const RollingWindowGuard&) = delete;
   RollingWindowGuard& operator=(const RollingWindowGuard&) = delete;
 
-  // Records one request of `signature` (e.g. client address + User-Agent) at `now_seconds` and decides
-  // whether to throttle it. Every request is recorded, throttled ones too (a client that keeps hammering
+  // Records one request of `signature` (a client address key, never a client-chosen header) at
+  // `now_seconds` and decides whether to throttle it. Every request is recorded, throttled ones too (a client that keeps hammering
   // stays throttled), except a new signature in a bucket already holding its overload cap (see the top).
   RollingWindowDecision Check(std::string_view signature, int64_t now_seconds);
   // The same for a precomputed key (SignatureKey).
@@ -101,6 +121,7 @@ class RollingWindowGuard {
   const int threshold_;
   const double expected_fp_rate_;
   const uint64_t bucket_cap_;  // distinct signatures a bucket takes at most
+  const uint32_t max_requests_per_second_;
 
   mutable std::mutex mutex_;                                    // guards every member below
   std::vector<BlockedBloom> buckets_;                           // index: second mod 60
@@ -109,6 +130,8 @@ class RollingWindowGuard {
   int64_t newest_second_ = 0;
   bool started_ = false;
   uint64_t unrecorded_ = 0;
+  std::vector<uint32_t> rate_sketch_;  // kRateSketchRows x kRateSketchWidth; empty when the limit is off
+  int64_t rate_second_ = 0;            // the second rate_sketch_ counts
 };
 
 }  // namespace urlguard

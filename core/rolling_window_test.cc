@@ -234,3 +234,38 @@ TEST(RollingWindowGuard, ConcurrentClientsEachSeeTheirOwnHistory) {
 
 }  // namespace
 }  // namespace urlguard
+
+namespace urlguard {
+namespace {
+
+TEST(RollingWindowRateTest, ThrottlesABurstWithinOneSecondAndForgetsItTheNextSecond) {
+  RollingWindowOptions options;
+  options.threshold = 30;
+  options.signatures_per_second = 1000;
+  options.max_requests_per_second = 100;
+  RollingWindowGuard guard(options);
+  for (int i = 1; i <= 100; ++i) {
+    const RollingWindowDecision d = guard.Check("4:burst", 500);
+    ASSERT_FALSE(d.throttled) << i;
+    EXPECT_EQ(d.requests_this_second, static_cast<uint32_t>(i));
+  }
+  RollingWindowDecision d = guard.Check("4:burst", 500);
+  EXPECT_TRUE(d.throttled);
+  EXPECT_TRUE(d.rate_limited);
+  EXPECT_EQ(d.retry_after_seconds, 1);
+  // Another client in the same second is not affected; the burster is allowed again the next second.
+  EXPECT_FALSE(guard.Check("4:other", 500).throttled);
+  d = guard.Check("4:burst", 501);
+  EXPECT_FALSE(d.throttled);
+  EXPECT_EQ(d.requests_this_second, 1u);
+}
+
+TEST(RollingWindowRateTest, OffByDefault) {
+  RollingWindowOptions options;
+  options.signatures_per_second = 1000;
+  RollingWindowGuard guard(options);
+  for (int i = 0; i < 1000; ++i) ASSERT_FALSE(guard.Check("4:x", 7).throttled);
+}
+
+}  // namespace
+}  // namespace urlguard

@@ -445,8 +445,7 @@ bool BrowserTest::startRepoServer()
 {
     urlguard::ServerOptions options;
     options.repo_dir = m_repoDir.toStdString();
-    options.host = "127.0.0.1";
-    options.port = 0;
+    options.listen = "127.0.0.1:0";
     urlguard::Result<std::unique_ptr<urlguard::Server>> server = urlguard::Server::Start(options);
     if (!server.ok()) {
         qWarning("repository server: %s", server.status().ToString().c_str());

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <stdlib.h>
 #include <sys/random.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>

@@ -4,7 +4,7 @@
 set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config git
           libssl-dev libidn2-dev zlib1g-dev libsqlite3-dev libcurl4-openssl-dev
-          nlohmann-json3-dev libcli11-dev libcpp-httplib-dev
+          nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libmicrohttpd-dev
           libgtest-dev libgmock-dev libbenchmark-dev
           clang libclang-rt-14-dev binutils openssl curl
           nodejs)

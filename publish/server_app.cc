@@ -1,0 +1,138 @@
+// Copyright urlguard authors.
+#include "publish/server_app.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "http/http_server.h"
+#include "http/prometheus.h"
+#include "publish/server_response.h"
+#include "publish/verify_request.h"
+
+namespace urlguard {
+
+namespace {
+
+constexpr int kMaxCacheSeconds = 30 * 86400;
+
+int64_t MonotonicSeconds() {
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+Status ValidateServerOptions(const ServerOptions& o) {
+  if (o.repo_dir.empty()) return Status::InvalidArgument("server: repo_dir is empty");
+  if (o.tls_cert_file.empty() != o.tls_key_file.empty()) {
+    return Status::InvalidArgument("server: HTTPS needs both a certificate and a key file");
+  }
+  if (o.throttle_threshold < 0 || o.throttle_threshold >= kRollingWindowSeconds) {
+    return Status::InvalidArgument("server: throttle threshold must be 0..59");
+  }
+  if (o.max_requests_per_second < 0) return Status::InvalidArgument("server: max_requests_per_second < 0");
+  if (o.negative_cache_seconds < 0 || o.negative_cache_seconds > kMaxCacheSeconds ||
+      o.positive_cache_seconds < 0 || o.positive_cache_seconds > kMaxCacheSeconds) {
+    return Status::InvalidArgument("server: cache durations must be 0.." + std::to_string(kMaxCacheSeconds));
+  }
+  if (o.max_body_bytes < kMinVerifyBodyBytes || o.max_body_bytes > kMaxVerifyBodyBytes) {
+    return Status::InvalidArgument("server: max_body_bytes must be " + std::to_string(kMinVerifyBodyBytes) +
+                                   ".." + std::to_string(kMaxVerifyBodyBytes));
+  }
+  if (o.worker_threads < 1 || o.worker_threads > kMaxEventThreads) {
+    return Status::InvalidArgument("server: worker_threads must be 1.." + std::to_string(kMaxEventThreads));
+  }
+  if (o.throttle_clients_per_second < 1 ||
+      o.throttle_clients_per_second > kMaxRollingWindowSignaturesPerSecond) {
+    return Status::InvalidArgument("server: throttle_clients_per_second out of range");
+  }
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<ServerApp>> ServerApp::Create(const ServerOptions& options, Env* env) {
+  URLGUARD_RETURN_IF_ERROR(ValidateServerOptions(options));
+  auto trusted = TrustedProxies::Parse(options.trusted_proxies);
+  if (!trusted.ok()) return trusted.status().WithContext("server");
+  const std::string public_dir = JoinPath(options.repo_dir, "public");
+  auto root = env->RealPath(public_dir);
+  if (!root.ok()) return Status::NotFound("server: " + public_dir + " is not a directory");
+  auto info = env->Stat(*root);
+  if (!info.ok() || !info->is_dir) return Status::NotFound("server: " + public_dir + " is not a directory");
+  const std::string store_path = JoinPath(JoinPath(options.repo_dir, "private"), "hashes.sqlite");
+  auto store = FullHashStore::Open(store_path, /*read_only=*/true,
+                                   std::min(options.worker_threads, kMaxHashStoreConnections));
+  if (!store.ok()) return store.status().WithContext("server");
+
+  VerifyHandlerOptions v;
+  v.negative_cache_seconds = options.negative_cache_seconds;
+  v.positive_cache_seconds = options.positive_cache_seconds;
+  v.guard.threshold = options.throttle_threshold;
+  v.guard.signatures_per_second = options.throttle_clients_per_second;
+  v.guard.max_requests_per_second = static_cast<uint32_t>(options.max_requests_per_second);
+  v.trusted_proxies = std::move(trusted).value();
+  v.clock = options.clock ? options.clock : MonotonicSeconds;
+  return std::unique_ptr<ServerApp>(new ServerApp(env, *root, std::move(store).value(), std::move(v)));
+}
+
+ServerApp::ServerApp(Env* env, std::string public_root, std::unique_ptr<FullHashStore> store,
+                     VerifyHandlerOptions verify_options)
+    : store_(std::move(store)),
+      verify_(std::move(verify_options), store_.get(), &metrics_),
+      files_(env, public_root),
+      gauges_(env, JoinPath(public_root, "v1/lists")) {}
+
+HttpResponse ServerApp::Handle(const HttpRequest& req) {
+  HttpResponse res = Route(req);
+  metrics_.CountRequest(EndpointOf(req.method, req.path), res.status);
+  return res;
+}
+
+std::optional<HttpResponse> ServerApp::HandleHead(const HttpRequest& head) {
+  if (head.method == "POST" && head.path == "/v1/verify") return std::nullopt;
+  const auto length = head.Header("Content-Length");
+  const bool has_body = head.Header("Transfer-Encoding").has_value() || (length && *length != "0");
+  if (!has_body) return std::nullopt;
+  HttpResponse res = Handle(head);
+  res.close = true;
+  return res;
+}
+
+HttpResponse ServerApp::Route(const HttpRequest& req) {
+  const Endpoint endpoint = EndpointOf(req.method, req.path);
+  if (endpoint == kEndpointVerify) return verify_.Handle(req);
+  const bool is_get = req.method == "GET" || req.method == "HEAD";
+  HttpResponse res;
+  if (!is_get) {
+    res = JsonError(405, "method not allowed");
+    res.SetHeader("Allow", "GET, HEAD");
+  } else if (endpoint == kEndpointHealthz) {
+    res.SetHeader("Content-Type", "text/plain; charset=utf-8");
+    res.SetHeader("Cache-Control", "no-store");
+    res.body = "ok";
+  } else if (endpoint == kEndpointMetrics) {
+    res.SetHeader("Content-Type", kPrometheusContentType);
+    res.SetHeader("Cache-Control", "no-store");
+    res.body = MetricsText();
+  } else {
+    res = files_.Serve(req);
+  }
+  // Bodies are read only by POST /v1/verify: a request carrying one ends its connection.
+  if (!req.body.empty() || req.Header("Transfer-Encoding")) res.close = true;
+  return res;
+}
+
+std::string ServerApp::MetricsText() {
+  PrometheusText out;
+  metrics_.Append(&out);
+  out.Counter("urlguard_server_throttle_unrecorded_total",
+              "Verify requests the abuse guard could not record (its second was over capacity).",
+              verify_.unrecorded());
+  if (deadline_cuts_) {
+    out.Counter("urlguard_server_deadline_cuts_total",
+                "Connections cut because a request head or body missed its deadline.", deadline_cuts_());
+  }
+  gauges_.Append(&out);
+  return out.Release();
+}
+
+}  // namespace urlguard

@@ -1,0 +1,65 @@
+// Copyright urlguard authors.
+//
+// ServerApp: urlguard-server's request routing, independent of the network: one HttpRequest in, one
+// HttpResponse out (the http/ layer's handler). Separate from the listening Server (publish/server.cc) so a
+// fuzzer and tests can drive every route without sockets.
+//
+// Routes:
+//   /v1/verify          publish/verify_handler.h (GET, HEAD, POST)
+//   GET|HEAD /metrics   Prometheus text (publish/server_metrics.h)
+//   GET|HEAD /healthz   200 "ok"
+//   GET|HEAD /<file>    publish/static_files.h
+//   anything else       405 with Allow
+// A request that carries a body where none is read (every route but POST /v1/verify) is answered and its
+// connection closed.
+//
+// Thread safety: Handle() may be called from any thread.
+#ifndef URLGUARD_PUBLISH_SERVER_APP_H_
+#define URLGUARD_PUBLISH_SERVER_APP_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "http/request.h"
+#include "publish/hash_store.h"
+#include "publish/server_metrics.h"
+#include "publish/static_files.h"
+#include "publish/verify_handler.h"
+#include "urlguard/server.h"
+
+namespace urlguard {
+
+class ServerApp {
+ public:
+  // Validates the non-network options, opens REPO/public/ and the store. Failures as Server::Start's.
+  static Result<std::unique_ptr<ServerApp>> Create(const ServerOptions& options, Env* env);
+
+  HttpResponse Handle(const HttpRequest& req);
+  // The head-time answer (HttpHeadHandler): every request that carries a body but is not POST /v1/verify
+  // is answered before its body is read (and its connection closed). nullopt: read the body, then Handle().
+  std::optional<HttpResponse> HandleHead(const HttpRequest& head);
+
+  // Connections the http/ layer cut at a deadline (set by the server, for /metrics); may be null.
+  void set_deadline_cuts(std::function<uint64_t()> f) { deadline_cuts_ = std::move(f); }
+
+ private:
+  ServerApp(Env* env, std::string public_root, std::unique_ptr<FullHashStore> store,
+            VerifyHandlerOptions verify_options);
+  HttpResponse Route(const HttpRequest& req);
+  std::string MetricsText();
+
+  std::unique_ptr<FullHashStore> store_;
+  ServerMetrics metrics_;
+  VerifyHandler verify_;
+  StaticFiles files_;
+  ListGauges gauges_;
+  std::function<uint64_t()> deadline_cuts_;
+};
+
+// Checks the options a ServerApp uses (kInvalidArgument naming the option).
+Status ValidateServerOptions(const ServerOptions& options);
+
+}  // namespace urlguard
+
+#endif  // URLGUARD_PUBLISH_SERVER_APP_H_

@@ -1,0 +1,82 @@
+// Copyright urlguard authors.
+#include "publish/verify_handler.h"
+
+#include <chrono>
+#include <string>
+
+#include "core/layer_kind.h"
+#include "core/sha256.h"
+#include "publish/server_response.h"
+#include "publish/verify_request.h"
+
+namespace urlguard {
+
+VerifyHandler::VerifyHandler(VerifyHandlerOptions options, FullHashStore* store, ServerMetrics* metrics)
+    : options_(std::move(options)), store_(store), metrics_(metrics), guard_(options_.guard) {}
+
+bool VerifyHandler::Throttled(const HttpRequest& req, HttpResponse* refusal) {
+  const IpAddress client =
+      ResolveClientAddress(req.peer_address, req.Headers("X-Forwarded-For"), options_.trusted_proxies);
+  const RollingWindowDecision d = guard_.Check(GuardKeyOf(client), options_.clock());
+  if (!d.throttled) return false;
+  metrics_->throttled.fetch_add(1, std::memory_order_relaxed);
+  *refusal = JsonError(429, "too many requests");
+  refusal->SetHeader("Retry-After", std::to_string(d.retry_after_seconds));
+  return true;
+}
+
+HttpResponse VerifyHandler::Handle(const HttpRequest& req) {
+  const bool post = req.method == "POST";
+  if (!post && req.method != "GET" && req.method != "HEAD") {
+    HttpResponse res = JsonError(405, "method not allowed");
+    res.SetHeader("Allow", "GET, POST");
+    return res;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  HttpResponse res;
+  if (!Throttled(req, &res)) {
+    if (post) {
+      res = Answer(ParseVerifyRequest(req.body));
+    } else {
+      const std::vector<std::string> lists = req.QueryValues("prefixes");
+      res = lists.size() != 1 ? JsonError(400, "expected one \"prefixes\" parameter")
+                              : Answer(ParseVerifyPrefixList(lists[0]));
+    }
+  }
+  metrics_->ObserveVerify(std::chrono::steady_clock::now() - start);
+  return res;
+}
+
+HttpResponse VerifyHandler::Answer(const Result<std::vector<uint32_t>>& prefixes) {
+  if (!prefixes.ok()) {
+    const bool too_many = prefixes.status().code() == StatusCode::kResourceExhausted;
+    return JsonError(too_many ? 413 : 400, prefixes.status().message());
+  }
+  auto records = store_->LookupPrefixes(*prefixes);
+  if (!records.ok()) {
+    const bool busy = records.status().code() == StatusCode::kUnavailable;
+    HttpResponse res = JsonError(busy ? 503 : 500, busy ? "store busy" : "store error");
+    if (busy) res.SetHeader("Retry-After", "1");
+    return res;
+  }
+  metrics_->prefixes.fetch_add(prefixes->size(), std::memory_order_relaxed);
+  metrics_->matches.fetch_add(records->size(), std::memory_order_relaxed);
+  const std::string cache_seconds = std::to_string(options_.positive_cache_seconds);
+  HttpResponse res;
+  std::string& out = res.body;
+  out.reserve(64 + records->size() * 160);
+  out += "{\"matches\":[";
+  for (size_t i = 0; i < records->size(); ++i) {
+    const FullHashRecord& r = (*records)[i];
+    if (i > 0) out += ',';
+    // list and threat are [a-z0-9_-] (checked by the store), so they need no escaping.
+    out += "{\"sha256\":\"" + ToHex(r.sha256) + "\",\"list\":\"" + r.list + "\",\"layer\":\"" +
+           LayerKindName(r.layer) + "\",\"threat\":\"" + r.threat + "\",\"cache_seconds\":" + cache_seconds + "}";
+  }
+  out += "],\"negative_cache_seconds\":" + std::to_string(options_.negative_cache_seconds) + "}";
+  res.SetHeader("Content-Type", "application/json");
+  res.SetHeader("Cache-Control", "no-store");
+  return res;
+}
+
+}  // namespace urlguard

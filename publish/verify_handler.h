@@ -1,0 +1,61 @@
+// Copyright urlguard authors.
+//
+// VerifyHandler: the verify API of urlguard-server (POST /v1/verify with a JSON body, GET /v1/verify?prefixes=)
+// behind the abuse guard. docs/verify-server.md describes the answers.
+//
+// Abuse guard: every verify request is charged to its CLIENT ADDRESS (http/client_address.h: the TCP peer,
+// or the X-Forwarded-For client when the peer is a trusted proxy; IPv6 by /64) and nothing a client chooses
+// (no User-Agent, no cookie, no body field). core/rolling_window.h decides: seen in more than `threshold` of
+// the previous 59 seconds, or more than max_requests_per_second requests in the current one -> 429 with
+// Retry-After.
+//
+// Thread safety: Handle() may be called from any thread (the guard, the store and the metrics are).
+#ifndef URLGUARD_PUBLISH_VERIFY_HANDLER_H_
+#define URLGUARD_PUBLISH_VERIFY_HANDLER_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "core/rolling_window.h"
+#include "http/client_address.h"
+#include "http/request.h"
+#include "publish/hash_store.h"
+#include "publish/server_metrics.h"
+
+namespace urlguard {
+
+struct VerifyHandlerOptions {
+  int negative_cache_seconds = 1800;
+  int positive_cache_seconds = 3600;
+  RollingWindowOptions guard;
+  TrustedProxies trusted_proxies;
+  std::function<int64_t()> clock;  // seconds; required
+};
+
+class VerifyHandler {
+ public:
+  // `store` and `metrics` are not owned and must outlive the handler.
+  VerifyHandler(VerifyHandlerOptions options, FullHashStore* store, ServerMetrics* metrics);
+
+  // Answers a request for /v1/verify (any method: others get 405).
+  HttpResponse Handle(const HttpRequest& req);
+
+  // Requests the guard could not record (its second was over capacity).
+  uint64_t unrecorded() const { return guard_.unrecorded(); }
+
+ private:
+  // The guard's decision for this request; a 429 in *refusal when throttled.
+  bool Throttled(const HttpRequest& req, HttpResponse* refusal);
+  HttpResponse Answer(const Result<std::vector<uint32_t>>& prefixes);
+
+  const VerifyHandlerOptions options_;
+  FullHashStore* const store_;
+  ServerMetrics* const metrics_;
+  RollingWindowGuard guard_;  // thread-safe
+};
+
+}  // namespace urlguard
+
+#endif  // URLGUARD_PUBLISH_VERIFY_HANDLER_H_
