@@ -1,6 +1,6 @@
 // Copyright urlguard authors.
 //
-// libFuzzer target for InflateBounded (sync/bounded_inflate.h): arbitrary bytes must never crash it, an
+// libFuzzer target for InflateBounded (format/bounded_inflate.h): arbitrary bytes must never crash it, an
 // accepted stream never exceeds the cap, and the cap is exact (the same stream passes with a cap equal to
 // its output size and is refused, as kResourceExhausted, one byte below).
 #include <cstddef>
@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "sync/bounded_inflate.h"
+#include "format/bounded_inflate.h"
 
 namespace {
 

@@ -8,11 +8,11 @@
 #include "core/diff_codec.h"
 #include "core/entry.h"
 #include "core/snapshot.h"
-#include "publish/deflate.h"
+#include "format/deflate.h"
+#include "format/manifest.h"
 #include "publish/hash_store.h"
 #include "publish/list_builder.h"
 #include "publish/seen_filter.h"
-#include "sync/manifest.h"
 
 namespace urlguard {
 namespace {

@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "format/signature.h"
 #include "platform/env.h"
 #include "sync/fetcher.h"
 #include "sync/scheduler.h"
-#include "sync/signature.h"
 #include "sync/store.h"
 #include "urlguard/client.h"
 #include "urlguard/status.h"

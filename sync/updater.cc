@@ -12,9 +12,9 @@
 #include "core/list_name.h"
 #include "core/sha256.h"
 #include "core/snapshot.h"
+#include "format/bounded_inflate.h"
+#include "format/manifest.h"
 #include "sync/apply.h"
-#include "sync/bounded_inflate.h"
-#include "sync/manifest.h"
 
 namespace urlguard {
 namespace {

@@ -21,12 +21,13 @@
 
 #include "core/entry.h"
 #include "core/snapshot.h"
+#include "format/key_rotation.h"
 #include "platform/env.h"
 #include "publish/feeds.h"
 #include "publish/keygen.h"
 #include "publish/list_builder.h"
 #include "publish/publisher.h"
-#include "sync/key_rotation.h"
+#include "publish/signer.h"
 #include "tools/progress.h"
 
 namespace {

@@ -33,9 +33,9 @@
 #include <thread>
 #include <vector>
 
+#include "format/key_rotation.h"
+#include "format/signature.h"
 #include "platform/env.h"
-#include "sync/key_rotation.h"
-#include "sync/signature.h"
 #include "sync/syncer.h"
 #include "urlguard/client.h"
 

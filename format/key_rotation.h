@@ -3,6 +3,9 @@
 // Key rotation statements (ARCHITECTURE §5: "Key rotation is a signed statement chained from the old
 // key"; the bytes are specified in docs/manifest-format.md §7).
 //
+// This file holds the format and its verification (the client's half); the publisher writes statements
+// with publish/signer.h MakeRotationStatement().
+//
 // A statement says "key OLD says: trust key NEW from time T". It is signed by OLD over the domain-separated
 // message "urlguard key rotation v1\0" || statement body, so it can never pass for a manifest signature
 // (whose domain is "urlguard manifest v1\0") or the other way round. A client that trusts OLD (from its
@@ -13,8 +16,8 @@
 // client (sign manifests with both keys during the overlap, see signature.h). It is not revocation: whoever
 // holds OLD can also issue statements, so a compromised key must be removed from the clients'
 // configuration. Accepting a statement never removes OLD; the caller decides when to drop it.
-#ifndef URLGUARD_SYNC_KEY_ROTATION_H_
-#define URLGUARD_SYNC_KEY_ROTATION_H_
+#ifndef URLGUARD_FORMAT_KEY_ROTATION_H_
+#define URLGUARD_FORMAT_KEY_ROTATION_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -22,7 +25,7 @@
 #include <string_view>
 #include <vector>
 
-#include "sync/signature.h"
+#include "format/signature.h"
 #include "urlguard/status.h"
 
 namespace urlguard {
@@ -45,10 +48,12 @@ struct RotationStatement {
   bool operator==(const RotationStatement&) const = default;
 };
 
-// Writes a statement signed by `old_key`. kInvalidArgument when `new_key` equals old_key's public key or
-// not_before_unix is negative. Deterministic (Ed25519 signing is). Thread-safe.
-Result<std::string> MakeRotationStatement(const SigningKey& old_key, const PublicKey& new_key,
-                                          int64_t not_before_unix);
+// The signed body of a statement: its first four lines, exactly as docs/manifest-format.md §7 specifies.
+// The publisher signs RotationSignedMessage(RotationStatementBody(s)) (publish/signer.h MakeRotationStatement).
+std::string RotationStatementBody(const RotationStatement& statement);
+
+// The message a rotation signature covers: kRotationSignatureDomain || body.
+std::string RotationSignedMessage(std::string_view body);
 
 // Parses the statement syntax only (exact lines, lower-case hex keys, canonical decimal time, signature line
 // by old-key's id) and does NOT check the signature: use AcceptRotation(). kResourceExhausted over
@@ -75,4 +80,4 @@ Result<std::vector<PublicKey>> AcceptRotationChain(const std::vector<PublicKey>&
 
 }  // namespace urlguard
 
-#endif  // URLGUARD_SYNC_KEY_ROTATION_H_
+#endif  // URLGUARD_FORMAT_KEY_ROTATION_H_

@@ -9,8 +9,8 @@
 // allocation is larger than the cap: the output buffer grows geometrically up to exactly the cap, next to
 // one chunk (kInflateChunkBytes) and zlib's state (~40 KiB with its 32 KiB window), whatever the input.
 // (While the buffer grows, the previous one, at most half as large, is briefly alive too.)
-#ifndef URLGUARD_SYNC_BOUNDED_INFLATE_H_
-#define URLGUARD_SYNC_BOUNDED_INFLATE_H_
+#ifndef URLGUARD_FORMAT_BOUNDED_INFLATE_H_
+#define URLGUARD_FORMAT_BOUNDED_INFLATE_H_
 
 #include <cstddef>
 #include <string>
@@ -36,4 +36,4 @@ Result<std::string> InflateBounded(std::string_view zlib_or_gzip_bytes, size_t m
 
 }  // namespace urlguard
 
-#endif  // URLGUARD_SYNC_BOUNDED_INFLATE_H_
+#endif  // URLGUARD_FORMAT_BOUNDED_INFLATE_H_

@@ -1,5 +1,5 @@
 // Copyright urlguard authors.
-#include "sync/bounded_inflate.h"
+#include "format/bounded_inflate.h"
 
 #include <gtest/gtest.h>
 #include <zlib.h>

@@ -21,11 +21,12 @@
 
 #include "core/diff_codec.h"
 #include "core/snapshot.h"
-#include "publish/deflate.h"
+#include "format/bounded_inflate.h"
+#include "format/deflate.h"
+#include "format/key_rotation.h"
+#include "format/manifest.h"
 #include "publish/publisher.h"
-#include "sync/bounded_inflate.h"
-#include "sync/key_rotation.h"
-#include "sync/manifest.h"
+#include "publish/signer.h"
 #include "tests/test_util.h"
 
 namespace urlguard {

@@ -5,15 +5,15 @@
 // the canonical form is specified in docs/manifest-format.md).
 //
 // Order matters: a client verifies the detached signature over the raw manifest bytes first
-// (sync/signature.h VerifyManifestSignature) and only then calls ParseManifest(). The parser still treats
+// (format/signature.h VerifyManifestSignature) and only then calls ParseManifest(). The parser still treats
 // its input as hostile (signed bytes can come from a buggy publisher, and the fuzzer feeds it anything): it
 // never throws, never crashes, and refuses anything it does not fully understand except unknown object
 // members, which are ignored so that a later publisher can add fields without breaking older clients.
 //
 // Changes the manifest format: bump kManifestFormatVersion, docs/manifest-format.md and the golden test
 // (fixtures/golden/manifest_v1.json).
-#ifndef URLGUARD_SYNC_MANIFEST_H_
-#define URLGUARD_SYNC_MANIFEST_H_
+#ifndef URLGUARD_FORMAT_MANIFEST_H_
+#define URLGUARD_FORMAT_MANIFEST_H_
 
 #include <array>
 #include <cstddef>
@@ -110,4 +110,4 @@ bool IsValidManifestPath(std::string_view path);
 
 }  // namespace urlguard
 
-#endif  // URLGUARD_SYNC_MANIFEST_H_
+#endif  // URLGUARD_FORMAT_MANIFEST_H_

@@ -1,7 +1,7 @@
 // Copyright urlguard authors.
 //
 // Key rotation statements: the bytes of docs/manifest-format.md §7.
-#include "sync/key_rotation.h"
+#include "format/key_rotation.h"
 
 #include <algorithm>
 #include <cstring>
@@ -53,26 +53,6 @@ bool ParseCanonicalInt64(std::string_view s, int64_t* out) {
   return true;
 }
 
-std::string Body(const RotationStatement& s) {
-  std::string body(kRotationHeaderLine);
-  body += kOldKeyTag;
-  body += ToHex(s.old_key.raw.data(), s.old_key.raw.size());
-  body += '\n';
-  body += kNewKeyTag;
-  body += ToHex(s.new_key.raw.data(), s.new_key.raw.size());
-  body += '\n';
-  body += kNotBeforeTag;
-  body += std::to_string(s.not_before_unix);
-  body += '\n';
-  return body;
-}
-
-std::string SignedMessage(std::string_view body) {
-  std::string message(kRotationSignatureDomain);
-  message.append(body);
-  return message;
-}
-
 // Parses `bytes`; sets *body to the signed part and *signature to the signature.
 Result<RotationStatement> ParseInternal(std::string_view bytes, std::string_view* body,
                                         Ed25519Signature* signature) {
@@ -112,17 +92,24 @@ Result<RotationStatement> ParseInternal(std::string_view bytes, std::string_view
 
 }  // namespace
 
-Result<std::string> MakeRotationStatement(const SigningKey& old_key, const PublicKey& new_key,
-                                          int64_t not_before_unix) {
-  RotationStatement s;
-  s.old_key = old_key.public_key();
-  s.new_key = new_key;
-  s.not_before_unix = not_before_unix;
-  if (s.new_key == s.old_key) return Status::InvalidArgument("rotation to the same key");
-  if (not_before_unix < 0) return Status::InvalidArgument("negative not-before time");
-  std::string out = Body(s);
-  out += FormatSignatureLine(s.old_key, old_key.Sign(SignedMessage(out)));
-  return out;
+std::string RotationStatementBody(const RotationStatement& s) {
+  std::string body(kRotationHeaderLine);
+  body += kOldKeyTag;
+  body += ToHex(s.old_key.raw.data(), s.old_key.raw.size());
+  body += '\n';
+  body += kNewKeyTag;
+  body += ToHex(s.new_key.raw.data(), s.new_key.raw.size());
+  body += '\n';
+  body += kNotBeforeTag;
+  body += std::to_string(s.not_before_unix);
+  body += '\n';
+  return body;
+}
+
+std::string RotationSignedMessage(std::string_view body) {
+  std::string message(kRotationSignatureDomain);
+  message.append(body);
+  return message;
 }
 
 Result<RotationStatement> ParseRotationStatement(std::string_view bytes) {
@@ -139,7 +126,7 @@ Result<PublicKey> AcceptRotation(const std::vector<PublicKey>& trusted, std::str
   if (std::find(trusted.begin(), trusted.end(), s.old_key) == trusted.end()) {
     return Status::PermissionDenied("rotation signed by an untrusted key (key id " + s.old_key.KeyId() + ")");
   }
-  if (!VerifySignature(s.old_key, SignedMessage(body), signature.data())) {
+  if (!VerifySignature(s.old_key, RotationSignedMessage(body), signature.data())) {
     return Status::PermissionDenied("bad signature on the rotation statement (key id " + s.old_key.KeyId() +
                                     ")");
   }
