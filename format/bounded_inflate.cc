@@ -4,7 +4,9 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cassert>
 #include <climits>
+#include <cstring>
 #include <memory>
 
 namespace urlguard {
@@ -13,6 +15,8 @@ namespace {
 
 // windowBits 15 + 32: a 32 KiB window, and zlib detects the zlib or gzip header by itself.
 constexpr int kWindowBitsAutoDetect = 15 + 32;
+// windowBits 15 + 16: a 32 KiB window, gzip wrapper only.
+constexpr int kWindowBitsGzip = 15 + 16;
 
 // Ends the inflate stream when it goes out of scope.
 struct InflateGuard {
@@ -26,26 +30,60 @@ std::string ZlibMessage(const z_stream& z, int rc) {
   return m;
 }
 
+bool StartsWithGzipMagic(std::string_view s) {
+  return s.size() >= 2 && static_cast<unsigned char>(s[0]) == 0x1f && static_cast<unsigned char>(s[1]) == 0x8b;
+}
+
+// Where one pass puts its output.
+class Sink {
+ public:
+  virtual ~Sink() = default;
+  virtual void Append(const char* data, size_t n) = 0;
+};
+
+// Keeps nothing: the counting pass.
+class NullSink final : public Sink {
+ public:
+  void Append(const char* /*data*/, size_t /*n*/) override {}
+};
+
+// Appends to a string that already has its exact final capacity.
+class ExactSink final : public Sink {
+ public:
+  explicit ExactSink(std::string* out) : out_(out) {}
+  void Append(const char* data, size_t n) override { out_->append(data, n); }
+
+ private:
+  std::string* out_;
+};
+
 // Appends `n` bytes to *out (out->size() + n <= cap), growing its capacity geometrically but never beyond
 // `cap`. std::string::reserve on a non-empty string may round a request up to twice the old capacity, so
 // the growth goes through a fresh string, whose reserve is exact (for requests of at least 30 bytes).
-void AppendCapped(std::string* out, const char* data, size_t n, size_t cap) {
-  const size_t need = out->size() + n;
-  if (need > out->capacity()) {
-    const size_t doubled = out->capacity() > cap / 2 ? cap : out->capacity() * 2;
-    std::string bigger;
-    bigger.reserve(std::max(need, doubled));
-    bigger.append(*out);
-    out->swap(bigger);
+class GrowingSink final : public Sink {
+ public:
+  GrowingSink(std::string* out, size_t cap) : out_(out), cap_(cap) {}
+  void Append(const char* data, size_t n) override {
+    const size_t need = out_->size() + n;
+    if (need > out_->capacity()) {
+      const size_t doubled = out_->capacity() > cap_ / 2 ? cap_ : out_->capacity() * 2;
+      std::string bigger;
+      bigger.reserve(std::max(need, doubled));
+      bigger.append(*out_);
+      out_->swap(bigger);
+    }
+    out_->append(data, n);
   }
-  out->append(data, n);
-}
 
-}  // namespace
+ private:
+  std::string* out_;
+  const size_t cap_;
+};
 
-Result<std::string> InflateBounded(std::string_view input, size_t max_output) {
+// One inflation pass over `input` into `sink`. Returns the number of bytes produced (<= max_output).
+Result<size_t> InflatePass(std::string_view input, size_t max_output, bool gzip_members, Sink* sink) {
   z_stream z{};
-  if (inflateInit2(&z, kWindowBitsAutoDetect) != Z_OK) {
+  if (inflateInit2(&z, gzip_members ? kWindowBitsGzip : kWindowBitsAutoDetect) != Z_OK) {
     return Status::Internal("inflate: zlib could not initialize");
   }
   InflateGuard guard{&z};
@@ -54,7 +92,7 @@ Result<std::string> InflateBounded(std::string_view input, size_t max_output) {
   const size_t chunk_size =
       std::min(kInflateChunkBytes, max_output == SIZE_MAX ? max_output : max_output + 1);
   std::unique_ptr<char[]> chunk(new char[chunk_size]);
-  std::string out;
+  size_t produced_total = 0;
   size_t input_offset = 0;
 
   for (;;) {
@@ -65,25 +103,31 @@ Result<std::string> InflateBounded(std::string_view input, size_t max_output) {
       z.avail_in = static_cast<uInt>(piece);
       input_offset += piece;
     }
-    const size_t room = max_output - out.size();  // out.size() <= max_output always
+    const size_t room = max_output - produced_total;
     const size_t want = std::min(chunk_size, room == SIZE_MAX ? room : room + 1);
     z.next_out = reinterpret_cast<Bytef*>(chunk.get());
     z.avail_out = static_cast<uInt>(want);
     const int rc = inflate(&z, Z_NO_FLUSH);
     const size_t produced = want - z.avail_out;
     if (produced > room) {
-      return Status::ResourceExhausted("inflate: output exceeds the cap of " + std::to_string(max_output) +
-                                       " bytes");
+      return Status::ResourceExhausted("inflate: output larger than " + std::to_string(max_output) +
+                                       " bytes (the cap)");
     }
-    AppendCapped(&out, chunk.get(), produced, max_output);
+    sink->Append(chunk.get(), produced);
+    produced_total += produced;
 
     switch (rc) {
-      case Z_STREAM_END:
-        if (z.avail_in != 0 || input_offset != input.size()) {
-          return Status::Corruption("inflate: " + std::to_string(z.avail_in + (input.size() - input_offset)) +
-                                    " bytes of trailing garbage after the end of the stream");
+      case Z_STREAM_END: {
+        const size_t remaining = z.avail_in + (input.size() - input_offset);
+        if (remaining == 0) return produced_total;
+        // The unfed input follows z.next_in contiguously.
+        if (gzip_members && StartsWithGzipMagic(input.substr(input.size() - remaining))) {
+          if (inflateReset(&z) != Z_OK) return Status::Internal("inflate: inflateReset failed");
+          continue;
         }
-        return out;
+        return Status::Corruption("inflate: " + std::to_string(remaining) +
+                                  " bytes of trailing garbage after the end of the stream");
+      }
       case Z_OK:
         break;
       case Z_BUF_ERROR:
@@ -106,6 +150,25 @@ Result<std::string> InflateBounded(std::string_view input, size_t max_output) {
       return Status::Corruption("inflate: truncated stream (input ended before the end of the stream)");
     }
   }
+}
+
+}  // namespace
+
+Result<std::string> InflateBounded(std::string_view input, size_t max_output, const InflateOptions& options) {
+  std::string out;
+  if (options.count_first) {
+    NullSink counter;
+    URLGUARD_ASSIGN_OR_RETURN(size_t size, InflatePass(input, max_output, options.gzip_members, &counter));
+    out.reserve(size);
+    ExactSink exact(&out);
+    URLGUARD_ASSIGN_OR_RETURN(size_t filled, InflatePass(input, size, options.gzip_members, &exact));
+    assert(filled == size);
+    (void)filled;
+    return out;
+  }
+  GrowingSink growing(&out, max_output);
+  URLGUARD_RETURN_IF_ERROR(InflatePass(input, max_output, options.gzip_members, &growing).status());
+  return out;
 }
 
 }  // namespace urlguard

@@ -15,7 +15,6 @@
 // at the next '"' (FeedsLimitsTest.PathologicalQuotesStayLinear and the fuzz target exercise this).
 #include "publish/feeds.h"
 
-#include <zlib.h>
 
 #include <algorithm>
 #include <cassert>
@@ -29,8 +28,6 @@ namespace urlguard {
 namespace {
 
 constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
-// zlib's output buffer per inflate() call.
-constexpr size_t kFeedInflateChunkBytes = size_t{64} << 10;
 // How much of an offending value a problem message shows.
 constexpr size_t kMaxQuotedBytes = 80;
 
@@ -958,69 +955,6 @@ constexpr FormatName kFormatNames[] = {
     {FeedFormat::kCsv, "csv"},
 };
 
-// ---- gzip ----------------------------------------------------------------------------------------------
-
-// One inflation pass over all gzip members. Counts the inflated bytes, failing above `max_bytes`; when
-// `out` is not null, also copies them to out[0, max_bytes).
-Result<size_t> InflatePass(std::string_view gz, size_t max_bytes, char* out) {
-  z_stream zs;
-  std::memset(&zs, 0, sizeof(zs));
-  // 16 + MAX_WBITS: gzip wrapper only (header, CRC-32 and length are checked by zlib).
-  if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) return Status::Internal("gzip: inflateInit2 failed");
-  struct Ender {
-    z_stream* zs;
-    ~Ender() { inflateEnd(zs); }
-  } ender{&zs};
-
-  std::unique_ptr<unsigned char[]> buffer(new unsigned char[kFeedInflateChunkBytes]);
-  const unsigned char* next = reinterpret_cast<const unsigned char*>(gz.data());
-  size_t left = gz.size();  // bytes not yet handed to zlib
-  size_t produced = 0;
-  while (true) {
-    if (zs.avail_in == 0 && left > 0) {
-      const size_t feed = std::min<size_t>(left, UINT_MAX);
-      zs.next_in = const_cast<unsigned char*>(next);
-      zs.avail_in = static_cast<uInt>(feed);
-      next += feed;
-      left -= feed;
-    }
-    zs.next_out = buffer.get();
-    zs.avail_out = static_cast<uInt>(kFeedInflateChunkBytes);
-    const uInt in_before = zs.avail_in;
-    const int ret = inflate(&zs, Z_NO_FLUSH);
-    const size_t n = kFeedInflateChunkBytes - zs.avail_out;
-    if (n > max_bytes - produced) {
-      return Status::ResourceExhausted("gzip: inflated feed is larger than " + std::to_string(max_bytes) +
-                                       " bytes");
-    }
-    if (out != nullptr) std::memcpy(out + produced, buffer.get(), n);
-    produced += n;
-    if (ret == Z_STREAM_END) {
-      const size_t remaining = zs.avail_in + left;
-      if (remaining == 0) return produced;
-      // Spec (RFC 1952 2.2): "A gzip file consists of a series of 'members'".
-      const unsigned char* rest = zs.next_in;  // the unfed input follows it contiguously
-      if (remaining < 2 || rest[0] != 0x1f || rest[1] != 0x8b) {
-        return Status::Corruption("gzip: " + std::to_string(remaining) +
-                                  " unexpected bytes after the stream");
-      }
-      if (inflateReset(&zs) != Z_OK) return Status::Internal("gzip: inflateReset failed");
-      continue;
-    }
-    if (ret == Z_OK || ret == Z_BUF_ERROR) {
-      // No output room left is not the case here (we drain every call), so no progress means no input.
-      if (zs.avail_in == 0 && left == 0 && (ret == Z_BUF_ERROR || zs.avail_out != 0)) {
-        return Status::Corruption("gzip: truncated stream");
-      }
-      if (n == 0 && zs.avail_in == in_before && zs.avail_in != 0) {
-        return Status::Corruption("gzip: inflate made no progress");  // cannot happen with zlib; no spin
-      }
-      continue;
-    }
-    return Status::Corruption(std::string("gzip: ") + (zs.msg != nullptr ? zs.msg : "inflate failed"));
-  }
-}
-
 }  // namespace
 
 const char* FeedFormatName(FeedFormat format) {
@@ -1169,22 +1103,11 @@ bool IsGzip(std::string_view data) {
          static_cast<unsigned char>(data[1]) == 0x8b;
 }
 
-Result<std::string> InflateGzip(std::string_view gz, size_t max_bytes) {
-  // Pass 1 counts (refusing a bomb with nothing allocated but the chunk buffer); pass 2 fills a string of
-  // exactly that size. Inflating twice costs CPU (~1 s per GiB) but keeps peak memory at the output size.
-  URLGUARD_ASSIGN_OR_RETURN(size_t size, InflatePass(gz, max_bytes, nullptr));
-  std::string out(size, '\0');
-  URLGUARD_ASSIGN_OR_RETURN(size_t filled, InflatePass(gz, size, out.data()));
-  assert(filled == size);
-  (void)filled;
-  return out;
-}
-
 Result<std::string> ReadFeedFile(Env* env, const std::string& path, size_t max_bytes) {
   assert(env != nullptr);
   URLGUARD_ASSIGN_OR_RETURN(std::string raw, env->ReadFile(path, max_bytes));
   if (!IsGzip(raw)) return raw;
-  Result<std::string> inflated = InflateGzip(raw, max_bytes);
+  Result<std::string> inflated = InflateBounded(raw, max_bytes, kFeedInflateOptions);
   if (!inflated.ok()) return inflated.status().WithContext(path);
   return inflated;
 }

@@ -31,6 +31,11 @@ std::string ReadFixture(const std::string& name) {
   return data.ok() ? data.value() : std::string();
 }
 
+// The inflation ReadFeedFile applies to a gzip feed.
+Result<std::string> InflateGzip(std::string_view gz, size_t max_bytes = kMaxFeedBytes) {
+  return InflateBounded(gz, max_bytes, kFeedInflateOptions);
+}
+
 std::string ScratchDir() {
   const char* dir = std::getenv("URLGUARD_TEST_TMPDIR");
   std::string path = JoinPath(dir != nullptr && *dir != '\0' ? dir : "/tmp", "feeds_test");
