@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/ascii.h"
 #include "core/snapshot.h"
 
 namespace urlguard {
@@ -13,10 +14,6 @@ namespace {
 
 constexpr std::string_view kCurrentTmpSuffix = ".tmp";
 constexpr std::string_view kCorruptSuffix = ".corrupt";
-
-bool EndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
 
 }  // namespace
 
