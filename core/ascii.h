@@ -77,7 +77,6 @@ inline std::string_view NextAsciiToken(std::string_view* rest) {
   return token;
 }
 
-
 // Untrusted bytes made safe to print in a message: in single quotes, bytes outside printable ASCII (and
 // '\\' and '\'') as \xNN, at most `max_shown` bytes followed by "...".
 inline std::string QuoteBytes(std::string_view s, size_t max_shown = 80) {
@@ -97,7 +96,6 @@ inline std::string QuoteBytes(std::string_view s, size_t max_shown = 80) {
   out += "'";
   return out;
 }
-
 
 }  // namespace urlguard
 

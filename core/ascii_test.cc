@@ -21,7 +21,8 @@ TEST(Ascii, EqualsIgnoreCaseIsAsciiOnly) {
   EXPECT_FALSE(EqualsIgnoreCase("\xc3\x89", "\xc3\xa9"));
   EXPECT_FALSE(EqualsIgnoreCase("\xc9", "\xe9"));
   // Whatever locale the embedding program set.
-  if (std::setlocale(LC_CTYPE, "C.UTF-8") != nullptr || std::setlocale(LC_CTYPE, "en_US.ISO-8859-1") != nullptr) {
+  if (std::setlocale(LC_CTYPE, "C.UTF-8") != nullptr ||
+      std::setlocale(LC_CTYPE, "en_US.ISO-8859-1") != nullptr) {
     EXPECT_FALSE(EqualsIgnoreCase("\xc9", "\xe9"));
     std::setlocale(LC_CTYPE, "C");
   }

@@ -31,7 +31,8 @@ std::string ZlibMessage(const z_stream& z, int rc) {
 }
 
 bool StartsWithGzipMagic(std::string_view s) {
-  return s.size() >= 2 && static_cast<unsigned char>(s[0]) == 0x1f && static_cast<unsigned char>(s[1]) == 0x8b;
+  return s.size() >= 2 && static_cast<unsigned char>(s[0]) == 0x1f &&
+         static_cast<unsigned char>(s[1]) == 0x8b;
 }
 
 // Where one pass puts its output.

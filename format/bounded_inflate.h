@@ -46,7 +46,8 @@ struct InflateOptions {
 //                       stream (trailing garbage; without gzip_members also a second gzip member);
 //   kInternal           zlib could not allocate its state.
 // Thread-safe: no shared state.
-Result<std::string> InflateBounded(std::string_view input, size_t max_output, const InflateOptions& options = {});
+Result<std::string> InflateBounded(std::string_view input, size_t max_output,
+                                   const InflateOptions& options = {});
 
 }  // namespace urlguard
 

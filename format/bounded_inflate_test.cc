@@ -149,7 +149,8 @@ TEST(InflateBoundedTest, GzipMembersOptionReadsEveryMember) {
     std::string bad_crc = two;
     bad_crc[bad_crc.size() - 5] ^= 1;
     EXPECT_EQ(InflateBounded(bad_crc, 1 << 20, o).status().code(), StatusCode::kCorruption);
-    EXPECT_EQ(InflateBounded(two.substr(0, two.size() - 3), 1 << 20, o).status().code(), StatusCode::kCorruption);
+    EXPECT_EQ(InflateBounded(two.substr(0, two.size() - 3), 1 << 20, o).status().code(),
+              StatusCode::kCorruption);
     EXPECT_EQ(InflateBounded(two + "junk", 1 << 20, o).status().code(), StatusCode::kCorruption);
     EXPECT_EQ(InflateBounded(two + "\x1f", 1 << 20, o).status().code(), StatusCode::kCorruption);
     // gzip only: a zlib stream is refused.

@@ -28,8 +28,8 @@ class GoldenRotationTest : public ::testing::Test {
     ASSERT_TRUE(pub.ok());
     old_key_ = *pub;
     // RFC 8032 §7.1 TEST 1's public key.
-    ASSERT_TRUE(FromHex("d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a", new_key_.raw.data(),
-                        new_key_.raw.size()));
+    ASSERT_TRUE(FromHex("d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a",
+                        new_key_.raw.data(), new_key_.raw.size()));
   }
 
   PublicKey old_key_, new_key_;
@@ -106,10 +106,12 @@ TEST_F(GoldenRotationTest, ChainLengthIsCapped) {
   ASSERT_TRUE(one.ok()) << one.status().ToString();
   EXPECT_EQ(*one, (std::vector<PublicKey>{old_key_, new_key_}));
   // Repeating the statement is harmless (the key is not added twice) up to the cap.
-  auto repeated = AcceptRotationChain({old_key_}, std::vector<std::string>(kMaxRotationChainLength, golden_), kT);
+  auto repeated =
+      AcceptRotationChain({old_key_}, std::vector<std::string>(kMaxRotationChainLength, golden_), kT);
   ASSERT_TRUE(repeated.ok()) << repeated.status().ToString();
   EXPECT_EQ(repeated->size(), 2u);
-  auto over = AcceptRotationChain({old_key_}, std::vector<std::string>(kMaxRotationChainLength + 1, golden_), kT);
+  auto over =
+      AcceptRotationChain({old_key_}, std::vector<std::string>(kMaxRotationChainLength + 1, golden_), kT);
   ASSERT_FALSE(over.ok());
   EXPECT_EQ(over.status().code(), StatusCode::kResourceExhausted);
 }

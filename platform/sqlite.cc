@@ -12,7 +12,9 @@ int Open(const std::string& path, int flags, int busy_timeout_ms, Connection* ou
   return sqlite3_busy_timeout(raw, busy_timeout_ms);
 }
 
-int SetJournalModeWal(sqlite3* db, std::string* mode) { return QueryText(db, "PRAGMA journal_mode=WAL", mode); }
+int SetJournalModeWal(sqlite3* db, std::string* mode) {
+  return QueryText(db, "PRAGMA journal_mode=WAL", mode);
+}
 
 int Prepare(sqlite3* db, const char* sql, Stmt* out) {
   sqlite3_stmt* raw = nullptr;
@@ -70,6 +72,8 @@ std::string_view ColumnText(sqlite3_stmt* stmt, int column) {
   return {reinterpret_cast<const char*>(text), static_cast<size_t>(size)};
 }
 
-std::string ErrorMessage(sqlite3* db, int rc) { return db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc); }
+std::string ErrorMessage(sqlite3* db, int rc) {
+  return db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+}
 
 }  // namespace urlguard::sqlite

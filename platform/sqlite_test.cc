@@ -68,7 +68,8 @@ TEST(Sqlite, OpenWalStepAndQuery) {
 
 TEST(Sqlite, OpenFailureAndBusyTimeout) {
   sqlite::Connection db;
-  const int rc = sqlite::Open(JoinPath(testing::MakeTempDir("sqlite_test"), "no/such/dir/x.db"), SQLITE_OPEN_READWRITE, 0, &db);
+  const int rc = sqlite::Open(JoinPath(testing::MakeTempDir("sqlite_test"), "no/such/dir/x.db"),
+                              SQLITE_OPEN_READWRITE, 0, &db);
   EXPECT_EQ(rc & 0xff, SQLITE_CANTOPEN);
   EXPECT_FALSE(sqlite::ErrorMessage(db.get(), rc).empty());
 
@@ -77,7 +78,8 @@ TEST(Sqlite, OpenFailureAndBusyTimeout) {
   sqlite::Connection a, b;
   ASSERT_EQ(sqlite::Open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, 50, &a), SQLITE_OK);
   ASSERT_EQ(sqlite::Open(path, SQLITE_OPEN_READWRITE, 50, &b), SQLITE_OK);
-  ASSERT_EQ(sqlite::Exec(a.get(), "CREATE TABLE t (k); BEGIN IMMEDIATE; INSERT INTO t VALUES (1)"), SQLITE_OK);
+  ASSERT_EQ(sqlite::Exec(a.get(), "CREATE TABLE t (k); BEGIN IMMEDIATE; INSERT INTO t VALUES (1)"),
+            SQLITE_OK);
   EXPECT_EQ(sqlite::Exec(b.get(), "BEGIN IMMEDIATE") & 0xff, SQLITE_BUSY);
   ASSERT_EQ(sqlite::Exec(a.get(), "COMMIT"), SQLITE_OK);
 }

@@ -47,7 +47,6 @@ class CsvReader {
   // kError: a bad record (`*error` says why, record->line where); reading resumes at the next line.
   CsvStep Next(CsvRecord* record, std::string_view* comment, std::string* error);
 
-
  private:
   void SkipToNextLine(size_t start);
 

@@ -36,8 +36,8 @@ Status Read(std::string_view data, Seen* seen, size_t stop_after_records = SIZE_
 TEST(CsvReader, RecordsCommentsAndQuotedNewlines) {
   Seen seen;
   ASSERT_TRUE(Read("# head\na, b ,c\r\n\n\"x,1\",\"two\nlines\",\"q\"\"q\"\nlast", &seen).ok());
-  EXPECT_EQ(seen.events, (std::vector<std::string>{"c:# head", "r2:a|b|c", "c:", "r4:x,1|two\nlines|q\"q",
-                                                    "r6:last"}));
+  EXPECT_EQ(seen.events,
+            (std::vector<std::string>{"c:# head", "r2:a|b|c", "c:", "r4:x,1|two\nlines|q\"q", "r6:last"}));
 }
 
 TEST(CsvReader, BadRecordCostsOneLine) {

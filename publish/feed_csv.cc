@@ -31,7 +31,7 @@ std::string ListCsvColumns(const CsvRecord& header) {
 struct CsvColumns {
   size_t value = kNoCsvColumn;
   std::string value_name;         // for messages
-  size_t threat = kNoCsvColumn;      // column holding the threat type, or kNoCsvColumn
+  size_t threat = kNoCsvColumn;   // column holding the threat type, or kNoCsvColumn
   std::string_view fixed_threat;  // used when `threat` is kNoCsvColumn
   bool empty_is_error = true;     // false: an empty value cell is skipped (generic CSV)
 };
@@ -72,7 +72,6 @@ bool TakeUrlhausHeader(const CsvRecord& header, CsvColumns* columns) {
   return true;
 }
 
-
 }  // namespace
 
 // Parses a "1-based column number" spelled in decimal. Returns false when `text` is not all digits.
@@ -94,12 +93,14 @@ Status ParseGenericCsv(std::string_view data, std::string_view column, FeedSink*
   const bool by_number = ParseCsvColumnNumber(column, &number);
   if (by_number) {
     if (number == 0 || number > kMaxFeedLineBytes) {
-      return Status::InvalidArgument("csv: column number " + QuoteBytes(column) + " is out of range (1-based)");
+      return Status::InvalidArgument("csv: column number " + QuoteBytes(column) +
+                                     " is out of range (1-based)");
     }
     columns.value = number - 1;
     columns.value_name = "#" + std::to_string(number);
   } else {
-    if (TrimAsciiSpace(column).empty()) return Status::InvalidArgument("csv: no column given (csv:COLUMN:PATH)");
+    if (TrimAsciiSpace(column).empty())
+      return Status::InvalidArgument("csv: no column given (csv:COLUMN:PATH)");
     columns.value_name = QuoteBytes(TrimAsciiSpace(column));
   }
   bool header_pending = true;
@@ -112,15 +113,16 @@ Status ParseGenericCsv(std::string_view data, std::string_view column, FeedSink*
           if (!by_number) {
             columns.value = FindCsvColumn(record, column);
             if (columns.value == kNoCsvColumn) {
-              return Status::InvalidArgument("csv: no column " + columns.value_name + " in the header on line " +
-                                             std::to_string(record.line) + " (columns: " +
-                                             ListCsvColumns(record) + ")");
+              return Status::InvalidArgument("csv: no column " + columns.value_name +
+                                             " in the header on line " + std::to_string(record.line) +
+                                             " (columns: " + ListCsvColumns(record) + ")");
             }
             sink->Comment();
             return Status::Ok();
           }
           // With a column number the first row is a header exactly when its cell there is no plausible entry.
-          if (columns.value < record.count && !CheckFeedValue(TrimAsciiSpace(record.field(columns.value))).empty()) {
+          if (columns.value < record.count &&
+              !CheckFeedValue(TrimAsciiSpace(record.field(columns.value))).empty()) {
             sink->Comment();
             return Status::Ok();
           }

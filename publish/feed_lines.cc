@@ -149,11 +149,13 @@ void ParseDropTxtLine(std::string_view line, uint64_t number, FeedSink* sink) {
 void ParseLineFeed(FeedFormat format, std::string_view data, FeedSink* sink) {
   switch (format) {
     case FeedFormat::kPlain:
-      ForEachFeedLine(data, sink, [&](std::string_view l, uint64_t n) { ParsePlainLine(l, n, "", false, sink); });
+      ForEachFeedLine(data, sink,
+                      [&](std::string_view l, uint64_t n) { ParsePlainLine(l, n, "", false, sink); });
       return;
     case FeedFormat::kOpenphish:
-      ForEachFeedLine(data, sink,
-                      [&](std::string_view l, uint64_t n) { ParsePlainLine(l, n, kThreatPhishing, true, sink); });
+      ForEachFeedLine(data, sink, [&](std::string_view l, uint64_t n) {
+        ParsePlainLine(l, n, kThreatPhishing, true, sink);
+      });
       return;
     case FeedFormat::kHosts:
       ForEachFeedLine(data, sink, [&](std::string_view l, uint64_t n) { ParseHostsLine(l, n, sink); });

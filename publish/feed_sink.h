@@ -19,7 +19,7 @@ namespace urlguard {
 class FeedSink {
  public:
   FeedSink(const FeedSpec& spec, std::vector<FeedEntry>* entries, std::vector<FeedProblem>* problems,
-       FeedStats* stats)
+           FeedStats* stats)
       : file_(spec.path.empty() ? "<input>" : spec.path),
         entries_(entries),
         problems_(problems),

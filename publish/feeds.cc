@@ -3,12 +3,13 @@
 // Threat-feed specs, format detection and dispatch (contracts in feeds.h, formats in docs/feeds.md).
 //
 // Design: every format is read in one forward pass over the (already inflated) bytes, with no copy of the
-// input. The parsers live by family: feed_lines.h (LineReader), feed_csv.h (through csv_reader.h's CsvReader, which lets a quoted field span
-// lines and, when a record is bad, resumes at the line after the record's first line, so one stray quote
-// costs one line, not the rest of the file), feed_json.h. JSON arrays are cut into elements by a small bracket/string
-// scanner and each element is parsed alone with nlohmann::json (no exceptions: parse(..., false) and
-// is_discarded()), so one bad element costs one element, memory stays bounded by kMaxFeedLineBytes per
-// element instead of a DOM of the whole file, and every element gets a line number.
+// input. The parsers live by family: feed_lines.h (LineReader), feed_csv.h (through csv_reader.h's CsvReader,
+// which lets a quoted field span lines and, when a record is bad, resumes at the line after the record's
+// first line, so one stray quote costs one line, not the rest of the file), feed_json.h. JSON arrays are cut
+// into elements by a small bracket/string scanner and each element is parsed alone with nlohmann::json (no
+// exceptions: parse(..., false) and is_discarded()), so one bad element costs one element, memory stays
+// bounded by kMaxFeedLineBytes per element instead of a DOM of the whole file, and every element gets a line
+// number.
 //
 // Work: a record's scan never goes past kMaxFeedLineBytes from its start, so a bad CSV record that is
 // re-read from its next line costs at most 64 KiB of rescanning; in practice a quoted field's search ends
@@ -130,10 +131,12 @@ Result<FeedSpec> ParseFeedSpec(std::string_view arg) {
     }
     std::string_view column = rest.substr(0, second);
     rest = rest.substr(second + 1);
-    if (TrimAsciiSpace(column).empty()) return Status::InvalidArgument("empty CSV column in " + QuoteBytes(arg));
+    if (TrimAsciiSpace(column).empty())
+      return Status::InvalidArgument("empty CSV column in " + QuoteBytes(arg));
     size_t number = 0;
     if (ParseCsvColumnNumber(column, &number) && (number == 0 || number > kMaxFeedLineBytes)) {
-      return Status::InvalidArgument("CSV column number " + QuoteBytes(column) + " is out of range (1-based)");
+      return Status::InvalidArgument("CSV column number " + QuoteBytes(column) +
+                                     " is out of range (1-based)");
     }
     spec.csv_column = std::string(column);
   }
@@ -143,7 +146,8 @@ Result<FeedSpec> ParseFeedSpec(std::string_view arg) {
 }
 
 FeedFormat DetectFeedFormat(std::string_view path, std::string_view first_bytes) {
-  std::string name = AsciiLower(path.substr(path.rfind('/') == std::string_view::npos ? 0 : path.rfind('/') + 1));
+  std::string name =
+      AsciiLower(path.substr(path.rfind('/') == std::string_view::npos ? 0 : path.rfind('/') + 1));
   if (EndsWith(name, ".gz")) name.resize(name.size() - 3);
   std::string_view text = first_bytes.substr(0, kMaxFeedDetectBytes);
   if (StartsWith(text, kUtf8Bom)) text.remove_prefix(kUtf8Bom.size());
@@ -174,7 +178,8 @@ FeedFormat DetectFeedFormat(std::string_view path, std::string_view first_bytes)
     if (t.empty()) continue;
     if (t.front() == '#') {
       if (ContainsIgnoreCase(t, "urlhaus")) urlhaus_banner = true;
-      if (StartsWithIgnoreCase(TrimAsciiSpace(t.substr(1)), "id,dateadded,url")) return FeedFormat::kUrlhausCsv;
+      if (StartsWithIgnoreCase(TrimAsciiSpace(t.substr(1)), "id,dateadded,url"))
+        return FeedFormat::kUrlhausCsv;
       continue;
     }
     if (t.front() == '!' || StartsWith(t, "||") || StartsWith(t, "@@")) return FeedFormat::kAbp;
@@ -188,7 +193,8 @@ FeedFormat DetectFeedFormat(std::string_view path, std::string_view first_bytes)
       return FeedFormat::kHosts;
     }
     size_t semi = t.find(';');
-    if (semi != std::string_view::npos && IsCidr(TrimAsciiSpace(t.substr(0, semi)))) return FeedFormat::kDropTxt;
+    if (semi != std::string_view::npos && IsCidr(TrimAsciiSpace(t.substr(0, semi))))
+      return FeedFormat::kDropTxt;
     break;
   }
   if (name.find("openphish") != std::string::npos) return FeedFormat::kOpenphish;

@@ -7,9 +7,10 @@
 
 namespace urlguard {
 
-Status ForEachJsonArrayElement(std::string_view data, size_t open, size_t max_element_bytes,
-                               const std::function<void(std::string_view, uint64_t, std::string_view)>& on_element,
-                               const std::function<void(uint64_t, std::string)>& on_problem) {
+Status ForEachJsonArrayElement(
+    std::string_view data, size_t open, size_t max_element_bytes,
+    const std::function<void(std::string_view, uint64_t, std::string_view)>& on_element,
+    const std::function<void(uint64_t, std::string)>& on_problem) {
   uint64_t line = 1 + static_cast<uint64_t>(std::count(data.begin(), data.begin() + open, '\n'));
   const uint64_t open_line = line;
   size_t pos = open + 1;

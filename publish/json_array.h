@@ -24,9 +24,10 @@ constexpr bool IsJsonSpace(char c) { return c == ' ' || c == '\t' || c == '\r' |
 // element (except the one a trailing comma leaves, "[a,]") and an element over max_element_bytes go to
 // on_problem(line, message) instead. kCorruption for an unterminated array, an unbalanced '}', or bytes
 // other than whitespace after the array.
-Status ForEachJsonArrayElement(std::string_view data, size_t open, size_t max_element_bytes,
-                               const std::function<void(std::string_view, uint64_t, std::string_view)>& on_element,
-                               const std::function<void(uint64_t, std::string)>& on_problem);
+Status ForEachJsonArrayElement(
+    std::string_view data, size_t open, size_t max_element_bytes,
+    const std::function<void(std::string_view, uint64_t, std::string_view)>& on_element,
+    const std::function<void(uint64_t, std::string)>& on_problem);
 
 }  // namespace urlguard
 

@@ -24,7 +24,9 @@ Walk Scan(std::string_view data, size_t cap = 1000) {
       [&](std::string_view element, uint64_t line, std::string_view where) {
         w.events.push_back(std::to_string(line) + ":" + std::string(element) + std::string(where));
       },
-      [&](uint64_t line, std::string message) { w.events.push_back("!" + std::to_string(line) + ":" + message); });
+      [&](uint64_t line, std::string message) {
+        w.events.push_back("!" + std::to_string(line) + ":" + message);
+      });
   return w;
 }
 
@@ -40,7 +42,8 @@ TEST(JsonArray, ElementsWithLinesAndNesting) {
 TEST(JsonArray, ProblemsAreOneElementEach) {
   Walk w = Scan("[1,,2,]");  // an empty element is a problem; the trailing comma is tolerated
   ASSERT_TRUE(w.status.ok());
-  EXPECT_EQ(w.events, (std::vector<std::string>{"1:1 (array element 1)", "!1:empty JSON array element (array element 2)",
+  EXPECT_EQ(w.events, (std::vector<std::string>{"1:1 (array element 1)",
+                                                "!1:empty JSON array element (array element 2)",
                                                 "1:2 (array element 3)"}));
   w = Scan("[\"" + std::string(20, 'x') + "\", 1]", /*cap=*/10);
   ASSERT_TRUE(w.status.ok());

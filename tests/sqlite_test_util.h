@@ -1,7 +1,7 @@
 // Copyright urlguard authors.
 //
-// Helpers for tests of the SQLite-backed stores (publish/hash_store, sync/result_cache): look at a database file
-// behind the store's back, and make digests with a chosen 4-byte verification prefix.
+// Helpers for tests of the SQLite-backed stores (publish/hash_store, sync/result_cache): look at a database
+// file behind the store's back, and make digests with a chosen 4-byte verification prefix.
 #ifndef URLGUARD_TESTS_SQLITE_TEST_UTIL_H_
 #define URLGUARD_TESTS_SQLITE_TEST_UTIL_H_
 
@@ -29,7 +29,9 @@ inline std::string RawQuery(const std::string& path, const std::string& sql) {
   while ((rc = sqlite3_step(stmt.get())) == SQLITE_ROW) {
     for (int i = 0; i < sqlite3_column_count(stmt.get()); ++i) {
       if (i > 0) out += "|";
-      out += sqlite3_column_type(stmt.get(), i) == SQLITE_NULL ? "NULL" : std::string(sqlite::ColumnText(stmt.get(), i));
+      out += sqlite3_column_type(stmt.get(), i) == SQLITE_NULL
+                 ? "NULL"
+                 : std::string(sqlite::ColumnText(stmt.get(), i));
     }
     out += "\n";
   }
