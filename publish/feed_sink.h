@@ -16,6 +16,7 @@
 
 namespace urlguard {
 
+// One per ParseFeed() call; the vectors and stats it writes to must outlive it. Not thread-safe.
 class FeedSink {
  public:
   FeedSink(const FeedSpec& spec, std::vector<FeedEntry>* entries, std::vector<FeedProblem>* problems,
