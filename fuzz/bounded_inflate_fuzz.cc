@@ -1,6 +1,6 @@
 // Copyright urlguard authors.
 //
-// libFuzzer target for InflateBounded (sync/bounded_inflate.h): arbitrary bytes must never crash it, an
+// libFuzzer target for InflateBounded (format/bounded_inflate.h): arbitrary bytes must never crash it, an
 // accepted stream never exceeds the cap, and the cap is exact (the same stream passes with a cap equal to
 // its output size and is refused, as kResourceExhausted, one byte below).
 #include <cstddef>
@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "sync/bounded_inflate.h"
+#include "format/bounded_inflate.h"
 
 namespace {
 
@@ -24,6 +24,15 @@ constexpr size_t kFuzzCap = size_t{1} << 20;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view input(reinterpret_cast<const char*>(data), size);
+  // Multi-member gzip: counting first or growing must agree on every input, byte for byte or status code.
+  const urlguard::Result<std::string> grown =
+      urlguard::InflateBounded(input, kFuzzCap, urlguard::InflateOptions{.gzip_members = true});
+  const urlguard::Result<std::string> counted = urlguard::InflateBounded(
+      input, kFuzzCap, urlguard::InflateOptions{.gzip_members = true, .count_first = true});
+  if (grown.ok() != counted.ok()) Fail("count_first changed whether the input is accepted");
+  if (grown.ok() && (*grown != *counted || grown->size() > kFuzzCap)) Fail("count_first changed the output");
+  if (!grown.ok() && grown.status().code() != counted.status().code()) Fail("count_first changed the error");
+
   urlguard::Result<std::string> out = urlguard::InflateBounded(input, kFuzzCap);
   if (!out.ok()) {
     const urlguard::StatusCode code = out.status().code();

@@ -66,7 +66,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
   urlguard::Result<urlguard::FeedSpec> spec = urlguard::ParseFeedSpec(first_line);
   if (spec.ok()) Check(!spec->path.empty());
 
-  urlguard::Result<std::string> inflated = urlguard::InflateGzip(data, kFuzzInflateCap);
+  urlguard::Result<std::string> inflated = urlguard::InflateBounded(data, kFuzzInflateCap, urlguard::kFeedInflateOptions);
   if (inflated.ok()) {
     Check(inflated->size() <= kFuzzInflateCap);
     ParseOne(urlguard::FeedSpec{FeedFormat::kAuto, "", "fuzz.gz"}, *inflated);

@@ -1,6 +1,6 @@
 // Copyright urlguard authors.
 //
-// libFuzzer target for ParseManifest (sync/manifest.h): arbitrary bytes must never crash the parser or let an
+// libFuzzer target for ParseManifest (format/manifest.h): arbitrary bytes must never crash the parser or let an
 // exception escape, every failure is one of the documented codes, and an accepted manifest is valid,
 // re-serializes to canonical bytes that parse back to the same manifest, and serializing that again gives the
 // same bytes (the canonical form is a fixed point).
@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "sync/manifest.h"
+#include "format/manifest.h"
 
 namespace {
 

@@ -1,6 +1,6 @@
 // Copyright urlguard authors.
 //
-// libFuzzer target for the other parsers of sync/signature.h and sync/key_rotation.h: signature files,
+// libFuzzer target for the other parsers of format/signature.h and format/key_rotation.h: signature files,
 // rotation statements and strict base64. Arbitrary bytes must never crash them; an accepted signature file
 // re-formats to the same bytes (the format has one spelling); an accepted base64 text re-encodes to itself;
 // a rotation statement that parses has the properties the format promises, and one that is accepted parses.
@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "core/sha256.h"
-#include "sync/key_rotation.h"
-#include "sync/signature.h"
+#include "format/key_rotation.h"
+#include "format/signature.h"
 
 namespace {
 

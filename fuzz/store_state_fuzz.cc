@@ -1,6 +1,6 @@
 // Copyright urlguard authors.
 //
-// libFuzzer target for ParseStoreState (sync/store.h, the D/current file of docs/data-dir.md): arbitrary
+// libFuzzer target for ParseStoreState (format/current_record.h, the D/current file of docs/data-dir.md): arbitrary
 // bytes must never crash the parser, every failure is kCorruption or kResourceExhausted with a message, and
 // an accepted state is valid and re-serializes to exactly the input bytes (the format has one encoding per
 // state). The trailing SHA-256 makes random inputs fail early; the fuzzer also reseals every input
@@ -14,7 +14,7 @@
 #include <string>
 
 #include "core/sha256.h"
-#include "sync/store.h"
+#include "format/current_record.h"
 
 namespace {
 

@@ -27,6 +27,7 @@
 #include <string_view>
 #include <vector>
 
+#include "format/bounded_inflate.h"
 #include "platform/env.h"
 #include "urlguard/status.h"
 
@@ -126,17 +127,14 @@ Status ParseFeed(const FeedSpec& spec, std::string_view data, std::vector<FeedEn
 // True when `data` starts with the gzip magic bytes 1f 8b.
 bool IsGzip(std::string_view data);
 
-// Inflates a gzip file (one or more members, RFC 1952) whose inflated size is at most `max_bytes`.
-// Memory: the output is allocated once, at its exact size: a first pass only counts the inflated bytes
-// (through a fixed 64 KiB buffer) and stops at the cap, so a gzip bomb is refused after inflating at most
-// `max_bytes` bytes without keeping any of them.
-// Fails with kResourceExhausted above the cap, kCorruption for a malformed, truncated or checksum-failing
-// stream or bytes after the last member, kInternal when zlib cannot initialize.
-Result<std::string> InflateGzip(std::string_view gz, size_t max_bytes = kMaxFeedBytes);
+// How feeds are inflated (format/bounded_inflate.h): a gzip file of one or more members (RFC 1952), and the
+// output allocated once at its exact size: a first pass only counts the inflated bytes and stops at the
+// cap, so a gzip bomb is refused after inflating at most the cap without keeping any of it.
+inline constexpr InflateOptions kFeedInflateOptions{.gzip_members = true, .count_first = true};
 
 // Reads the feed file at `path` through `env`, inflating it when it is gzip (IsGzip; whatever the name).
 // Both the file and the inflated text are capped at `max_bytes` (kResourceExhausted). Other failures are
-// Env::ReadFile's and InflateGzip's, with the path in the message.
+// Env::ReadFile's and InflateBounded's, with the path in the message.
 Result<std::string> ReadFeedFile(Env* env, const std::string& path, size_t max_bytes = kMaxFeedBytes);
 
 }  // namespace urlguard

@@ -33,6 +33,11 @@ std::string ReadFixture(const std::string& name) {
   return data.ok() ? data.value() : std::string();
 }
 
+// The inflation ReadFeedFile applies to a gzip feed.
+Result<std::string> InflateGzip(std::string_view gz, size_t max_bytes = kMaxFeedBytes) {
+  return InflateBounded(gz, max_bytes, kFeedInflateOptions);
+}
+
 struct Parsed {
   Status status;
   std::vector<FeedEntry> entries;

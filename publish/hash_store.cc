@@ -11,6 +11,7 @@
 
 #include "core/list_name.h"
 #include "platform/env.h"
+#include "platform/sqlite.h"
 
 namespace urlguard {
 namespace {
@@ -55,10 +56,8 @@ std::string LookupSql(int n) {
 }
 constexpr const char* kCountSql = "SELECT entries FROM lists WHERE name = ?1";
 
-struct StmtDeleter {
-  void operator()(sqlite3_stmt* s) const { sqlite3_finalize(s); }
-};
-using Stmt = std::unique_ptr<sqlite3_stmt, StmtDeleter>;
+using sqlite::ColumnText;
+using sqlite::Stmt;
 
 // Maps a SQLite result code to a Status: lock contention is kUnavailable (retry later), a damaged or foreign
 // file kCorruption, everything else kIoError.
@@ -84,43 +83,28 @@ Status SqliteError(sqlite3* db, int rc, std::string_view what) {
 }
 
 Result<Stmt> Prepare(sqlite3* db, const char* sql) {
-  sqlite3_stmt* raw = nullptr;
-  const int rc = sqlite3_prepare_v2(db, sql, -1, &raw, nullptr);
+  Stmt stmt;
+  const int rc = sqlite::Prepare(db, sql, &stmt);
   if (rc != SQLITE_OK) {
     Status s = SqliteError(db, rc, "prepare");
-    sqlite3_finalize(raw);
     // A statement over missing tables means the file is some other database.
     if ((rc & 0xff) == SQLITE_ERROR) return Status::Corruption(s.message());
     return s;
   }
-  return Stmt(raw);
+  return stmt;
 }
 
 Status Exec(sqlite3* db, const char* sql) {
-  char* err = nullptr;
-  const int rc = sqlite3_exec(db, sql, nullptr, nullptr, &err);
-  sqlite3_free(err);
+  const int rc = sqlite::Exec(db, sql);
   if (rc != SQLITE_OK) return SqliteError(db, rc, sql);
   return Status::Ok();
 }
 
 // Runs a statement that returns no rows (or ignores them) to completion and resets it.
 Status StepDone(sqlite3* db, sqlite3_stmt* stmt, std::string_view what) {
-  int rc;
-  do {
-    rc = sqlite3_step(stmt);
-  } while (rc == SQLITE_ROW);
-  sqlite3_reset(stmt);
-  sqlite3_clear_bindings(stmt);
-  if (rc != SQLITE_DONE) return SqliteError(db, rc, what);
+  const int rc = sqlite::StepDone(stmt);
+  if (rc != SQLITE_OK) return SqliteError(db, rc, what);
   return Status::Ok();
-}
-
-std::string_view ColumnText(sqlite3_stmt* stmt, int column) {
-  const unsigned char* text = sqlite3_column_text(stmt, column);
-  const int size = sqlite3_column_bytes(stmt, column);
-  if (text == nullptr || size <= 0) return {};
-  return {reinterpret_cast<const char*>(text), static_cast<size_t>(size)};
 }
 
 }  // namespace
@@ -136,37 +120,34 @@ class FullHashStore::Connection {
     begin_.reset();
     commit_.reset();
     rollback_.reset();
-    if (db_ != nullptr) sqlite3_close(db_);
   }
 
   static Result<std::unique_ptr<Connection>> Open(const std::string& path, bool read_only) {
     auto c = std::unique_ptr<Connection>(new Connection());
     const int flags = (read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)) |
                       SQLITE_OPEN_NOMUTEX;
-    const int rc = sqlite3_open_v2(path.c_str(), &c->db_, flags, nullptr);
-    if (rc != SQLITE_OK) return SqliteError(c->db_, rc, "open " + path);
-    sqlite3_busy_timeout(c->db_, kHashStoreBusyTimeoutMs);
-    sqlite3_extended_result_codes(c->db_, 1);
-    URLGUARD_RETURN_IF_ERROR(Exec(c->db_, kConnectionPragmas));
+    const int rc = sqlite::Open(path, flags, kHashStoreBusyTimeoutMs, &c->connection_);
+    if (rc != SQLITE_OK) return SqliteError(c->db(), rc, "open " + path);
+    URLGUARD_RETURN_IF_ERROR(Exec(c->db(), kConnectionPragmas));
     return c;
   }
 
   // Prepares the statements every call needs. Fails with kCorruption when the tables are missing.
   Status PrepareStatements() {
     URLGUARD_RETURN_IF_ERROR(lookup(1).status());
-    URLGUARD_ASSIGN_OR_RETURN(count_, Prepare(db_, kCountSql));
-    URLGUARD_ASSIGN_OR_RETURN(begin_, Prepare(db_, "BEGIN"));
-    URLGUARD_ASSIGN_OR_RETURN(commit_, Prepare(db_, "COMMIT"));
-    URLGUARD_ASSIGN_OR_RETURN(rollback_, Prepare(db_, "ROLLBACK"));
+    URLGUARD_ASSIGN_OR_RETURN(count_, Prepare(db(), kCountSql));
+    URLGUARD_ASSIGN_OR_RETURN(begin_, Prepare(db(), "BEGIN"));
+    URLGUARD_ASSIGN_OR_RETURN(commit_, Prepare(db(), "COMMIT"));
+    URLGUARD_ASSIGN_OR_RETURN(rollback_, Prepare(db(), "ROLLBACK"));
     return Status::Ok();
   }
 
-  sqlite3* db() const { return db_; }
+  sqlite3* db() const { return connection_.get(); }
   // The statement looking up `n` (1..kLookupBatch) prefixes, prepared on first use.
   Result<sqlite3_stmt*> lookup(int n) {
     assert(n >= 1 && n <= kLookupBatch);
     if (lookup_[n] == nullptr) {
-      URLGUARD_ASSIGN_OR_RETURN(lookup_[n], Prepare(db_, LookupSql(n).c_str()));
+      URLGUARD_ASSIGN_OR_RETURN(lookup_[n], Prepare(db(), LookupSql(n).c_str()));
     }
     return lookup_[n].get();
   }
@@ -178,7 +159,7 @@ class FullHashStore::Connection {
  private:
   Connection() = default;
 
-  sqlite3* db_ = nullptr;
+  sqlite::Connection connection_;  // closed after ~Connection() has finalized the statements
   std::array<Stmt, kLookupBatch + 1> lookup_;  // index: prefix count
   Stmt count_, begin_, commit_, rollback_;
 };
@@ -222,10 +203,10 @@ Result<std::unique_ptr<FullHashStore>> FullHashStore::Open(const std::string& pa
 
   if (!read_only) {
     // Spec (SQLite WAL): the journal mode is persistent, so one switch serves every later connection.
-    URLGUARD_ASSIGN_OR_RETURN(Stmt wal, Prepare(db, "PRAGMA journal_mode=WAL"));
-    const int rc = sqlite3_step(wal.get());
-    if (rc != SQLITE_ROW) return SqliteError(db, rc, "journal_mode=WAL");
-    if (ColumnText(wal.get(), 0) != "wal") {
+    std::string mode;
+    const int rc = sqlite::SetJournalModeWal(db, &mode);
+    if (rc != SQLITE_OK) return SqliteError(db, rc, "journal_mode=WAL");
+    if (mode != "wal") {
       return Status::IoError("hash store: " + path + " cannot use WAL mode");
     }
   }
@@ -234,14 +215,9 @@ Result<std::unique_ptr<FullHashStore>> FullHashStore::Open(const std::string& pa
   // creating the same file do not both create tables.
   if (!read_only) URLGUARD_RETURN_IF_ERROR(Exec(db, "BEGIN IMMEDIATE"));
   Status status = [&]() -> Status {
-    URLGUARD_ASSIGN_OR_RETURN(Stmt version_stmt, Prepare(db, "PRAGMA user_version"));
-    int rc = sqlite3_step(version_stmt.get());
-    if (rc != SQLITE_ROW) return SqliteError(db, rc, "read user_version");
-    const int64_t version = sqlite3_column_int64(version_stmt.get(), 0);
-    URLGUARD_ASSIGN_OR_RETURN(Stmt objects_stmt, Prepare(db, "SELECT count(*) FROM sqlite_master"));
-    rc = sqlite3_step(objects_stmt.get());
-    if (rc != SQLITE_ROW) return SqliteError(db, rc, "read schema");
-    const int64_t objects = sqlite3_column_int64(objects_stmt.get(), 0);
+    int64_t version = 0, objects = 0;
+    const int rc = sqlite::ReadSchemaState(db, &version, &objects);
+    if (rc != SQLITE_OK) return SqliteError(db, rc, "read schema");
     if (version == 0 && objects == 0) {
       if (read_only) return Status::Corruption("hash store: " + path + " is empty (no schema)");
       for (const char* sql : kSchemaStatements) URLGUARD_RETURN_IF_ERROR(Exec(db, sql));

@@ -1,14 +1,14 @@
 // Copyright urlguard authors.
 //
 // Key pair files for the publisher (`urlguard-publish keygen`): an Ed25519 signing key for manifests and
-// key rotation statements (sync/signature.h, docs/manifest-format.md).
+// key rotation statements (format/signature.h, docs/manifest-format.md).
 #ifndef URLGUARD_PUBLISH_KEYGEN_H_
 #define URLGUARD_PUBLISH_KEYGEN_H_
 
 #include <string>
 
 #include "platform/env.h"
-#include "sync/signature.h"
+#include "publish/signer.h"
 #include "urlguard/status.h"
 
 namespace urlguard {

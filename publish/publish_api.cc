@@ -12,8 +12,8 @@
 #include "publish/keygen.h"
 #include "publish/list_builder.h"
 #include "publish/publisher.h"
-#include "sync/key_rotation.h"
-#include "sync/signature.h"
+#include "format/key_rotation.h"
+#include "format/signature.h"
 
 namespace urlguard {
 namespace {

@@ -8,12 +8,12 @@
 #include "core/diff_codec.h"
 #include "core/entry.h"
 #include "core/snapshot.h"
-#include "publish/deflate.h"
+#include "format/deflate.h"
+#include "format/manifest.h"
 #include "publish/hash_store.h"
 #include "publish/list_builder.h"
 #include "publish/seen_filter.h"
-#include "sync/freshness.h"
-#include "sync/manifest.h"
+#include "format/manifest.h"
 
 namespace urlguard {
 namespace {
@@ -101,7 +101,7 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
   if (o.expires_in_seconds <= 0) return Status::InvalidArgument("expiry must be in the future");
   if (o.expires_in_seconds > kMaxManifestLifetimeSeconds) {  // clients refuse longer-lived manifests
     return Status::InvalidArgument("expiry more than " + std::to_string(kMaxManifestLifetimeSeconds) +
-                                   " s after creation: clients refuse such manifests (sync/freshness.h)");
+                                   " s after creation: clients refuse such manifests (format/manifest.h)");
   }
   if (o.keep > kMaxManifestDiffs) return Status::InvalidArgument("--keep is at most " + std::to_string(kMaxManifestDiffs));
   const std::string threat_default = o.default_threat.empty() ? o.list : o.default_threat;

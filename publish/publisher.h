@@ -3,8 +3,8 @@
 // Publisher: turns feeds into a new signed version of a list, as static files (ARCHITECTURE §5, §8).
 //
 // Repository layout (docs/repository-layout.md):
-//   REPO/public/v1/lists/LIST/manifest.json        the signed manifest (sync/manifest.h)
-//   REPO/public/v1/lists/LIST/manifest.sig         its detached Ed25519 signature file (sync/signature.h)
+//   REPO/public/v1/lists/LIST/manifest.json        the signed manifest (format/manifest.h)
+//   REPO/public/v1/lists/LIST/manifest.sig         its detached Ed25519 signature file (format/signature.h)
 //   REPO/public/v1/lists/LIST/snapshot-V.ugs.z     zlib of the full snapshot of version V
 //   REPO/public/v1/lists/LIST/diff-F-V.ugd.z       zlib of the diff from version F to V (core/diff_codec.h)
 //   REPO/private/lists/LIST/V.ugs                  the publisher's own copies of recent versions (diff bases)
@@ -31,7 +31,7 @@
 #include "core/layer_kind.h"
 #include "platform/env.h"
 #include "publish/feeds.h"
-#include "sync/signature.h"
+#include "publish/signer.h"
 #include "urlguard/status.h"
 
 namespace urlguard {

@@ -13,7 +13,7 @@
 
 #include "core/diff_codec.h"
 #include "core/snapshot.h"
-#include "sync/manifest.h"
+#include "format/manifest.h"
 #include "urlguard/status.h"
 
 namespace urlguard {

@@ -12,7 +12,10 @@
 #include <unordered_set>
 
 #include "core/entry.h"
+#include "core/filter_chain.h"
 #include "core/sha256.h"
+#include "core/snapshot.h"
+#include "format/signature.h"
 #include "platform/env.h"
 #include "sync/fetcher.h"
 #include "sync/generation.h"
@@ -22,7 +25,8 @@
 #include "sync/periodic_thread.h"
 #include "sync/result_cache.h"
 #include "sync/scheduler.h"
-#include "sync/signature.h"
+#include "sync/store.h"
+#include "sync/syncer.h"
 #include "sync/time_floor.h"
 #include "sync/trusted_keys_access.h"
 #include "sync/verifier.h"

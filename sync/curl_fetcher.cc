@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "platform/env.h"
+#include "core/ascii.h"
 #include "sync/fetcher.h"
 
 #ifndef URLGUARD_VERSION_STRING
@@ -68,15 +69,6 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
 
 // A value that becomes (part of) a request header line: no control characters, bounded.
 bool IsSafeHeaderValue(std::string_view v) {

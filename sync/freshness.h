@@ -22,18 +22,14 @@
 #include <string>
 #include <vector>
 
+#include "format/manifest.h"
 #include "sync/store.h"
 #include "urlguard/client.h"
 #include "urlguard/status.h"
 
 namespace urlguard {
 
-// The longest a manifest may live: expires_unix - created_unix <= this (7 days). A publisher re-signs a
-// manifest at least this often (publish/publisher.h defaults to 24 h).
-constexpr int64_t kMaxManifestLifetimeSeconds = 7 * 86400;
-// How far a manifest's created_unix may lie ahead of the client's trusted time (clock skew between the
-// publisher and the client).
-constexpr int64_t kMaxManifestCreatedAheadSeconds = 86400;
+// kMaxManifestLifetimeSeconds and kMaxManifestCreatedAheadSeconds: format/manifest.h.
 
 // StaleReason and StaleReasonName() are public: urlguard/client.h.
 

@@ -13,9 +13,14 @@
 #include "core/list_name.h"
 #include "platform/env.h"
 #include "sync/data_dir_guard.h"
+#include "platform/sqlite.h"
 
 namespace urlguard {
 namespace {
+
+using sqlite::ColumnText;
+using sqlite::ResetOnExit;
+using sqlite::Stmt;
 
 // The schema, in creation order. docs/cache-schema.md explains every column and rule.
 // Changes the on-disk format: bump kResultCacheSchemaVersion, update docs/cache-schema.md and regenerate
@@ -79,11 +84,6 @@ constexpr const char* kEvictPositiveSql =
 constexpr const char* kEvictNegativeSql =
     "DELETE FROM negative WHERE stored_seq IN (SELECT stored_seq FROM negative ORDER BY stored_seq LIMIT ?1)";
 
-struct StmtDeleter {
-  void operator()(sqlite3_stmt* s) const { sqlite3_finalize(s); }
-};
-using Stmt = std::unique_ptr<sqlite3_stmt, StmtDeleter>;
-
 // How a failed SQLite call is handled.
 enum class Failure {
   kBusy,     // another connection holds a lock: skip this operation (or open later)
@@ -117,28 +117,6 @@ Status ToStatus(Failure failure, std::string message) {
   return Status::IoError(std::move(message));
 }
 
-std::string_view ColumnText(sqlite3_stmt* stmt, int column) {
-  const unsigned char* text = sqlite3_column_text(stmt, column);
-  const int size = sqlite3_column_bytes(stmt, column);
-  if (text == nullptr || size <= 0) return {};
-  return {reinterpret_cast<const char*>(text), static_cast<size_t>(size)};
-}
-
-// Resets a statement when it goes out of scope, so an early return never leaves a read transaction open.
-class ResetOnExit {
- public:
-  explicit ResetOnExit(sqlite3_stmt* stmt) : stmt_(stmt) {}
-  ~ResetOnExit() {
-    sqlite3_reset(stmt_);
-    sqlite3_clear_bindings(stmt_);
-  }
-  ResetOnExit(const ResetOnExit&) = delete;
-  ResetOnExit& operator=(const ResetOnExit&) = delete;
-
- private:
-  sqlite3_stmt* stmt_;
-};
-
 }  // namespace
 
 bool IsValidLayerLabel(std::string_view layer) {
@@ -158,7 +136,6 @@ class ResultCache::Db {
 
   ~Db() {
     for (Stmt* s : AllStatements()) s->reset();
-    if (db_ != nullptr) sqlite3_close(db_);
   }
 
   static Opened Open(const std::string& path, int busy_timeout_ms, bool integrity_check) {
@@ -169,16 +146,14 @@ class ResultCache::Db {
       out.what = std::move(what);
       return std::move(out);
     };
-    int rc = sqlite3_open_v2(path.c_str(), &db->db_,
-                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+    int rc = sqlite::Open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, busy_timeout_ms,
+                          &db->connection_);
     if (rc != SQLITE_OK) return fail(rc, "open: " + db->Error(rc));
-    sqlite3_extended_result_codes(db->db_, 1);
-    sqlite3_busy_timeout(db->db_, busy_timeout_ms);
 
     // Spec (SQLite WAL): the journal mode is persistent; switching a database already in WAL mode needs no
     // lock, so a running writer does not stop a reader from opening the cache.
     std::string mode;
-    rc = db->QueryText("PRAGMA journal_mode=WAL", &mode);
+    rc = sqlite::SetJournalModeWal(db->db(), &mode);
     if (rc != SQLITE_OK) return fail(rc, "journal_mode=WAL: " + db->Error(rc));
     if (mode != "wal") return fail(SQLITE_IOERR, "cannot switch to WAL mode (journal mode \"" + mode + "\")");
     rc = db->Exec("PRAGMA synchronous=NORMAL");
@@ -231,33 +206,17 @@ class ResultCache::Db {
     return out;
   }
 
-  sqlite3* db() const { return db_; }
-  std::string Error(int rc) const {
-    return std::string(db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc)) + " (" +
-           std::to_string(rc) + ")";
-  }
+  sqlite3* db() const { return connection_.get(); }
+  std::string Error(int rc) const { return sqlite::ErrorMessage(db(), rc) + " (" + std::to_string(rc) + ")"; }
 
   // Runs a statement without results (or ignoring them). SQLITE_OK or the failing code.
-  int Exec(const char* sql) { return sqlite3_exec(db_, sql, nullptr, nullptr, nullptr); }
+  int Exec(const char* sql) { return sqlite::Exec(db(), sql); }
 
   // Steps `stmt` to completion; SQLITE_OK or the failing code. Resets it.
-  static int StepDone(sqlite3_stmt* stmt) {
-    ResetOnExit reset(stmt);
-    int rc;
-    do {
-      rc = sqlite3_step(stmt);
-    } while (rc == SQLITE_ROW);
-    return rc == SQLITE_DONE ? SQLITE_OK : rc;
-  }
+  static int StepDone(sqlite3_stmt* stmt) { return sqlite::StepDone(stmt); }
 
   // Runs a one-column, one-row count statement.
-  static int StepCount(sqlite3_stmt* stmt, int64_t* count) {
-    ResetOnExit reset(stmt);
-    const int rc = sqlite3_step(stmt);
-    if (rc != SQLITE_ROW) return rc == SQLITE_DONE ? SQLITE_INTERNAL : rc;
-    *count = sqlite3_column_int64(stmt, 0);
-    return SQLITE_OK;
-  }
+  static int StepCount(sqlite3_stmt* stmt, int64_t* count) { return sqlite::StepInt(stmt, count); }
 
   Stmt find_positive, find_negative, upsert_positive, upsert_negative, purge_positive, purge_negative,
       count_positive, count_negative, evict_positive, evict_negative, begin_read, begin_write, commit,
@@ -270,13 +229,6 @@ class ResultCache::Db {
     return {&find_positive,  &find_negative,  &upsert_positive, &upsert_negative, &purge_positive,
             &purge_negative, &count_positive, &count_negative,  &evict_positive,  &evict_negative,
             &begin_read,     &begin_write,    &commit,          &rollback};
-  }
-
-  int Prepare(const char* sql, Stmt* out) {
-    sqlite3_stmt* raw = nullptr;
-    const int rc = sqlite3_prepare_v2(db_, sql, -1, &raw, nullptr);
-    out->reset(raw);
-    return rc;
   }
 
   int PrepareAll() {
@@ -297,37 +249,18 @@ class ResultCache::Db {
         {"ROLLBACK", &rollback},
     };
     for (const auto& [sql, stmt] : statements) {
-      const int rc = Prepare(sql, stmt);
+      const int rc = sqlite::Prepare(db(), sql, stmt);
       if (rc != SQLITE_OK) return rc;
     }
     return SQLITE_OK;
   }
 
-  // The first column of the first row of `sql` as text.
-  int QueryText(const char* sql, std::string* out) {
-    Stmt stmt;
-    int rc = Prepare(sql, &stmt);
-    if (rc != SQLITE_OK) return rc;
-    rc = sqlite3_step(stmt.get());
-    if (rc != SQLITE_ROW) return rc == SQLITE_DONE ? SQLITE_INTERNAL : rc;
-    *out = std::string(ColumnText(stmt.get(), 0));
-    return SQLITE_OK;
-  }
-
-  int QueryInt(const char* sql, int64_t* out) {
-    Stmt stmt;
-    int rc = Prepare(sql, &stmt);
-    if (rc != SQLITE_OK) return rc;
-    return StepCount(stmt.get(), out);
-  }
-
+  int QueryText(const char* sql, std::string* out) { return sqlite::QueryText(db(), sql, out); }
   int ReadSchemaState(int64_t* version, int64_t* objects) {
-    const int rc = QueryInt("PRAGMA user_version", version);
-    if (rc != SQLITE_OK) return rc;
-    return QueryInt("SELECT count(*) FROM sqlite_master", objects);
+    return sqlite::ReadSchemaState(db(), version, objects);
   }
 
-  sqlite3* db_ = nullptr;
+  sqlite::Connection connection_;  // closed after ~Db() has finalized the statements
 };
 
 ResultCache::ResultCache(std::string path, const ResultCacheOptions& options)

@@ -24,7 +24,7 @@ Result<std::unique_ptr<Syncer>> Syncer::Open(Env* env, const SyncerOptions& opti
   if (!store.ok()) return store.status();
   s->store_ = std::move(store).value();
   for (const std::string& w : s->store_->warnings()) s->warnings_.push_back(w);
-  // Signed high-water resets from accepted key rotation statements (sync/key_rotation.h).
+  // Signed high-water resets from accepted key rotation statements (format/key_rotation.h).
   for (const HighWaterReset& r : options.high_water_resets) {
     bool applied = false;
     Status reset = s->store_->ResetHighWater(r.list, r.max_version, r.not_before_unix, &applied);

@@ -14,11 +14,11 @@
 #include <string>
 #include <vector>
 
+#include "format/signature.h"
 #include "platform/env.h"
 #include "sync/fetcher.h"
-#include "sync/key_rotation.h"
+#include "format/key_rotation.h"
 #include "sync/scheduler.h"
-#include "sync/signature.h"
 #include "sync/store.h"
 #include "urlguard/status.h"
 #include "urlguard/sync.h"

@@ -1,11 +1,11 @@
 // Copyright urlguard authors.
 //
-// urlguard::TrustedKeys: PEM public keys plus an accepted key-rotation chain (sync/key_rotation.h).
+// urlguard::TrustedKeys: PEM public keys plus an accepted key-rotation chain (format/key_rotation.h).
 #include "urlguard/keys.h"
 
 #include "platform/env.h"
-#include "sync/key_rotation.h"
-#include "sync/signature.h"
+#include "format/key_rotation.h"
+#include "format/signature.h"
 #include "sync/trusted_keys_access.h"
 
 namespace urlguard {

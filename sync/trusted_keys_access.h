@@ -7,8 +7,8 @@
 
 #include <vector>
 
-#include "sync/key_rotation.h"
-#include "sync/signature.h"
+#include "format/key_rotation.h"
+#include "format/signature.h"
 #include "urlguard/keys.h"
 
 namespace urlguard {

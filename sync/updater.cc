@@ -12,10 +12,12 @@
 #include "core/list_name.h"
 #include "core/sha256.h"
 #include "core/snapshot.h"
+#include "format/bounded_inflate.h"
+#include "format/manifest.h"
 #include "sync/apply.h"
-#include "sync/bounded_inflate.h"
+#include "format/bounded_inflate.h"
+#include "format/manifest.h"
 #include "sync/freshness.h"
-#include "sync/manifest.h"
 #include "sync/time_floor.h"
 
 namespace urlguard {

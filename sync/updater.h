@@ -5,8 +5,8 @@
 //
 // Server layout, for a base URL B and a list LIST (publish/publisher.h writes it, any static server or CDN
 // serves it):
-//   B/v1/lists/LIST/manifest.json    the signed manifest (sync/manifest.h), fetched conditionally (ETag)
-//   B/v1/lists/LIST/manifest.sig     its detached signature file (sync/signature.h)
+//   B/v1/lists/LIST/manifest.json    the signed manifest (format/manifest.h), fetched conditionally (ETag)
+//   B/v1/lists/LIST/manifest.sig     its detached signature file (format/signature.h)
 //   B/v1/lists/LIST/<path>           the snapshot and the diffs the manifest names (zlib, signed
 //   sizes/hashes)
 //
@@ -16,7 +16,7 @@
 // equivocation; both are refused even when correctly signed.
 //
 // Trusted keys and rotation. The keys come from the embedder's configuration or are compiled in, never from
-// an update. Key rotation statements (sync/key_rotation.h) are configuration too: the daemon reads them with
+// an update. Key rotation statements (format/key_rotation.h) are configuration too: the daemon reads them with
 // its keys at startup and passes AcceptRotationChain(configured keys, statements, now) as trusted_keys, so a
 // statement extends trust only when it chains from a configured key. The updater does not fetch statements.
 //
@@ -29,8 +29,8 @@
 #include <string>
 #include <vector>
 
+#include "format/signature.h"
 #include "sync/fetcher.h"
-#include "sync/signature.h"
 #include "sync/store.h"
 #include "urlguard/status.h"
 

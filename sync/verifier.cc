@@ -17,7 +17,7 @@
 #include <utility>
 
 #include "core/list_name.h"
-#include "sync/json_strict.h"
+#include "format/json_strict.h"
 
 namespace urlguard {
 namespace {
@@ -29,7 +29,7 @@ Status ResponseError(const std::string& field, const std::string& problem) {
 }
 
 // An answer that decides "safe" or "malicious" must have exactly one meaning: no duplicate member names
-// (sync/json_strict.h). The message never echoes the server's bytes.
+// (format/json_strict.h). The message never echoes the server's bytes.
 Result<Json> ParseJsonStrict(std::string_view bytes) {
   Json doc;
   switch (urlguard::ParseJsonStrict(bytes, &doc, nullptr)) {

@@ -23,7 +23,7 @@
 #include "platform/env.h"
 #include "publish/publisher.h"
 #include "publish/server.h"
-#include "sync/signature.h"
+#include "publish/signer.h"
 #include "sync/store.h"
 #include "sync/syncer.h"
 #include "tests/test_util.h"

@@ -20,7 +20,7 @@
 #include "platform/env.h"
 #include "publish/publisher.h"
 #include "publish/server.h"
-#include "sync/signature.h"
+#include "publish/signer.h"
 #include "tests/test_util.h"
 
 namespace urlguard {

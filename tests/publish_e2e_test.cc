@@ -9,13 +9,14 @@
 
 #include "core/diff_codec.h"
 #include "core/snapshot.h"
+#include "format/bounded_inflate.h"
+#include "format/manifest.h"
+#include "format/signature.h"
 #include "platform/env.h"
 #include "publish/hash_store.h"
 #include "publish/publisher.h"
+#include "publish/signer.h"
 #include "sync/apply.h"
-#include "sync/bounded_inflate.h"
-#include "sync/manifest.h"
-#include "sync/signature.h"
 #include "tests/test_util.h"
 #include "urlguard/checker.h"
 

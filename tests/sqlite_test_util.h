@@ -1,7 +1,7 @@
 // Copyright urlguard authors.
 //
-// Helpers for tests of the SQLite-backed stores (publish/hash_store, sync/result_cache): look at a database file
-// behind the store's back, and make digests with a chosen 4-byte verification prefix.
+// Helpers for tests of the SQLite-backed stores (publish/hash_store, sync/result_cache): look at a database
+// file behind the store's back, and make digests with a chosen 4-byte verification prefix.
 #ifndef URLGUARD_TESTS_SQLITE_TEST_UTIL_H_
 #define URLGUARD_TESTS_SQLITE_TEST_UTIL_H_
 
@@ -12,28 +12,30 @@
 #include <string>
 
 #include "core/sha256.h"
+#include "platform/sqlite.h"
 
 namespace urlguard::testing {
 
 // Runs SQL on the file directly (schema inspection, corruption tests). Rows as "a|b\n".
 inline std::string RawQuery(const std::string& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite::Connection db;
+  EXPECT_EQ(sqlite::Open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, /*busy_timeout_ms=*/1000, &db),
+            SQLITE_OK);
   std::string out;
-  sqlite3_stmt* stmt = nullptr;
-  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  sqlite::Stmt stmt;
+  EXPECT_EQ(sqlite::Prepare(db.get(), sql.c_str(), &stmt), SQLITE_OK) << sqlite::ErrorMessage(db.get(), 0);
+  if (stmt == nullptr) return out;
   int rc;
-  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-    for (int i = 0; i < sqlite3_column_count(stmt); ++i) {
-      const unsigned char* text = sqlite3_column_text(stmt, i);
+  while ((rc = sqlite3_step(stmt.get())) == SQLITE_ROW) {
+    for (int i = 0; i < sqlite3_column_count(stmt.get()); ++i) {
       if (i > 0) out += "|";
-      out += text != nullptr ? reinterpret_cast<const char*>(text) : "NULL";
+      out += sqlite3_column_type(stmt.get(), i) == SQLITE_NULL
+                 ? "NULL"
+                 : std::string(sqlite::ColumnText(stmt.get(), i));
     }
     out += "\n";
   }
-  EXPECT_EQ(rc, SQLITE_DONE) << sqlite3_errmsg(db);
-  sqlite3_finalize(stmt);
-  sqlite3_close(db);
+  EXPECT_EQ(rc, SQLITE_DONE) << sqlite::ErrorMessage(db.get(), rc);
   return out;
 }
 

@@ -1,5 +1,5 @@
 // Copyright urlguard authors.
-#include "publish/deflate.h"
+#include "format/deflate.h"
 
 #include <zlib.h>
 

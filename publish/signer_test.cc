@@ -1,5 +1,5 @@
 // Copyright urlguard authors.
-#include "sync/signature.h"
+#include "publish/signer.h"
 
 #include <gtest/gtest.h>
 #include <openssl/evp.h>
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/sha256.h"
+#include "format/signature.h"
 #include "tests/test_util.h"
 
 namespace urlguard {
@@ -177,31 +178,6 @@ TEST(Ed25519, KeyIdIsFirstEightBytesOfSha256) {
   EXPECT_EQ(rfc->public_key().KeyId(), "21fe31dfa154a261");
 }
 
-TEST(Ed25519, PublicKeyFromPemRefusesEverythingElse) {
-  const std::string good = ReadFileOrDie(SourcePath("fixtures/keys/test-ed25519.pub.pem"));
-  const std::vector<std::pair<std::string, std::string>> bad = {
-      {"empty", ""},
-      {"garbage", "hello world"},
-      {"garbage PEM body", "-----BEGIN PUBLIC KEY-----\nAAAA!!!!\n-----END PUBLIC KEY-----\n"},
-      {"truncated", good.substr(0, good.size() / 2)},
-      {"no end line", good.substr(0, good.find("-----END"))},
-      {"private key", ReadFileOrDie(SourcePath("fixtures/keys/test-ed25519.pem"))},
-      {"RSA public key", OtherKeyPem("RSA", false)},
-      {"EC P-256 public key", OtherKeyPem("EC", false)},
-      {"X25519 public key", OtherKeyPem("X25519", false)},
-      {"Ed448 public key", OtherKeyPem("ED448", false)},
-      {"oversized", good + std::string(kMaxPemBytes, '\n')},
-  };
-  for (const auto& [name, pem] : bad) {
-    auto r = PublicKeyFromPem(pem);
-    EXPECT_FALSE(r.ok()) << name;
-    if (!r.ok()) {
-      EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << name << ": " << r.status().ToString();
-    }
-  }
-  EXPECT_TRUE(PublicKeyFromPem(good).ok());
-}
-
 TEST(Ed25519, SigningKeyFromPemRefusesEverythingElse) {
   // An encrypted PKCS#8 key: refused without prompting for a passphrase (the test would hang otherwise).
   auto key = SigningKey::FromPem(ReadFileOrDie(SourcePath("fixtures/keys/test-ed25519.pem")));
@@ -238,35 +214,6 @@ TEST(Ed25519, SigningKeyFromPemRefusesEverythingElse) {
     if (!r.ok()) {
       EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << name << ": " << r.status().ToString();
     }
-  }
-}
-
-TEST(Base64, Rfc4648Vectors) {
-  // Spec: RFC 4648 §10 test vectors.
-  const std::vector<std::pair<std::string, std::string>> v = {
-      {"", ""},
-      {"f", "Zg=="},
-      {"fo", "Zm8="},
-      {"foo", "Zm9v"},
-      {"foob", "Zm9vYg=="},
-      {"fooba", "Zm9vYmE="},
-      {"foobar", "Zm9vYmFy"},
-  };
-  for (const auto& [plain, encoded] : v) {
-    EXPECT_EQ(Base64Encode(reinterpret_cast<const uint8_t*>(plain.data()), plain.size()), encoded);
-    std::string out = "junk";
-    EXPECT_TRUE(Base64Decode(encoded, &out)) << encoded;
-    EXPECT_EQ(out, plain);
-  }
-  const uint8_t all[3] = {0xfb, 0xff, 0xbf};
-  EXPECT_EQ(Base64Encode(all, 3), "+/+/");
-}
-
-TEST(Base64, StrictDecodingRefusesNonCanonicalText) {
-  std::string out;
-  for (const char* bad : {"Zg=", "Zg", "Zh==", "Zm9=", "Z===", "====", "=Zg=", "Zm=v", "Zg==Zg==", "Zm9v\n",
-                          " Zm9v", "Zm9v-_", "Zm9_", "Zm 9", "Zg=\n"}) {
-    EXPECT_FALSE(Base64Decode(bad, &out)) << bad;
   }
 }
 
@@ -418,6 +365,15 @@ TEST_F(ManifestSignatureTest, MalformedSignatureFiles) {
     EXPECT_EQ(s.code(), StatusCode::kPermissionDenied) << name;
     EXPECT_EQ(s.message().rfind("malformed signature file", 0), 0u) << name << ": " << s.ToString();
   }
+}
+
+TEST(ManifestSignature, GoldenSignatureIsPinned) {
+  const std::string golden = ReadFileOrDie(SourcePath("fixtures/golden/manifest_v1.json"));
+  auto key = SigningKey::FromPem(ReadFileOrDie(SourcePath("fixtures/keys/test-ed25519.pem")));
+  ASSERT_TRUE(key.ok()) << key.status().ToString();
+  const std::string sig = MakeManifestSignatureFile(*key, golden);
+  EXPECT_EQ(sig, ReadFileOrDie(SourcePath("fixtures/golden/manifest_v1.json.sig")))
+      << "Ed25519 is deterministic: the signed message or the signature file format changed";
 }
 
 }  // namespace

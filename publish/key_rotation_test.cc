@@ -1,5 +1,5 @@
 // Copyright urlguard authors.
-#include "sync/key_rotation.h"
+#include "format/key_rotation.h"
 
 #include <gtest/gtest.h>
 
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/sha256.h"
+#include "publish/signer.h"
 #include "tests/test_util.h"
 
 namespace urlguard {

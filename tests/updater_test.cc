@@ -22,13 +22,14 @@
 
 #include "core/diff_codec.h"
 #include "core/snapshot.h"
+#include "format/bounded_inflate.h"
+#include "format/deflate.h"
+#include "format/key_rotation.h"
+#include "format/manifest.h"
 #include "platform/fault_injection_env.h"
-#include "publish/deflate.h"
 #include "publish/publisher.h"
-#include "sync/bounded_inflate.h"
-#include "sync/key_rotation.h"
+#include "publish/signer.h"
 #include "sync/freshness.h"
-#include "sync/manifest.h"
 #include "sync/time_floor.h"
 #include "tests/test_util.h"
 

@@ -1,9 +1,9 @@
 // Copyright urlguard authors.
 //
 // zlib compression of update files for the publisher (snapshots and diffs are served deflated; clients
-// undo it with sync/bounded_inflate.h).
-#ifndef URLGUARD_PUBLISH_DEFLATE_H_
-#define URLGUARD_PUBLISH_DEFLATE_H_
+// undo it with format/bounded_inflate.h).
+#ifndef URLGUARD_FORMAT_DEFLATE_H_
+#define URLGUARD_FORMAT_DEFLATE_H_
 
 #include <string>
 #include <string_view>
@@ -18,4 +18,4 @@ std::string DeflateBytes(std::string_view data, int level);
 
 }  // namespace urlguard
 
-#endif  // URLGUARD_PUBLISH_DEFLATE_H_
+#endif  // URLGUARD_FORMAT_DEFLATE_H_

@@ -1,7 +1,7 @@
 // Copyright urlguard authors.
 //
 // Key rotation statements: the bytes of docs/manifest-format.md §7.
-#include "sync/key_rotation.h"
+#include "format/key_rotation.h"
 
 #include <algorithm>
 #include <cstring>
@@ -69,38 +69,6 @@ bool ParseCanonicalU64(std::string_view s, uint64_t* out) {
   }
   *out = v;
   return true;
-}
-
-std::string Body(const RotationStatement& s) {
-  std::string body(s.version == 2 ? kRotationHeaderLineV2 : kRotationHeaderLine);
-  body += kOldKeyTag;
-  body += ToHex(s.old_key.raw.data(), s.old_key.raw.size());
-  body += '\n';
-  body += kNewKeyTag;
-  body += ToHex(s.new_key.raw.data(), s.new_key.raw.size());
-  body += '\n';
-  body += kNotBeforeTag;
-  body += std::to_string(s.not_before_unix);
-  body += '\n';
-  if (s.version == 2) {
-    body += kOldKeyUntilTag;
-    body += std::to_string(s.old_key_until_unix);
-    body += '\n';
-    for (const HighWaterReset& r : s.resets) {
-      body += kResetTag;
-      body += r.list;
-      body += ' ';
-      body += std::to_string(r.max_version);
-      body += '\n';
-    }
-  }
-  return body;
-}
-
-std::string SignedMessage(std::string_view body, int version) {
-  std::string message(version == 2 ? kRotationSignatureDomainV2 : kRotationSignatureDomain);
-  message.append(body);
-  return message;
 }
 
 // Parses `bytes`; sets *body to the signed part and *signature to the signature.
@@ -178,46 +146,36 @@ Result<RotationStatement> ParseInternal(std::string_view bytes, std::string_view
 
 }  // namespace
 
-Result<std::string> MakeRotationStatement(const SigningKey& old_key, const PublicKey& new_key,
-                                          int64_t not_before_unix) {
-  RotationStatement s;
-  s.old_key = old_key.public_key();
-  s.new_key = new_key;
-  s.not_before_unix = not_before_unix;
-  if (s.new_key == s.old_key) return Status::InvalidArgument("rotation to the same key");
-  if (not_before_unix < 0) return Status::InvalidArgument("negative not-before time");
-  std::string out = Body(s);
-  out += FormatSignatureLine(s.old_key, old_key.Sign(SignedMessage(out, s.version)));
-  return out;
-}
-
-Result<std::string> MakeRotationStatementV2(const SigningKey& old_key, const RotationStatement& content) {
-  RotationStatement s = content;
-  s.version = 2;
-  s.old_key = old_key.public_key();
-  if (s.new_key == s.old_key) return Status::InvalidArgument("rotation to the same key");
-  if (s.not_before_unix < 0) return Status::InvalidArgument("negative not-before time");
-  if (s.old_key_until_unix < s.not_before_unix ||
-      s.old_key_until_unix - s.not_before_unix > kMaxRotationGraceSeconds) {
-    return Status::InvalidArgument("the old key's grace must be 0 .. " + std::to_string(kMaxRotationGraceSeconds) +
-                                   " s after not-before");
-  }
-  if (s.resets.size() > kMaxRotationResets) {
-    return Status::InvalidArgument("more than " + std::to_string(kMaxRotationResets) + " high-water resets");
-  }
-  std::sort(s.resets.begin(), s.resets.end(),
-            [](const HighWaterReset& a, const HighWaterReset& b) { return a.list < b.list; });
-  for (size_t i = 0; i < s.resets.size(); ++i) {
-    if (!IsValidListName(s.resets[i].list)) return Status::InvalidArgument("invalid list name " + s.resets[i].list);
-    if (s.resets[i].max_version == 0) return Status::InvalidArgument("reset of " + s.resets[i].list + " to 0");
-    if (i > 0 && s.resets[i - 1].list == s.resets[i].list) {
-      return Status::InvalidArgument("two resets of " + s.resets[i].list);
+std::string RotationStatementBody(const RotationStatement& s) {
+  std::string body(s.version == 2 ? kRotationHeaderLineV2 : kRotationHeaderLine);
+  body += kOldKeyTag;
+  body += ToHex(s.old_key.raw.data(), s.old_key.raw.size());
+  body += '\n';
+  body += kNewKeyTag;
+  body += ToHex(s.new_key.raw.data(), s.new_key.raw.size());
+  body += '\n';
+  body += kNotBeforeTag;
+  body += std::to_string(s.not_before_unix);
+  body += '\n';
+  if (s.version == 2) {
+    body += kOldKeyUntilTag;
+    body += std::to_string(s.old_key_until_unix);
+    body += '\n';
+    for (const HighWaterReset& r : s.resets) {
+      body += kResetTag;
+      body += r.list;
+      body += ' ';
+      body += std::to_string(r.max_version);
+      body += '\n';
     }
   }
-  std::string out = Body(s);
-  out += FormatSignatureLine(s.old_key, old_key.Sign(SignedMessage(out, s.version)));
-  if (out.size() > kMaxRotationStatementBytes) return Status::InvalidArgument("statement too long");
-  return out;
+  return body;
+}
+
+std::string RotationSignedMessage(std::string_view body, int version) {
+  std::string message(version == 2 ? kRotationSignatureDomainV2 : kRotationSignatureDomain);
+  message.append(body);
+  return message;
 }
 
 Result<RotationStatement> ParseRotationStatement(std::string_view bytes) {
@@ -236,7 +194,7 @@ Result<RotationStatement> AcceptStatement(const std::vector<PublicKey>& trusted,
   if (std::find(trusted.begin(), trusted.end(), s.old_key) == trusted.end()) {
     return Status::PermissionDenied("rotation signed by an untrusted key (key id " + s.old_key.KeyId() + ")");
   }
-  if (!VerifySignature(s.old_key, SignedMessage(body, s.version), signature.data())) {
+  if (!VerifySignature(s.old_key, RotationSignedMessage(body, s.version), signature.data())) {
     return Status::PermissionDenied("bad signature on the rotation statement (key id " + s.old_key.KeyId() +
                                     ")");
   }

@@ -5,7 +5,7 @@
 // The parser uses nlohmann-json with exceptions disabled (parse(..., allow_exceptions = false) returns a
 // "discarded" value on a syntax error) and touches values only through type-checked accessors that cannot
 // throw (find(), is_*(), get_ptr()), so no exception can leave this file.
-#include "sync/manifest.h"
+#include "format/manifest.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -17,7 +17,7 @@
 #include "core/diff_codec.h"
 #include "core/list_name.h"
 #include "core/snapshot.h"
-#include "sync/json_strict.h"
+#include "format/json_strict.h"
 
 namespace urlguard {
 namespace {
@@ -243,7 +243,7 @@ Status ReadPerLayer(const ObjectReader& top, const char* name, std::array<uint64
   return Status::Ok();
 }
 
-// A signed document must have exactly one meaning: no duplicate member names (sync/json_strict.h).
+// A signed document must have exactly one meaning: no duplicate member names (format/json_strict.h).
 Result<Json> ParseJsonStrict(std::string_view bytes) {
   Json doc;
   std::string duplicate_name;

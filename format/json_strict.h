@@ -2,9 +2,9 @@
 //
 // Strict JSON parsing for documents whose meaning must be unique (a signed manifest, a verification answer):
 // nlohmann-json without exceptions, refusing duplicate member names (RFC 8259 §4 leaves their meaning to the
-// implementation). Shared by sync/manifest.cc and sync/verifier.cc; callers phrase their own errors.
-#ifndef URLGUARD_SYNC_JSON_STRICT_H_
-#define URLGUARD_SYNC_JSON_STRICT_H_
+// implementation). Shared by format/manifest.cc and sync/verifier.cc; callers phrase their own errors.
+#ifndef URLGUARD_FORMAT_JSON_STRICT_H_
+#define URLGUARD_FORMAT_JSON_STRICT_H_
 
 #include <nlohmann/json.hpp>
 #include <string>
@@ -20,4 +20,4 @@ JsonProblem ParseJsonStrict(std::string_view bytes, nlohmann::json* out, std::st
 
 }  // namespace urlguard
 
-#endif  // URLGUARD_SYNC_JSON_STRICT_H_
+#endif  // URLGUARD_FORMAT_JSON_STRICT_H_

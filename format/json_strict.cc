@@ -1,5 +1,5 @@
 // Copyright urlguard authors.
-#include "sync/json_strict.h"
+#include "format/json_strict.h"
 
 #include <set>
 #include <vector>

@@ -1,6 +1,6 @@
 // Copyright urlguard authors.
 //
-// Ed25519 keys and signatures for update manifests (ARCHITECTURE §5; every byte is specified in
+// Ed25519 public keys and signature verification for update manifests (ARCHITECTURE §5; every byte is specified in
 // docs/manifest-format.md).
 //
 // Why Ed25519: small keys (32 bytes) and signatures (64 bytes), fast verification, no parameters to get
@@ -12,15 +12,19 @@
 // bytes, so a signature made for one purpose (a manifest, a key rotation statement, anything a future
 // version signs) can never be replayed as another.
 //
+// This is the client's half: verification and public keys only. Private keys, signing and key generation
+// live in the publisher (publish/signer.h, publish/keygen.h), so the client library holds no private-key
+// code.
+//
 // Trust: public keys come from the embedder's configuration or are compiled in, never from an update. A
 // signature file names the key it was made with by its key id (a hint, not trusted: the signature is then
 // checked against the trusted key with that id), so a client can tell "signed by a key I do not trust"
 // from "bad signature", and a publisher can sign with the old and the new key during a rotation.
 //
 // Changes the signed bytes or the signature file format: bump the domain strings, the docs and the golden
-// test (sync/manifest_test.cc).
-#ifndef URLGUARD_SYNC_SIGNATURE_H_
-#define URLGUARD_SYNC_SIGNATURE_H_
+// test (format/manifest_test.cc, publish/signer_test.cc).
+#ifndef URLGUARD_FORMAT_SIGNATURE_H_
+#define URLGUARD_FORMAT_SIGNATURE_H_
 
 #include <array>
 #include <cstddef>
@@ -30,8 +34,6 @@
 #include <vector>
 
 #include "urlguard/status.h"
-
-typedef struct evp_pkey_st EVP_PKEY;  // OpenSSL's type (openssl/types.h), kept out of this header
 
 namespace urlguard {
 
@@ -62,40 +64,6 @@ struct PublicKey {
   bool operator==(const PublicKey&) const = default;
 };
 
-// An Ed25519 private key (RAII over OpenSSL's EVP_PKEY). Movable, not copyable. Sign() and the accessors
-// are const and safe to call from several threads at once; moving or destroying needs exclusive access.
-class SigningKey {
- public:
-  // A fresh key from OpenSSL's CSPRNG. kInternal when OpenSSL fails (it should not).
-  static Result<SigningKey> Generate();
-  // Reads an unencrypted PKCS#8 PEM private key ("-----BEGIN PRIVATE KEY-----", what `openssl genpkey
-  // -algorithm ed25519` and PrivatePem() write). kInvalidArgument for input over kMaxPemBytes, garbage, an
-  // encrypted key (never prompts for a passphrase), or a key of another type (RSA, EC, X25519...).
-  static Result<SigningKey> FromPem(std::string_view pem);
-
-  SigningKey(SigningKey&& other) noexcept;
-  SigningKey& operator=(SigningKey&& other) noexcept;
-  SigningKey(const SigningKey&) = delete;
-  SigningKey& operator=(const SigningKey&) = delete;
-  ~SigningKey();
-
-  // The private key as unencrypted PKCS#8 PEM. Secret: write it only to a private file (mode 0600).
-  std::string PrivatePem() const;
-  PublicKey public_key() const { return public_key_; }
-  // The public key as SubjectPublicKeyInfo PEM ("-----BEGIN PUBLIC KEY-----"), for PublicKeyFromPem().
-  std::string PublicPem() const;
-
-  // The Ed25519 signature of `message` (RFC 8032 §5.1.6; deterministic). Aborts the process if OpenSSL
-  // fails, which happens only when it cannot allocate.
-  Ed25519Signature Sign(std::string_view message) const;
-
- private:
-  SigningKey(EVP_PKEY* pkey, const PublicKey& public_key) : pkey_(pkey), public_key_(public_key) {}
-
-  EVP_PKEY* pkey_ = nullptr;  // owned; null only after a move
-  PublicKey public_key_;
-};
-
 // Reads a SubjectPublicKeyInfo PEM public key ("-----BEGIN PUBLIC KEY-----"). kInvalidArgument for input
 // over kMaxPemBytes, garbage, a private key, or a key that is not Ed25519 (RSA, EC, X25519...).
 Result<PublicKey> PublicKeyFromPem(std::string_view pem);
@@ -106,16 +74,9 @@ Result<PublicKey> PublicKeyFromPem(std::string_view pem);
 bool VerifySignature(const PublicKey& key, std::string_view message,
                      const uint8_t signature[kEd25519SignatureBytes]);
 
-// Signs kManifestSignatureDomain || manifest_bytes.
-Ed25519Signature SignManifest(const SigningKey& key, std::string_view manifest_bytes);
-
 // One line of a signature file: "ed25519 <key id> <base64 of the 64-byte signature>\n" (standard base64
 // alphabet with '=' padding, RFC 4648 §4). `key` only supplies the key id.
 std::string FormatSignatureLine(const PublicKey& key, const Ed25519Signature& signature);
-
-// The manifest signature file for one key: FormatSignatureLine(key.public_key(), SignManifest(...)). A
-// publisher signing with several keys (during a rotation) concatenates the files of each key.
-std::string MakeManifestSignatureFile(const SigningKey& key, std::string_view manifest_bytes);
 
 // A parsed signature line. `key_id` is a claim of the file, not yet checked.
 struct SignatureEntry {
@@ -149,4 +110,4 @@ bool Base64Decode(std::string_view text, std::string* out);
 
 }  // namespace urlguard
 
-#endif  // URLGUARD_SYNC_SIGNATURE_H_
+#endif  // URLGUARD_FORMAT_SIGNATURE_H_

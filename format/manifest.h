@@ -5,15 +5,15 @@
 // the canonical form is specified in docs/manifest-format.md).
 //
 // Order matters: a client verifies the detached signature over the raw manifest bytes first
-// (sync/signature.h VerifyManifestSignature) and only then calls ParseManifest(). The parser still treats
+// (format/signature.h VerifyManifestSignature) and only then calls ParseManifest(). The parser still treats
 // its input as hostile (signed bytes can come from a buggy publisher, and the fuzzer feeds it anything): it
 // never throws, never crashes, and refuses anything it does not fully understand except unknown object
 // members, which are ignored so that a later publisher can add fields without breaking older clients.
 //
 // Changes the manifest format: bump kManifestFormatVersion, docs/manifest-format.md and the golden test
 // (fixtures/golden/manifest_v1.json).
-#ifndef URLGUARD_SYNC_MANIFEST_H_
-#define URLGUARD_SYNC_MANIFEST_H_
+#ifndef URLGUARD_FORMAT_MANIFEST_H_
+#define URLGUARD_FORMAT_MANIFEST_H_
 
 #include <array>
 #include <cstddef>
@@ -37,6 +37,12 @@ constexpr size_t kMaxManifestPathBytes = 128;           // a file name
 // The largest accepted "min_wait_seconds": the 24 h ceiling of the client's failure backoff
 // (ARCHITECTURE §5). A larger value would let one bad manifest silence a client for longer.
 constexpr uint32_t kMaxManifestMinWaitSeconds = 24 * 60 * 60;
+// The longest a manifest may live: expires_unix - created_unix <= this (7 days). A publisher re-signs a
+// manifest at least this often (urlguard-publish defaults to 24 h).
+constexpr int64_t kMaxManifestLifetimeSeconds = 7 * 86400;
+// How far a manifest's created_unix may lie ahead of the client's trusted time (clock skew between the
+// publisher and the client).
+constexpr int64_t kMaxManifestCreatedAheadSeconds = 86400;
 // File size caps: snapshots kMaxSnapshotBytes (core/snapshot.h, 4 GiB), diffs kMaxDiffBytes
 // (core/diff_codec.h, 64 MiB), both for the downloaded and for the inflated size.
 
@@ -110,4 +116,4 @@ bool IsValidManifestPath(std::string_view path);
 
 }  // namespace urlguard
 
-#endif  // URLGUARD_SYNC_MANIFEST_H_
+#endif  // URLGUARD_FORMAT_MANIFEST_H_

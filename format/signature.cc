@@ -1,64 +1,25 @@
 // Copyright urlguard authors.
 //
-// Ed25519 over OpenSSL 3 EVP; the signature file format of docs/manifest-format.md §5.
-#include "sync/signature.h"
+// Ed25519 verification over OpenSSL 3 EVP; the signature file format of docs/manifest-format.md §5.
+#include "format/signature.h"
 
-#include <openssl/bio.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 
 #include <cassert>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <memory>
 #include <utility>
 
 #include "core/sha256.h"
+#include "format/openssl_pkey.h"
 
 namespace urlguard {
 namespace {
 
-struct PkeyDeleter {
-  void operator()(EVP_PKEY* p) const { EVP_PKEY_free(p); }
-};
-struct MdCtxDeleter {
-  void operator()(EVP_MD_CTX* p) const { EVP_MD_CTX_free(p); }
-};
-struct BioDeleter {
-  void operator()(BIO* p) const { BIO_free(p); }
-};
-using PkeyPtr = std::unique_ptr<EVP_PKEY, PkeyDeleter>;
-using MdCtxPtr = std::unique_ptr<EVP_MD_CTX, MdCtxDeleter>;
-using BioPtr = std::unique_ptr<BIO, BioDeleter>;
-
-// A passphrase callback that supplies none: OpenSSL's default would prompt on the terminal for an
-// encrypted key. Returning 0 makes decryption fail instead.
-int NoPassphrase(char* /*buf*/, int /*size*/, int /*rwflag*/, void* /*userdata*/) { return 0; }
-
-[[noreturn]] void OpenSslFatal(const char* what) {
-  std::fprintf(stderr, "urlguard: OpenSSL failed: %s\n", what);
-  std::abort();
-}
-
-// A read-only memory BIO over `data` (which must outlive it).
-BioPtr MemBio(std::string_view data) {
-  return BioPtr(BIO_new_mem_buf(data.data(), static_cast<int>(data.size())));
-}
-
-std::string BioContents(BIO* bio) {
-  char* p = nullptr;
-  long n = BIO_get_mem_data(bio, &p);
-  return n > 0 ? std::string(p, static_cast<size_t>(n)) : std::string();
-}
-
-bool IsEd25519(const EVP_PKEY* pkey) { return EVP_PKEY_get_base_id(pkey) == EVP_PKEY_ED25519; }
-
-bool RawPublicKey(const EVP_PKEY* pkey, PublicKey* out) {
-  size_t len = out->raw.size();
-  return EVP_PKEY_get_raw_public_key(pkey, out->raw.data(), &len) == 1 && len == out->raw.size();
-}
+using openssl::BioPtr;
+using openssl::MdCtxPtr;
+using openssl::PkeyPtr;
 
 constexpr char kBase64Alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
@@ -89,97 +50,20 @@ std::string PublicKey::KeyId() const {
   return ToHex(d.data(), 8);
 }
 
-// ---- SigningKey ---------------------------------------------------------------------------------------
-
-Result<SigningKey> SigningKey::Generate() {
-  PkeyPtr pkey(EVP_PKEY_Q_keygen(nullptr, nullptr, "ED25519"));
-  PublicKey pub;
-  if (!pkey || !RawPublicKey(pkey.get(), &pub)) {
-    ERR_clear_error();
-    return Status::Internal("Ed25519 key generation failed");
-  }
-  return SigningKey(pkey.release(), pub);
-}
-
-Result<SigningKey> SigningKey::FromPem(std::string_view pem) {
-  if (pem.size() > kMaxPemBytes) {
-    return Status::InvalidArgument("private key PEM larger than " + std::to_string(kMaxPemBytes) + " bytes");
-  }
-  BioPtr bio = MemBio(pem);
-  if (!bio) return Status::Internal("BIO_new_mem_buf failed");
-  PkeyPtr pkey(PEM_read_bio_PrivateKey(bio.get(), nullptr, NoPassphrase, nullptr));
-  ERR_clear_error();
-  if (!pkey) return Status::InvalidArgument("not an unencrypted PEM private key");
-  if (!IsEd25519(pkey.get())) return Status::InvalidArgument("private key is not an Ed25519 key");
-  PublicKey pub;
-  if (!RawPublicKey(pkey.get(), &pub)) {
-    ERR_clear_error();
-    return Status::InvalidArgument("cannot derive the Ed25519 public key");
-  }
-  return SigningKey(pkey.release(), pub);
-}
-
-SigningKey::SigningKey(SigningKey&& other) noexcept
-    : pkey_(std::exchange(other.pkey_, nullptr)), public_key_(other.public_key_) {}
-
-SigningKey& SigningKey::operator=(SigningKey&& other) noexcept {
-  if (this != &other) {
-    EVP_PKEY_free(pkey_);
-    pkey_ = std::exchange(other.pkey_, nullptr);
-    public_key_ = other.public_key_;
-  }
-  return *this;
-}
-
-SigningKey::~SigningKey() { EVP_PKEY_free(pkey_); }
-
-std::string SigningKey::PrivatePem() const {
-  assert(pkey_ != nullptr && "use of a moved-from SigningKey");
-  BioPtr bio(BIO_new(BIO_s_mem()));
-  if (!bio || PEM_write_bio_PrivateKey(bio.get(), pkey_, nullptr, nullptr, 0, nullptr, nullptr) != 1) {
-    OpenSslFatal("PEM_write_bio_PrivateKey");
-  }
-  return BioContents(bio.get());
-}
-
-std::string SigningKey::PublicPem() const {
-  assert(pkey_ != nullptr && "use of a moved-from SigningKey");
-  BioPtr bio(BIO_new(BIO_s_mem()));
-  if (!bio || PEM_write_bio_PUBKEY(bio.get(), pkey_) != 1) OpenSslFatal("PEM_write_bio_PUBKEY");
-  return BioContents(bio.get());
-}
-
-Ed25519Signature SigningKey::Sign(std::string_view message) const {
-  assert(pkey_ != nullptr && "use of a moved-from SigningKey");
-  Ed25519Signature sig{};
-  MdCtxPtr ctx(EVP_MD_CTX_new());
-  // Spec (RFC 8032 §5.1.6 via OpenSSL): pure Ed25519 is one-shot, so no digest and no streaming.
-  if (!ctx || EVP_DigestSignInit(ctx.get(), nullptr, nullptr, nullptr, pkey_) != 1) {
-    OpenSslFatal("EVP_DigestSignInit");
-  }
-  size_t len = sig.size();
-  if (EVP_DigestSign(ctx.get(), sig.data(), &len, reinterpret_cast<const unsigned char*>(message.data()),
-                     message.size()) != 1 ||
-      len != sig.size()) {
-    OpenSslFatal("EVP_DigestSign");
-  }
-  return sig;
-}
-
 // ---- public keys and verification ---------------------------------------------------------------------
 
 Result<PublicKey> PublicKeyFromPem(std::string_view pem) {
   if (pem.size() > kMaxPemBytes) {
     return Status::InvalidArgument("public key PEM larger than " + std::to_string(kMaxPemBytes) + " bytes");
   }
-  BioPtr bio = MemBio(pem);
+  BioPtr bio = openssl::MemBio(pem);
   if (!bio) return Status::Internal("BIO_new_mem_buf failed");
-  PkeyPtr pkey(PEM_read_bio_PUBKEY(bio.get(), nullptr, NoPassphrase, nullptr));
+  PkeyPtr pkey(PEM_read_bio_PUBKEY(bio.get(), nullptr, openssl::NoPassphrase, nullptr));
   ERR_clear_error();
   if (!pkey) return Status::InvalidArgument("not a PEM public key (\"-----BEGIN PUBLIC KEY-----\")");
-  if (!IsEd25519(pkey.get())) return Status::InvalidArgument("public key is not an Ed25519 key");
+  if (!openssl::IsEd25519(pkey.get())) return Status::InvalidArgument("public key is not an Ed25519 key");
   PublicKey pub;
-  if (!RawPublicKey(pkey.get(), &pub)) {
+  if (!openssl::RawPublicKey(pkey.get(), &pub)) {
     ERR_clear_error();
     return Status::InvalidArgument("cannot read the raw Ed25519 public key");
   }
@@ -195,12 +79,6 @@ bool VerifySignature(const PublicKey& key, std::string_view message,
                              reinterpret_cast<const unsigned char*>(message.data()), message.size()) == 1;
   ERR_clear_error();  // a failed verification leaves an error on the thread's queue
   return ok;
-}
-
-Ed25519Signature SignManifest(const SigningKey& key, std::string_view manifest_bytes) {
-  std::string message(kManifestSignatureDomain);
-  message.append(manifest_bytes);
-  return key.Sign(message);
 }
 
 // ---- signature files ----------------------------------------------------------------------------------
@@ -265,10 +143,6 @@ std::string FormatSignatureLine(const PublicKey& key, const Ed25519Signature& si
   line += Base64Encode(signature.data(), signature.size());
   line += '\n';
   return line;
-}
-
-std::string MakeManifestSignatureFile(const SigningKey& key, std::string_view manifest_bytes) {
-  return FormatSignatureLine(key.public_key(), SignManifest(key, manifest_bytes));
 }
 
 Result<std::vector<SignatureEntry>> ParseSignatureFile(std::string_view bytes) {

@@ -1,5 +1,5 @@
 // Copyright urlguard authors.
-#include "publish/deflate.h"
+#include "format/deflate.h"
 
 #include <gtest/gtest.h>
 #include <zlib.h>

@@ -3,6 +3,9 @@
 // Key rotation statements (ARCHITECTURE §5: "Key rotation is a signed statement chained from the old
 // key"; the bytes are specified in docs/manifest-format.md §7).
 //
+// This file holds the format and its verification (the client's half); the publisher writes statements
+// with publish/signer.h MakeRotationStatement().
+//
 // A statement says "key OLD says: trust key NEW from time T". It is signed by OLD over the domain-separated
 // message "urlguard key rotation v1\0" || statement body, so it can never pass for a manifest signature
 // (whose domain is "urlguard manifest v1\0") or the other way round. A client that trusts OLD (from its
@@ -21,8 +24,8 @@
 // per-list high-water resets: "the genuine versions of LIST are at most V". A client that accepted the
 // statement lowers its high-water mark for LIST to V (sync/store.h Store::ResetHighWater), so a stolen key's
 // fast-forward to version 2^64-1 stops blocking the genuine publisher's next manifest.
-#ifndef URLGUARD_SYNC_KEY_ROTATION_H_
-#define URLGUARD_SYNC_KEY_ROTATION_H_
+#ifndef URLGUARD_FORMAT_KEY_ROTATION_H_
+#define URLGUARD_FORMAT_KEY_ROTATION_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -30,7 +33,7 @@
 #include <string_view>
 #include <vector>
 
-#include "sync/signature.h"
+#include "format/signature.h"
 #include "urlguard/status.h"
 
 namespace urlguard {
@@ -80,16 +83,13 @@ struct RotationStatement {
   bool operator==(const RotationStatement&) const = default;
 };
 
-// Writes a statement signed by `old_key`. kInvalidArgument when `new_key` equals old_key's public key or
-// not_before_unix is negative. Deterministic (Ed25519 signing is). Thread-safe.
-Result<std::string> MakeRotationStatement(const SigningKey& old_key, const PublicKey& new_key,
-                                          int64_t not_before_unix);
-// Writes a v2 statement signed by `old_key` for content.new_key, content.not_before_unix,
-// content.old_key_until_unix and content.resets (content.version and old_key are ignored; resets are sorted
-// here). kInvalidArgument for a key equal to old_key's, a negative not-before, a grace outside
-// 0 .. kMaxRotationGraceSeconds, more than kMaxRotationResets resets, an invalid list name, a version 0 or a
-// repeated list.
-Result<std::string> MakeRotationStatementV2(const SigningKey& old_key, const RotationStatement& content);
+// The signed body of a statement, exactly as docs/manifest-format.md §7 specifies: the header line of its
+// version (1 or 2), the key and time lines, and for v2 the old-key-until and reset lines in their stored order.
+// The publisher signs RotationSignedMessage(RotationStatementBody(s), s.version) (publish/signer.h).
+std::string RotationStatementBody(const RotationStatement& statement);
+
+// The message a rotation signature covers: the signature domain of `version` (v1 or v2) || body.
+std::string RotationSignedMessage(std::string_view body, int version);
 
 // Parses the statement syntax only (exact lines, lower-case hex keys, canonical decimal time, signature line
 // by old-key's id) and does NOT check the signature: use AcceptRotation(). kResourceExhausted over
@@ -130,4 +130,4 @@ Result<TrustChain> AcceptTrustChain(const std::vector<PublicKey>& trusted, const
 
 }  // namespace urlguard
 
-#endif  // URLGUARD_SYNC_KEY_ROTATION_H_
+#endif  // URLGUARD_FORMAT_KEY_ROTATION_H_

@@ -1,5 +1,5 @@
 // Copyright urlguard authors.
-#include "sync/bounded_inflate.h"
+#include "format/bounded_inflate.h"
 
 #include <gtest/gtest.h>
 #include <zlib.h>
@@ -122,6 +122,54 @@ TEST(InflateBoundedTest, TrailingGarbageIsCorruption) {
   r = InflateBounded(gz + gz, 1000);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kCorruption);
+}
+
+// Spec (RFC 1952 §2.2): "A gzip file consists of a series of 'members'". `cat a.gz b.gz` is one file.
+TEST(InflateBoundedTest, GzipMembersOptionReadsEveryMember) {
+  const InflateOptions members{.gzip_members = true};
+  const std::string first = "first member\n";
+  const std::string second = Compressible(100000);  // spans several output chunks
+  const std::string two = Compress(first, 31) + Compress(second, 31);
+  for (bool count_first : {false, true}) {
+    SCOPED_TRACE(count_first);
+    InflateOptions o = members;
+    o.count_first = count_first;
+    Result<std::string> r = InflateBounded(two, 1 << 20, o);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(*r, first + second);
+    // The cap counts the output of all members together.
+    EXPECT_TRUE(InflateBounded(two, first.size() + second.size(), o).ok());
+    r = InflateBounded(two, first.size() + second.size() - 1, o);
+    EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted);
+    // An empty member, and three members.
+    r = InflateBounded(Compress("", 31) + two + Compress("x", 31), 1 << 20, o);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(*r, first + second + "x");
+    // Each member is checked: a truncated second member, a bad CRC in it, garbage after the last one.
+    std::string bad_crc = two;
+    bad_crc[bad_crc.size() - 5] ^= 1;
+    EXPECT_EQ(InflateBounded(bad_crc, 1 << 20, o).status().code(), StatusCode::kCorruption);
+    EXPECT_EQ(InflateBounded(two.substr(0, two.size() - 3), 1 << 20, o).status().code(),
+              StatusCode::kCorruption);
+    EXPECT_EQ(InflateBounded(two + "junk", 1 << 20, o).status().code(), StatusCode::kCorruption);
+    EXPECT_EQ(InflateBounded(two + "\x1f", 1 << 20, o).status().code(), StatusCode::kCorruption);
+    // gzip only: a zlib stream is refused.
+    EXPECT_EQ(InflateBounded(Compress(first, 15), 1 << 20, o).status().code(), StatusCode::kCorruption);
+  }
+  // Without the option the second member is trailing garbage (TrailingGarbageIsCorruption).
+  EXPECT_EQ(InflateBounded(two, 1 << 20).status().code(), StatusCode::kCorruption);
+}
+
+TEST(InflateBoundedTest, CountFirstAllocatesTheExactSize) {
+  const std::string data = Compressible(300000);
+  const std::string packed = Compress(data, 15);
+  Result<std::string> r = InflateBounded(packed, size_t{1} << 30, InflateOptions{.count_first = true});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(*r, data);
+  // Exact: the buffer was reserved at the output size, not grown towards the (large) cap.
+  EXPECT_LT(r->capacity(), data.size() + 64);
+  EXPECT_EQ(InflateBounded(packed, data.size() - 1, InflateOptions{.count_first = true}).status().code(),
+            StatusCode::kResourceExhausted);
 }
 
 TEST(InflateBoundedTest, BadStreamsAreCorruption) {

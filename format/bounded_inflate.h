@@ -1,0 +1,54 @@
+// Copyright urlguard authors.
+//
+// Bounded decompression of downloaded update files (ARCHITECTURE §5: "download with the signed size as hard
+// cap -> check SHA-256 -> bounded inflate").
+//
+// A few hundred kilobytes of deflate can expand to gigabytes (a "decompression bomb": deflate reaches about
+// 1032:1 on runs of one byte). The signed manifest bounds the compressed size; this bounds the output: it
+// inflates chunk by chunk and stops with kResourceExhausted as soon as the output would exceed the cap. No
+// allocation is larger than the cap: the output buffer grows geometrically up to exactly the cap, next to
+// one chunk (kInflateChunkBytes) and zlib's state (~40 KiB with its 32 KiB window), whatever the input.
+// (While the buffer grows, the previous one, at most half as large, is briefly alive too.)
+#ifndef URLGUARD_FORMAT_BOUNDED_INFLATE_H_
+#define URLGUARD_FORMAT_BOUNDED_INFLATE_H_
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "urlguard/status.h"
+
+namespace urlguard {
+
+// Output is produced (and checked against the cap) in pieces of at most this many bytes.
+constexpr size_t kInflateChunkBytes = size_t{64} << 10;
+
+// How InflateBounded reads its input and spends memory.
+struct InflateOptions {
+  // False: one complete zlib stream (RFC 1950) or one gzip member (RFC 1952), told apart by their headers;
+  // any byte after its end is refused. True: gzip only, one or more members back to back (Spec, RFC 1952
+  // §2.2: "A gzip file consists of a series of 'members' (compressed data sets)"), as `gzip` and `cat a.gz
+  // b.gz` write them; the output is the members' outputs concatenated, and each member's CRC-32 and length
+  // are checked. Feeds downloaded from the web come like that.
+  bool gzip_members = false;
+  // False: one pass; the output buffer grows geometrically up to the cap. True: two passes: the first only
+  // counts the output (refusing anything over the cap while keeping none of it), the second fills a buffer
+  // of exactly that size. Peak memory is then the output size itself, whatever the cap, at twice the CPU
+  // (about 1 s per GiB): for large caps, where a refused bomb must not have allocated the cap.
+  bool count_first = false;
+};
+
+// Decompresses `input` as `options` says. Returns the output, at most `max_output` bytes. Fails with:
+//   kResourceExhausted  the output would be larger than max_output (detected after at most max_output + 1
+//                       bytes have been produced; the result string never grows beyond max_output bytes);
+//   kCorruption         bad header, bad data, bad checksum (Adler-32 / CRC-32), a stream that ends early
+//                       (truncated or empty input), a preset dictionary, or any byte after the end of the
+//                       stream (trailing garbage; without gzip_members also a second gzip member);
+//   kInternal           zlib could not allocate its state.
+// Thread-safe: no shared state.
+Result<std::string> InflateBounded(std::string_view input, size_t max_output,
+                                   const InflateOptions& options = {});
+
+}  // namespace urlguard
+
+#endif  // URLGUARD_FORMAT_BOUNDED_INFLATE_H_
