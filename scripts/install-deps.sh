@@ -6,7 +6,9 @@ packages=(build-essential cmake ninja-build pkg-config git
           libssl-dev libidn2-dev zlib1g-dev libsqlite3-dev libcurl4-openssl-dev
           nlohmann-json3-dev libcli11-dev libcpp-httplib-dev
           libgtest-dev libgmock-dev libbenchmark-dev
-          clang libclang-rt-14-dev binutils openssl curl)
+          clang libclang-rt-14-dev binutils openssl curl
+          # checked by their own tools: Unbound + dig (the RPZ export), promtool (/metrics), systemd-analyze (unit)
+          unbound bind9-dnsutils prometheus systemd)
 if [ "${1:-}" = "--with-qt" ]; then
   packages+=(qt6-base-dev qt6-webengine-dev libgl-dev xvfb)
 fi
