@@ -14,6 +14,7 @@
 #include "publish/publisher.h"
 #include "format/key_rotation.h"
 #include "format/signature.h"
+#include "publish/rpz_export.h"
 
 namespace urlguard {
 namespace {
@@ -202,6 +203,26 @@ Result<ListPublishReport> PublishList(const ListPublishOptions& o) {
 Result<std::vector<int64_t>> CountSeenEntries(const std::string& repo_dir, const std::vector<std::string>& entries,
                                               Env* env) {
   return SeenCounts(OrDefault(env), repo_dir, entries);
+}
+
+Result<RpzExportReport> ExportRpz(const RpzExportOptions& o) {
+  Env* env = OrDefault(o.env);
+  RpzZoneOptions zone;
+  URLGUARD_RETURN_IF_ERROR(ParseRpzAction(o.action, &zone.action, &zone.cname_target));
+  auto origin = NormalizeRpzOrigin(o.origin.empty() ? o.list + ".rpz.urlguard." : o.origin);
+  if (!origin.ok()) return origin.status();
+  zone.origin = *origin;
+  auto r = ExportRpzFile(env, o.repo_dir, o.list, zone, o.out_path);
+  if (!r.ok()) return r.status();
+  RpzExportReport out;
+  out.path = r->path;
+  out.version = r->version;
+  out.bytes = r->bytes;
+  out.domains = r->stats.domains;
+  out.ip_ranges = r->stats.ip_ranges;
+  out.url_entries_left_out = r->stats.url_entries_left_out;
+  out.unexpressible_left_out = r->stats.unexpressible_left_out;
+  return out;
 }
 
 }  // namespace urlguard

@@ -10,6 +10,7 @@
 #include "core/snapshot.h"
 #include "format/deflate.h"
 #include "format/manifest.h"
+#include "publish/entry_list.h"
 #include "publish/hash_store.h"
 #include "publish/list_builder.h"
 #include "publish/seen_filter.h"
@@ -121,6 +122,8 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
   ListBuilder builder;
   std::vector<FullHashRecord> hashes;
   std::vector<uint64_t> seen_keys;
+  EntryList clear;  // the DNS-expressible entries in clear, for DNS exports (publish/entry_list.h)
+  clear.list = o.list;
   for (const FeedSpec& spec : o.inputs) {
     auto data = ReadFeedFile(env, spec.path);
     if (!data.ok()) return data.status().WithContext(spec.path);
@@ -145,6 +148,11 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
         continue;
       }
       builder.AddKey(*k);
+      if (k->layer == LayerKind::kDomain) {
+        clear.domains.push_back(k->expression.substr(0, k->expression.size() - 1));  // "evil.example/"
+      } else if (k->layer == LayerKind::kIp) {
+        clear.ip_ranges.push_back(k->expression);
+      }
       Sha256Digest digest = Sha256(k->expression);
       seen_keys.push_back(DigestPrefix64(digest));
       FullHashRecord rec;
@@ -195,6 +203,10 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
   if (!snapshot.ok()) return snapshot.status();
   report.snapshot_bytes = snapshot->size();
   URLGUARD_RETURN_IF_ERROR(WriteFileAtomic(env, JoinPath(private_dir, std::to_string(version) + ".ugs"), *snapshot));
+  clear.version = version;
+  clear.url_entries = stats[static_cast<int>(LayerKind::kUrl)].entries;
+  URLGUARD_RETURN_IF_ERROR(
+      WriteFileAtomic(env, JoinPath(private_dir, EntryListFileName(version)), SerializeEntryList(std::move(clear))));
 
   std::vector<uint64_t> new_fps[3];
   IpPrefixLengths ip_prefixes;
@@ -295,12 +307,16 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
   // 6. Forget what no manifest names: private copies beyond the last `keep` diff bases, public files other than
   // the current manifest's (the previous snapshot is kept one more version for clients mid-download).
   for (uint64_t v : versions) {
-    if (v + o.keep < version) (void)env->RemoveFile(JoinPath(private_dir, std::to_string(v) + ".ugs"));
+    if (v + o.keep < version) {
+      (void)env->RemoveFile(JoinPath(private_dir, std::to_string(v) + ".ugs"));
+      (void)env->RemoveFile(JoinPath(private_dir, EntryListFileName(v)));
+    }
   }
   auto names = env->ListDir(public_dir);
   if (names.ok()) {
     for (const std::string& n : *names) {
-      bool keep = n == "manifest.json" || n == "manifest.sig" || n == m.snapshot.path ||
+      // LIST.rpz: the DNS export (urlguard-publish export), rewritten by its own command.
+      bool keep = n == "manifest.json" || n == "manifest.sig" || n == m.snapshot.path || n == o.list + ".rpz" ||
                   (!versions.empty() && n == SnapshotName(versions.back()));
       for (const ManifestDiff& d : m.diffs) keep |= n == d.file.path;
       if (!keep) (void)env->RemoveFile(JoinPath(public_dir, n));

@@ -7,7 +7,9 @@
 //   REPO/public/v1/lists/LIST/manifest.sig         its detached Ed25519 signature file (format/signature.h)
 //   REPO/public/v1/lists/LIST/snapshot-V.ugs.z     zlib of the full snapshot of version V
 //   REPO/public/v1/lists/LIST/diff-F-V.ugd.z       zlib of the diff from version F to V (core/diff_codec.h)
+//   REPO/public/v1/lists/LIST/LIST.rpz             the DNS export, when made (publish/rpz_export.h)
 //   REPO/private/lists/LIST/V.ugs                  the publisher's own copies of recent versions (diff bases)
+//   REPO/private/lists/LIST/V.entries              their domain and ip entries in clear (publish/entry_list.h)
 //   REPO/private/hashes.sqlite                     full-hash store for the verify API (publish/hash_store.h)
 //   REPO/private/seen.bin                          the "seen before?" filter (publish/seen_filter.h)
 //   REPO/private/publish.lock                      one publisher at a time

@@ -9,6 +9,8 @@
 //   urlguard-publish seen    --repo DIR ENTRY...
 //   urlguard-publish rotate  --key OLD.pem --new-key NEW.pub.pem --out STATEMENT [--not-before UNIX]
 //                            [--grace SECONDS] [--reset LIST=VERSION ...]
+//   urlguard-publish export  --format rpz --repo DIR --list NAME [--out FILE] [--action nxdomain|cname:HOST]
+//                            [--origin ZONE]
 //
 // Input formats (docs/feeds.md): plain, hosts, abp, phishtank-csv, phishtank-json, urlhaus-csv, openphish,
 // drop-json, drop-txt, csv:COLUMN; auto-detected without a prefix; gzip is read as such.
@@ -176,6 +178,31 @@ int RunSeen(const std::string& repo, const std::vector<std::string>& entries) {
   return 0;
 }
 
+int RunExport(const std::string& repo, const std::string& list, const std::string& out, const std::string& action,
+              const std::string& origin) {
+  urlguard::RpzExportOptions o;
+  o.repo_dir = repo;
+  o.list = list;
+  o.out_path = out;
+  o.action = action;
+  o.origin = origin;
+  auto r = urlguard::ExportRpz(o);
+  if (!r.ok()) return Fail(r.status());
+  std::printf("exported %s version %llu as a response policy zone -> %s (%llu bytes): %llu domains, %llu ip ranges\n",
+              list.c_str(), static_cast<unsigned long long>(r->version), r->path.c_str(),
+              static_cast<unsigned long long>(r->bytes), static_cast<unsigned long long>(r->domains),
+              static_cast<unsigned long long>(r->ip_ranges));
+  if (r->url_entries_left_out != 0) {
+    std::fprintf(stderr, "urlguard-publish: left out %llu url-layer entries: DNS cannot match a URL's path\n",
+                 static_cast<unsigned long long>(r->url_entries_left_out));
+  }
+  if (r->unexpressible_left_out != 0) {
+    std::fprintf(stderr, "urlguard-publish: left out %llu entries that are no DNS host name or range\n",
+                 static_cast<unsigned long long>(r->unexpressible_left_out));
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -239,6 +266,15 @@ int main(int argc, char** argv) {
                      "LIST=VERSION: clients lower LIST's high-water mark to VERSION (recovers from a stolen key's "
                      "fast-forward; repeatable)");
 
+  std::string format, action = "nxdomain", origin;
+  auto* exp = app.add_subcommand("export", "write a published list in another format (rpz: a DNS response policy zone)");
+  exp->add_option("--format", format, "rpz (docs/rpz.md)")->required()->check(CLI::IsMember({"rpz"}));
+  exp->add_option("--repo", repo, "repository directory")->required();
+  exp->add_option("--list", list, "list name")->required();
+  exp->add_option("--out", out, "file to write (default REPO/public/v1/lists/LIST/LIST.rpz)");
+  exp->add_option("--action", action, "nxdomain (default) or cname:HOST (answer with a warning host)");
+  exp->add_option("--origin", origin, "the zone's name (default LIST.rpz.urlguard.)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -250,5 +286,6 @@ int main(int argc, char** argv) {
   if (*publish) return RunPublish(repo, key, list, inputs, expires_in, keep, emergency, fp_rate, threat);
   if (*seen) return RunSeen(repo, entries);
   if (*rotate) return RunRotate(key, new_key, out, not_before, grace, reset_specs);
+  if (*exp) return RunExport(repo, list, out, action, origin);
   return 4;
 }

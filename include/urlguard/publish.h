@@ -3,7 +3,7 @@
 // The publisher as a library (server side; linked by urlguard-publish and urlguard-server, never by clients):
 // key generation, one-off snapshot builds, signed publication of list versions into a repository (snapshot,
 // diffs from earlier versions, signed manifest), key-rotation statements, the "seen before" query, and feed
-// argument parsing. docs/feeds.md describes the input formats, docs/repository-layout.md the repository.
+// argument parsing, and the DNS Response Policy Zone export. docs/feeds.md describes the input formats, docs/repository-layout.md the repository.
 //
 //   urlguard::ListPublishOptions o;
 //   o.repo_dir = "/srv/urlguard/repo";
@@ -160,6 +160,32 @@ Result<ListPublishReport> PublishList(const ListPublishOptions& options);
 // counting filter): -1 for an invalid entry, 0 for never. kNotFound when the repository has no history.
 Result<std::vector<int64_t>> CountSeenEntries(const std::string& repo_dir, const std::vector<std::string>& entries,
                                               Env* env = nullptr);
+
+// ---- DNS export -------------------------------------------------------------------------------------------
+
+struct RpzExportOptions {
+  std::string repo_dir;              // required: a repository PublishList wrote
+  std::string list;                  // required
+  std::string out_path;              // empty: REPO/public/v1/lists/LIST/LIST.rpz (served with the list)
+  std::string action = "nxdomain";   // "nxdomain", or "cname:HOST" (resolvers answer with HOST's records)
+  std::string origin;                // the zone's name; empty: "LIST.rpz.urlguard."
+  Env* env = nullptr;
+};
+
+struct RpzExportReport {
+  std::string path;
+  uint64_t version = 0;                 // the published version exported (the zone's SOA serial)
+  uint64_t bytes = 0;
+  uint64_t domains = 0;                 // each: the name and every name under it
+  uint64_t ip_ranges = 0;               // rpz-ip triggers
+  uint64_t url_entries_left_out = 0;    // DNS cannot match a URL's path
+  uint64_t unexpressible_left_out = 0;  // names that are no DNS host name, /0 ranges
+};
+
+// Writes the domain and ip layers of the list's published version as a DNS Response Policy Zone, atomically
+// (docs/rpz.md). Failures: kInvalidArgument (list name, action, origin), kNotFound (nothing published, or a
+// version published before entry lists were kept: publish once more), kCorruption, read and write errors.
+Result<RpzExportReport> ExportRpz(const RpzExportOptions& options);
 
 }  // namespace urlguard
 

@@ -1,0 +1,101 @@
+// Copyright urlguard authors.
+//
+// RPZ export: a list's domain and ip layers as a DNS Response Policy Zone, so a recursive resolver (Unbound,
+// BIND, Knot Resolver, PowerDNS Recursor) protects every device behind it without any urlguard code on them.
+// Spec: draft-vixie-dnsop-dns-rpz ("DNS Response Policy Zones"); docs/rpz.md describes the file and how to
+// load it.
+//
+// What maps to what (the entries come from the publisher's clear entry list, publish/entry_list.h):
+//   domain layer "evil.example/"  ->  QNAME triggers for the name and every name under it:
+//                                        evil.example    CNAME .          (policy NXDOMAIN, draft §3.1)
+//                                        *.evil.example  CNAME .
+//                                    or  CNAME warning.example.  for the "cname:HOST" action (draft §3.5:
+//                                    the resolver answers with HOST's records instead)
+//   ip layer "203.0.113.0/24"     ->  a Response IP trigger (draft §4.2): every answer holding an address in
+//                                    the range gets the policy:  24.0.113.0.203.rpz-ip CNAME .
+//                                    IPv6 "2001:db8::/32" -> 32.zz.db8.2001.rpz-ip (16-bit words reversed,
+//                                    "zz" for the "::" run, draft §4.2)
+//   url layer                     ->  nothing: DNS never sees a path. They are counted and the zone says so.
+// A domain name that is not a DNS host name (a label outside [a-z0-9_-], over 63 bytes, or a name that would
+// exceed 255 bytes under the zone origin) and a /0 range are left out and counted too: a wrong trigger would
+// block more (or less) than the list says.
+//
+// Note the ip layer's meaning widens in DNS: urlguard matches a URL whose host is a listed address, a resolver
+// blocks every name that resolves into the range.
+//
+// Thread safety: pure functions.
+#ifndef URLGUARD_PUBLISH_RPZ_EXPORT_H_
+#define URLGUARD_PUBLISH_RPZ_EXPORT_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "platform/env.h"
+#include "publish/entry_list.h"
+#include "urlguard/status.h"
+
+namespace urlguard {
+
+// TTL of every record in the zone: how long resolvers and their clients may cache a policy answer, and the
+// SOA's negative TTL.
+constexpr uint32_t kRpzRecordTtlSeconds = 300;
+
+enum class RpzAction {
+  kNxdomain,  // "CNAME ." : the name does not exist
+  kCname,     // "CNAME HOST." : answer with HOST's records (a warning page server)
+};
+
+struct RpzZoneOptions {
+  RpzAction action = RpzAction::kNxdomain;
+  std::string cname_target;  // kCname: an absolute host name, "warning.example." (ParseRpzAction makes one)
+  std::string origin;        // the zone's name, absolute: "phishing.rpz.urlguard."
+};
+
+struct RpzZoneStats {
+  uint64_t domains = 0;              // domain entries written (two records each)
+  uint64_t ip_ranges = 0;            // ip entries written
+  uint64_t url_entries_left_out = 0;  // url-layer entries: not expressible in DNS
+  uint64_t unexpressible_left_out = 0;  // domains that are no DNS host name, /0 ranges
+};
+
+// Parses the action argument: "nxdomain", or "cname:HOST" with HOST a DNS host name (a trailing dot optional;
+// the result is lower case and absolute). kInvalidArgument otherwise.
+Status ParseRpzAction(std::string_view text, RpzAction* action, std::string* cname_target);
+
+// Normalizes a zone origin: a DNS name of [a-z0-9_-] labels, lower-cased, with the final dot added.
+// kInvalidArgument for anything else (empty, "." alone, a bad label, over 255 bytes on the wire).
+Result<std::string> NormalizeRpzOrigin(std::string_view origin);
+
+// The rpz-ip owner name, relative to the origin, for a range as core/entry.h writes it: "203.0.113.0/24" ->
+// "24.0.113.0.203.rpz-ip", "2001:db8::/32" -> "32.zz.db8.2001.rpz-ip". kInvalidArgument for text that is no
+// address or range, or a /0 range (the draft allows prefix lengths 1-32 and 1-128).
+Result<std::string> RpzIpTriggerName(std::string_view range);
+
+// The whole zone file text: a header comment (list, version, what was left out and why), $TTL, $ORIGIN, an SOA
+// whose serial is the list version (mod 2^32: RFC 1982 serial arithmetic tolerates the wrap), an NS record,
+// then the triggers (domains in the entry list's order, then ranges). `stats` (optional) receives the counts.
+// kInvalidArgument for bad options (origin, kCname without a target).
+Result<std::string> RenderRpzZone(const EntryList& entries, const RpzZoneOptions& options, RpzZoneStats* stats);
+
+// The public path of a list's zone: REPO/public/v1/lists/LIST/LIST.rpz (docs/repository-layout.md).
+std::string PublicRpzPath(const std::string& repo, const std::string& list);
+
+struct RpzFileReport {
+  std::string path;
+  uint64_t version = 0;
+  uint64_t bytes = 0;
+  RpzZoneStats stats;
+};
+
+// Exports the version of `list` that REPO's public manifest names: reads its entry list
+// (REPO/private/lists/LIST/V.entries), renders the zone and writes it atomically to `out_path` (empty:
+// PublicRpzPath). Failures: kInvalidArgument (list name, options), kNotFound (no published version, or a
+// version published before the publisher kept entry lists: publish once more), kCorruption (manifest or
+// entry list), read and write errors.
+Result<RpzFileReport> ExportRpzFile(Env* env, const std::string& repo, const std::string& list,
+                                    const RpzZoneOptions& options, const std::string& out_path);
+
+}  // namespace urlguard
+
+#endif  // URLGUARD_PUBLISH_RPZ_EXPORT_H_

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# packaging/urlguardd.service as systemd reads it, without a running systemd (works in a Debian 12 container):
+#   - `systemd-analyze verify` on a copy of the unit whose ExecStart names the build's urlguardd (verify checks
+#     that the binary exists and is executable; the shipped unit names the install path /usr/local/bin/urlguardd,
+#     and `--root=DIR` would need a whole OS tree with sysinit.target). verify exits 0 even for an unknown key or
+#     a bad value, so any output fails the test.
+#   - `systemd-analyze security --offline=true` keeps the sandbox's exposure rating at or under 2.0 ("OK").
+# Args: SOURCE_DIR BIN_DIR. Exit 77 (skipped) when systemd-analyze is not installed.
+set -euo pipefail
+src=$1 bin=$2
+command -v systemd-analyze > /dev/null || {
+  echo "SKIPPED: systemd-analyze is not installed (Debian: systemd; scripts/install-deps.sh)"
+  exit 77
+}
+base=${URLGUARD_TEST_TMPDIR:-/tmp}
+mkdir -p "$base"
+work=$(mktemp -d "$base/systemd_unit_test.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+unit="$work/urlguardd.service"
+grep -q '^ExecStart=/usr/local/bin/urlguardd ' "$src/packaging/urlguardd.service" ||
+  { echo "FAIL: ExecStart no longer starts /usr/local/bin/urlguardd: update this test"; exit 1; }
+sed "s|^ExecStart=/usr/local/bin/urlguardd |ExecStart=$bin/urlguardd |" "$src/packaging/urlguardd.service" > "$unit"
+
+failed=0
+if out=$(systemd-analyze verify "$unit" 2>&1) && [ -z "$out" ]; then
+  echo "systemd-analyze verify: ok"
+else
+  echo "FAIL: systemd-analyze verify:"; echo "$out"; failed=1
+fi
+if systemd-analyze security --offline=true --threshold=20 "$unit" > "$work/security.txt" 2>&1; then
+  grep 'Overall exposure' "$work/security.txt"
+else
+  echo "FAIL: systemd-analyze security: exposure above 2.0:"; cat "$work/security.txt"; failed=1
+fi
+exit $failed
