@@ -6,7 +6,8 @@ packages=(build-essential cmake ninja-build pkg-config git
           libssl-dev libidn2-dev zlib1g-dev libsqlite3-dev libcurl4-openssl-dev
           nlohmann-json3-dev libcli11-dev libcpp-httplib-dev
           libgtest-dev libgmock-dev libbenchmark-dev
-          clang libclang-rt-14-dev binutils openssl curl)
+          clang libclang-rt-14-dev binutils openssl curl
+          python3-dev pybind11-dev python3-pybind11 python3-pytest)
 if [ "${1:-}" = "--with-qt" ]; then
   packages+=(qt6-base-dev qt6-webengine-dev libgl-dev xvfb)
 fi
