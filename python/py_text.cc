@@ -90,7 +90,7 @@ void BindText(py::module_& m) {
         "Every URL a person could have meant in free text, defanged ones included (urlguard.ScanResult: urls, "
         "truncated, scanned_bytes).");
   m.def(
-      "extract_urls", [](py::handle text) { return Scan(text).attr("urls"); }, py::arg("text"),
+      "extract_urls", [](py::handle text) -> py::object { return Scan(text).attr("urls"); }, py::arg("text"),
       "scan(text).urls: the URLs found in text (urlguard.FoundUrl), in text order.");
   m.attr("MAX_SCANNED_TEXT_BYTES") = py::int_(kMaxScannedTextBytes);
   m.attr("MAX_FOUND_URLS_PER_TEXT") = py::int_(kMaxFoundUrlsPerText);

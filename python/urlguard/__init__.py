@@ -67,3 +67,7 @@ __all__ = [
     "PermissionDeniedError", "ResourceExhaustedError", "ScanResult", "StatusCode", "SyncReport",
     "UnavailableError", "Verdict", "__version__", "canonicalize", "expression_sha256", "extract_urls", "scan",
 ]
+
+for _cls in (Checker, Client, Verdict):
+    _cls.__module__ = __name__  # urlguard.Checker, not urlguard._urlguard.Checker, in reprs and docs
+del _cls
