@@ -69,10 +69,15 @@ def main():
         chunked = best_rate(lambda: [checker.check_many(queries[i:i + 64]) for i in range(0, n, 64)], n,
                             args.repeats)
 
-        cli = subprocess.run([str(bin_dir / "urlguard"), "check", "--timing", "--snapshot", str(snapshot), "-"],
-                             stdin=open(tmp / "queries.txt"), capture_output=True, text=True)
-        m = re.search(r"then (\d+) ns per lookup warm", cli.stderr)
-        cxx_ns = int(m.group(1)) if m else None
+        # The CLI's warm loop runs about 0.2 s: take the best of `repeats` runs, as for the Python numbers.
+        cxx_ns = None
+        for _ in range(args.repeats):
+            with open(tmp / "queries.txt") as stdin:
+                cli = subprocess.run([str(bin_dir / "urlguard"), "check", "--timing", "--snapshot", str(snapshot),
+                                      "-"], stdin=stdin, capture_output=True, text=True)
+            m = re.search(r"then (\d+) ns per lookup warm", cli.stderr)
+            if m and (cxx_ns is None or int(m.group(1)) < cxx_ns):
+                cxx_ns = int(m.group(1))
 
     print(f"snapshot: {args.entries} entries; {n} query URLs ({hits} hits); python {sys.version.split()[0]}; "
           f"urlguard {urlguard.__version__}")
