@@ -172,3 +172,31 @@ def test_threads_share_one_checker(checker):
         results = list(pool.map(work, range(8)))
     for r in results:
         assert r == expected
+
+
+def test_check_many_releases_the_gil(checker):
+    # While one thread is inside a long check_many, another Python thread keeps running. If the batch held the
+    # GIL (conversion, lookups and verdicts are all C++ without Python bytecode), the main thread would get no
+    # turn at all between the batch's start and its end.
+    urls = [f"http://clean-{i}.example.org/some/longer/path/{i}.html?q={i}" for i in range(300_000)]
+    inside = threading.Event()
+    done = threading.Event()
+    batch_seconds = []
+
+    def work():
+        import time
+        inside.set()
+        t0 = time.monotonic()
+        checker.check_many(urls)
+        batch_seconds.append(time.monotonic() - t0)
+        done.set()
+
+    worker = threading.Thread(target=work)
+    worker.start()
+    inside.wait()
+    turns = 0
+    while not done.is_set():
+        turns += 1
+        done.wait(0.001)
+    worker.join()
+    assert turns >= 20, (turns, batch_seconds)

@@ -96,3 +96,38 @@ def test_option_errors(workdir, server):
     assert offline.closed
     with pytest.raises(urlguard.FailedPreconditionError):
         offline.check("http://evil.example/")
+
+
+def test_check_releases_the_gil_while_waiting_for_verification(synced):
+    # The verification server is a Python thread: it can read the request and hang up only while the thread in
+    # Client.check (blocked in C++ on that request) does not hold the GIL. Holding it, check would wait for the
+    # whole deadline (20 s) and the server thread would see the request only afterwards.
+    import socket
+    import threading
+    import time
+
+    _, data, _, _ = synced
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    got_request = threading.Event()
+
+    def serve():
+        conn, _ = listener.accept()
+        with conn:
+            conn.recv(65536)
+            got_request.set()
+        listener.close()
+
+    server = threading.Thread(target=serve)
+    server.start()
+    port = listener.getsockname()[1]
+    with urlguard.Client(data, server_url=f"http://127.0.0.1:{port}", verify_deadline_ms=20000,
+                         watch=False) as c:
+        t0 = time.monotonic()
+        v = c.check("http://www.phish.test/wp-admin/gil-test")  # a hit no earlier test verified (not cached)
+        elapsed = time.monotonic() - t0
+    server.join(30)
+    assert got_request.is_set()
+    assert v.verdict == "unverified_hit" and v.error, v
+    assert elapsed < 10, elapsed
