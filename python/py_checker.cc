@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "python/py_util.h"
-#include "python/py_verdict.h"
+#include "py_util.h"
+#include "py_verdict.h"
 #include "urlguard/checker.h"
 
 namespace urlguard::python {

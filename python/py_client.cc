@@ -8,8 +8,8 @@
 #include <utility>
 #include <vector>
 
-#include "python/py_util.h"
-#include "python/py_verdict.h"
+#include "py_util.h"
+#include "py_verdict.h"
 #include "urlguard/client.h"
 #include "urlguard/keys.h"
 #include "urlguard/sync.h"

@@ -4,8 +4,8 @@
 // uses only the public API of liburlguard.so (include/urlguard/); see docs/python.md.
 #include <pybind11/pybind11.h>
 
-#include "python/py_util.h"
-#include "python/py_verdict.h"
+#include "py_util.h"
+#include "py_verdict.h"
 #include "urlguard/urlguard.h"
 
 namespace urlguard::python {

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <utility>
 
-#include "python/py_util.h"
+#include "py_util.h"
 #include "urlguard/checker.h"
 #include "urlguard/text.h"
 

@@ -1,5 +1,5 @@
 // Copyright urlguard authors.
-#include "python/py_util.h"
+#include "py_util.h"
 
 #include <array>
 #include <string>

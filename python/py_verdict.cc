@@ -1,10 +1,10 @@
 // Copyright urlguard authors.
-#include "python/py_verdict.h"
+#include "py_verdict.h"
 
 #include <string>
 #include <utility>
 
-#include "python/py_util.h"
+#include "py_util.h"
 #include "urlguard/render.h"
 
 namespace urlguard::python {

@@ -9,7 +9,13 @@ trap 'rm -rf "$work"' EXIT
 cmake --install "$build" --prefix "$work/prefix" > "$work/install.log"
 pkg="$work/prefix/$site/urlguard"
 for f in __init__.py __init__.pyi _types.py py.typed; do test -f "$pkg/$f" || { echo "missing $pkg/$f"; exit 1; }; done
-ls "$pkg"/_urlguard*.so > /dev/null
+module=$(ls "$pkg"/_urlguard*.so)
+# Only the public library: liburlguard.so.0 is NEEDED and the library's code is not copied in (Checker::Open is
+# an undefined symbol the shared library provides).
+needed=$(objdump -p "$module")
+undefined=$(nm -D -C --undefined-only "$module")
+grep -q "NEEDED.*liburlguard.so.0" <<< "$needed" || { echo "$module does not link liburlguard.so.0"; exit 1; }
+grep -q "urlguard::Checker::Open" <<< "$undefined" || { echo "$module carries its own copy of the library"; exit 1; }
 cd "$work"  # not the source tree: nothing else named urlguard on the path
 PYTHONPATH="$work/prefix/$site" PYTHONDONTWRITEBYTECODE=1 "$python" - "$snapshot" "$pkg" <<'PY'
 import sys
