@@ -7,7 +7,7 @@ packages=(build-essential cmake ninja-build pkg-config git
           nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libmicrohttpd-dev
           libgtest-dev libgmock-dev libbenchmark-dev
           clang libclang-rt-14-dev binutils openssl curl
-          nodejs
+          nodejs python3-dev pybind11-dev python3-pybind11 python3-pytest
           # checked by their own tools: Unbound + dig (the RPZ export), promtool (/metrics), systemd-analyze (unit)
           unbound bind9-dnsutils prometheus systemd)
 if [ "${1:-}" = "--with-qt" ]; then
