@@ -144,7 +144,7 @@ TEST(Daemon, ServesLookupsStatusMetricsAndStopsCleanly) {
   auto metrics = api.Get("/metrics");
   ASSERT_TRUE(metrics);
   EXPECT_NE(metrics->body.find("urlguard_lookups_total{verdict=\"malicious\"} 1"), std::string::npos) << metrics->body;
-  EXPECT_NE(metrics->body.find("urlguard_list_version{list=\"phishing\"} 1"), std::string::npos);
+  EXPECT_NE(metrics->body.find("urlguard_client_list_version{list=\"phishing\"} 1"), std::string::npos);
   EXPECT_NE(metrics->body.find("urlguard_sync_attempts_total{result=\"updated\"} 1"), std::string::npos);
 
   // SIGHUP reloads (and keeps serving); SIGTERM stops with status 0 and says so to systemd.
