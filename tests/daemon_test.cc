@@ -16,6 +16,7 @@
 #include <cctype>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -408,6 +409,8 @@ TEST(DaemonApi, DrippingClientsDoNotStarveTheApi) {
     EXPECT_EQ(testing_http::StatusOf(out.response), 200) << out.response;
     EXPECT_NE(out.response.find("\"verdict\""), std::string::npos);
     EXPECT_LT(elapsed, std::chrono::seconds(1));
+    std::printf("lookup with %d drippers connected: %lld ms\n", attackers,
+                static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count()));
   }
   // Past the head deadline every dripper has been cut, although each sent a byte every 200 ms.
   std::this_thread::sleep_for(std::chrono::seconds(kApiHeadDeadlineSeconds + 2));
