@@ -19,7 +19,7 @@
 
 #include "platform/env.h"
 #include "publish/publisher.h"
-#include "publish/server.h"
+#include "urlguard/server.h"
 #include "publish/signer.h"
 #include "tests/test_util.h"
 
