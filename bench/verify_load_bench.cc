@@ -28,7 +28,7 @@
 #include "core/sha256.h"
 #include "platform/env.h"
 #include "publish/hash_store.h"
-#include "publish/server.h"
+#include "urlguard/server.h"
 
 namespace urlguard {
 namespace {

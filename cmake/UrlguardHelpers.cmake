@@ -1,7 +1,11 @@
-# urlguard_layer(TARGET FOLDER DEPS...): an object library from FOLDER/*.cc, without tests and fuzzers.
+# urlguard_layer(TARGET FOLDER DEPS...): an object library from FOLDER/*.cc, without tests, fuzzers, benchmarks
+# and the test-support sources named in URLGUARD_TEST_SUPPORT_SOURCES (those go to urlguard_test_support only).
 function(urlguard_layer target folder)
   file(GLOB _srcs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/${folder}/*.cc)
   list(FILTER _srcs EXCLUDE REGEX "_(test|fuzz|bench)\\.cc$")
+  if(URLGUARD_TEST_SUPPORT_SOURCES)
+    list(REMOVE_ITEM _srcs ${URLGUARD_TEST_SUPPORT_SOURCES})
+  endif()
   add_library(${target} OBJECT ${_srcs})
   target_include_directories(${target} PUBLIC ${PROJECT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/include)
   target_compile_options(${target} PRIVATE ${URLGUARD_WARNINGS})
@@ -19,7 +23,8 @@ function(urlguard_add_test name)
   target_compile_options(${name} PRIVATE ${URLGUARD_WARNINGS})
   target_compile_definitions(${name} PRIVATE URLGUARD_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
                              URLGUARD_BINARY_DIR="${PROJECT_BINARY_DIR}")
-  target_link_libraries(${name} PRIVATE ${T_LIBS} GTest::gtest GTest::gmock GTest::gtest_main)
+  target_link_libraries(${name} PRIVATE ${T_LIBS} urlguard_test_support GTest::gtest GTest::gmock
+                        GTest::gtest_main)
   add_test(NAME ${name} COMMAND ${name})
   set_tests_properties(${name} PROPERTIES ENVIRONMENT "URLGUARD_TEST_TMPDIR=${PROJECT_BINARY_DIR}/testtmp")
 endfunction()

@@ -6,9 +6,10 @@
 // (--host-resolver-rules), so "evil.example" is the local server and nothing leaves the machine.
 //
 // The data-directory tests run the whole living stack on loopback: a signed repository written in-process by
-// the real publisher (publish/publisher.h, at a high false-positive rate so filter false positives are easy
-// to find), served by the reference server (publish/server.h) with its verify API, and the browser's
-// urlguard::Client syncing from it ("Sync now") and verifying hits (ClientVerifier).
+// the real publisher (include/urlguard/publish.h, at a high false-positive rate so filter false positives are
+// easy to find), served by the reference server (include/urlguard/server.h) with its verify API, and the
+// browser's urlguard::Client syncing from it ("Sync now") and verifying hits (ClientVerifier). Like the
+// browser itself, the test uses the public API only (tests/public_headers_only_test.sh).
 //
 // Each test asserts both sides: what the browser shows, and what the server did (or did not) receive.
 // Screenshots of a clean page and of the warning pages are written to URLGUARD_SCREENSHOT_DIR.
@@ -40,14 +41,12 @@
 #include <vector>
 
 #include "browser_window.h"
-#include "platform/env.h"
 #include "protection.h"
 #include "protection_panel.h"
-#include "publish/publisher.h"
-#include "publish/server.h"
-#include "publish/signer.h"
 #include "request_guard.h"
 #include "urlguard/client.h"
+#include "urlguard/publish.h"
+#include "urlguard/server.h"
 #include "verifier.h"
 #include "warning_page.h"
 
@@ -366,7 +365,7 @@ private:
     std::unique_ptr<QTemporaryDir> m_tmp;
     QString m_listDir;
     QString m_repoDir;
-    std::unique_ptr<urlguard::SigningKey> m_signingKey;
+    std::string m_privateKeyPath; // empty until initTestCase generated the key pair
     std::string m_publicPem;
     std::unique_ptr<urlguard::Server> m_repoServer;
     std::string m_repoUrl;
@@ -403,10 +402,13 @@ void BrowserTest::initTestCase()
 
     // The signed repository: list "phishing", version 1, served with its verify API.
     m_repoDir = m_tmp->filePath(QStringLiteral("repo"));
-    urlguard::Result<urlguard::SigningKey> key = urlguard::SigningKey::Generate();
-    QVERIFY2(key.ok(), key.status().ToString().c_str());
-    m_signingKey = std::make_unique<urlguard::SigningKey>(std::move(key).value());
-    m_publicPem = m_signingKey->PublicPem();
+    urlguard::Result<urlguard::KeyPairFiles> keys =
+            urlguard::GenerateKeyPair(m_tmp->filePath(QStringLiteral("keys")).toStdString());
+    QVERIFY2(keys.ok(), keys.status().ToString().c_str());
+    QFile publicKey(QString::fromStdString(keys->public_key_path));
+    QVERIFY(publicKey.open(QIODevice::ReadOnly));
+    m_publicPem = publicKey.readAll().toStdString();
+    m_privateKeyPath = keys->private_key_path;
     QVERIFY(publishToRepo("phishing", 24 * 3600));
     QVERIFY(startRepoServer());
 }
@@ -420,22 +422,15 @@ void BrowserTest::cleanupTestCase()
 
 bool BrowserTest::publishToRepo(const std::string &list, int64_t expiresInSeconds)
 {
-    urlguard::PublishOptions options;
+    urlguard::ListPublishOptions options;
     options.repo_dir = m_repoDir.toStdString();
+    options.private_key_path = m_privateKeyPath;
     options.list = list;
-    urlguard::Result<urlguard::FeedSpec> feed =
-            urlguard::ParseFeedSpec("plain:" URLGUARD_SOURCE_DIR "/fixtures/lists/phishing.txt");
-    if (!feed.ok()) {
-        qWarning("feed: %s", feed.status().ToString().c_str());
-        return false;
-    }
-    options.inputs = {*feed};
+    options.inputs = {"plain:" URLGUARD_SOURCE_DIR "/fixtures/lists/phishing.txt"};
     options.fp_rate = kRepoFpRate;
     options.default_threat = kRepoThreat;
     options.expires_in_seconds = expiresInSeconds;
-    options.min_wait_seconds = 60;
-    urlguard::Result<urlguard::PublishReport> report =
-            urlguard::Publish(urlguard::Env::Default(), *m_signingKey, options);
+    urlguard::Result<urlguard::ListPublishReport> report = urlguard::PublishList(options);
     if (!report.ok())
         qWarning("publish %s: %s", list.c_str(), report.status().ToString().c_str());
     return report.ok();
@@ -510,7 +505,7 @@ void BrowserTest::init()
 {
     m_server.clearLog();
     // A test that stops the repository server leaves it to the next one to start it again.
-    if (m_signingKey && !m_repoServer)
+    if (!m_privateKeyPath.empty() && !m_repoServer)
         QVERIFY(startRepoServer());
 }
 
@@ -938,9 +933,10 @@ void BrowserTest::syncNowInstallsAndVerificationDecides()
     QVERIFY(browser->protection->client());
     QVERIFY(!browser->protection->isProtecting()); // a fresh data directory: nothing installed yet
     auto *lists = browser->find<QTreeWidget>("listsView");
-    // The subscribed list is shown as missing and the panel warns: never a confident "safe" without the lists.
+    // The subscribed list is shown before it is installed: version "none", state "missing" (stale).
     QCOMPARE(lists->topLevelItemCount(), 1);
     QCOMPARE(lists->topLevelItem(0)->text(1), QStringLiteral("none"));
+    QCOMPARE(lists->topLevelItem(0)->text(4), QStringLiteral("missing"));
     QVERIFY(browser->find<QLabel>("staleWarning")->text().contains(QStringLiteral("phishing is not installed")));
 
     // "Sync now" downloads the signed list from the repository server and installs it.

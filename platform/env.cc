@@ -41,21 +41,47 @@ Status CheckPrivateDir(Env* env, const std::string& dir) {
   if (!real.ok()) return real.status();
   auto info = env->Stat(*real);
   if (!info.ok()) return info.status();
-  if (!info->is_dir) return Status::FailedPrecondition(dir + ": not a directory");
+  if (!info->is_dir) return Status::FailedPrecondition(dir + " is not a directory");
   const uint32_t euid = static_cast<uint32_t>(::geteuid());
   if (info->uid != euid) {
-    return Status::PermissionDenied(dir + ": owned by uid " + std::to_string(info->uid) + ", not by uid " +
-                                    std::to_string(euid) + " running this process");
+    return Status::PermissionDenied(dir + " is owned by uid " + std::to_string(info->uid) +
+                                    ", not by this user (uid " + std::to_string(euid) + ")");
   }
   if ((info->mode & 0022) != 0) {
     char mode[8];
     std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(info->mode & 07777));
-    return Status::PermissionDenied(dir + ": mode " + mode + " lets " +
-                                    ((info->mode & 0002) != 0 ? "everyone" : "its group") +
-                                    " write in it (chmod go-w)");
+    return Status::PermissionDenied(dir + " is writable by " +
+                                    ((info->mode & 0002) != 0 ? "every user" : "its group") + " (mode " + mode +
+                                    "); chmod g-w,o-w " + dir);
   }
   return Status::Ok();
 }
+
+namespace {
+
+Status RemoveTreeAt(Env* env, const std::string& path, int depth) {
+  auto info = env->Stat(path);  // lstat: a symlink is itself, never its target
+  if (!info.ok()) return info.status().code() == StatusCode::kNotFound ? Status::Ok() : info.status();
+  if (!info->is_dir) {
+    Status s = env->RemoveFile(path);
+    return s.code() == StatusCode::kNotFound ? Status::Ok() : s;
+  }
+  if (depth >= kMaxRemoveTreeDepth) {
+    return Status::ResourceExhausted(path + ": directories nested deeper than " +
+                                     std::to_string(kMaxRemoveTreeDepth) + " levels; not removing");
+  }
+  auto names = env->ListDir(path);
+  if (!names.ok()) return names.status();
+  for (const std::string& name : *names) {
+    URLGUARD_RETURN_IF_ERROR(RemoveTreeAt(env, JoinPath(path, name), depth + 1));
+  }
+  Status s = env->RemoveDir(path);
+  return s.code() == StatusCode::kNotFound ? Status::Ok() : s;
+}
+
+}  // namespace
+
+Status RemoveTree(Env* env, const std::string& path) { return RemoveTreeAt(env, path, 0); }
 
 std::string DirName(const std::string& path) {
   size_t slash = path.rfind('/');

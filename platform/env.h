@@ -3,7 +3,7 @@
 // Internal helpers on top of the public Env (include/urlguard/env.h): atomic file replacement, temporary
 // files that cannot be redirected, the private-directory check, and path arithmetic. Everything above
 // platform/ reaches the OS only through an Env*, so a test can hand in an implementation that fails on
-// purpose (platform/fault_injection_env.h).
+// purpose (platform/fault_injection_env.h, in the test-support library).
 #ifndef URLGUARD_PLATFORM_ENV_H_
 #define URLGUARD_PLATFORM_ENV_H_
 
@@ -29,9 +29,16 @@ Status WriteFileAtomic(Env* env, const std::string& path, std::string_view data,
 
 // Ok when `dir` (after resolving symlinks) is a directory owned by the effective user of this process that
 // neither its group nor others may write to, so nobody else can plant or swap files in it. Otherwise
-// kPermissionDenied naming what is wrong (kNotFound when it does not exist, kFailedPrecondition when it is
-// not a directory).
+// kPermissionDenied naming what is wrong ("D is owned by uid 65534, not by this user (uid 1000)", "D is
+// writable by its group (mode 0775); chmod g-w,o-w D"), kNotFound when it does not exist,
+// kFailedPrecondition when it is not a directory.
 Status CheckPrivateDir(Env* env, const std::string& dir);
+
+// Removes whatever is at `path` (a file, a symlink, a FIFO, or a directory with everything in it) without
+// following symlinks: a link is removed, never its target. Ok when nothing is there. Directories nested
+// deeper than kMaxRemoveTreeDepth are refused (kResourceExhausted) rather than recursed into without end.
+inline constexpr int kMaxRemoveTreeDepth = 64;
+Status RemoveTree(Env* env, const std::string& path);
 
 // The directory part of `path` ("." when it has none).
 std::string DirName(const std::string& path);

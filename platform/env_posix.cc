@@ -205,6 +205,11 @@ class PosixEnv final : public Env {
     return Status::Ok();
   }
 
+  Status SetPermissions(const std::string& path, uint32_t mode) override {
+    if (::chmod(path.c_str(), static_cast<mode_t>(mode & 07777)) != 0) return ErrnoStatus("chmod", path, errno);
+    return Status::Ok();
+  }
+
   Status RemoveDir(const std::string& path) override {
     if (::rmdir(path.c_str()) != 0) return ErrnoStatus("rmdir", path, errno);
     return Status::Ok();

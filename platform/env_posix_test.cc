@@ -355,6 +355,38 @@ TEST_F(EnvPosixTest, CheckPrivateDirRefusesWhatOthersCanWrite) {
   EXPECT_EQ(CheckPrivateDir(env_, Path("missing")).code(), StatusCode::kNotFound);
 }
 
+TEST_F(EnvPosixTest, SetPermissionsSetsExactlyTheModeWhateverTheUmask) {
+  ASSERT_TRUE(env_->CreateDirs(Path("d")).ok());
+  const mode_t old_umask = ::umask(077);
+  Status s = env_->SetPermissions(Path("d"), 0750);
+  ::umask(old_umask);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(env_->Stat(Path("d"))->mode, 0750u);
+  EXPECT_EQ(env_->SetPermissions(Path("missing"), 0700).code(), StatusCode::kNotFound);
+}
+
+TEST_F(EnvPosixTest, RemoveTreeRemovesEverythingButNeverFollowsALink) {
+  ASSERT_TRUE(env_->CreateDirs(Path("outside")).ok());
+  WriteFileOrDie(Path("outside/keep"), "keep");
+  ASSERT_TRUE(env_->CreateDirs(Path("tree/a/b")).ok());
+  WriteFileOrDie(Path("tree/a/b/f"), "x");
+  WriteFileOrDie(Path("tree/g"), "y");
+  ASSERT_EQ(::symlink(Path("outside").c_str(), Path("tree/a/link").c_str()), 0);
+  ASSERT_EQ(::mkfifo(Path("tree/fifo").c_str(), 0600), 0);
+  ASSERT_TRUE(RemoveTree(env_, Path("tree")).ok());
+  EXPECT_EQ(env_->Stat(Path("tree")).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(ReadFileOrDie(Path("outside/keep")), "keep");  // the link went, not its target's content
+  EXPECT_TRUE(RemoveTree(env_, Path("tree")).ok());          // nothing there: ok
+  ASSERT_EQ(::symlink(Path("outside").c_str(), Path("top-link").c_str()), 0);
+  ASSERT_TRUE(RemoveTree(env_, Path("top-link")).ok());
+  EXPECT_TRUE(env_->FileExists(Path("outside/keep")));
+
+  std::string deep = Path("deep");
+  for (int i = 0; i <= kMaxRemoveTreeDepth; ++i) deep += "/d";
+  ASSERT_TRUE(env_->CreateDirs(deep).ok());
+  EXPECT_EQ(RemoveTree(env_, Path("deep")).code(), StatusCode::kResourceExhausted);
+}
+
 TEST_F(EnvPosixTest, CheckPrivateDirRefusesADirectoryOwnedByAnotherUser) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to give a directory away";
   ASSERT_TRUE(env_->CreateDirs(Path("theirs"), /*private_dir=*/true).ok());

@@ -32,7 +32,7 @@
 #include <string_view>
 #include <vector>
 
-#include "platform/env_wrapper.h"
+#include "urlguard/env.h"
 
 namespace urlguard {
 

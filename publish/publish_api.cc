@@ -3,7 +3,6 @@
 // The publisher's public API (include/urlguard/publish.h) over publish/*.h.
 #include "urlguard/publish.h"
 
-#include <ctime>
 
 #include "core/entry.h"
 #include "core/snapshot.h"

@@ -2,7 +2,6 @@
 #include "publish/server_app.h"
 
 #include <algorithm>
-#include <chrono>
 
 #include "http/http_server.h"
 #include "http/prometheus.h"
@@ -14,11 +13,6 @@ namespace urlguard {
 namespace {
 
 constexpr int kMaxCacheSeconds = 30 * 86400;
-
-int64_t MonotonicSeconds() {
-  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 }  // namespace
 
@@ -70,7 +64,9 @@ Result<std::unique_ptr<ServerApp>> ServerApp::Create(const ServerOptions& option
   v.guard.signatures_per_second = options.throttle_clients_per_second;
   v.guard.max_requests_per_second = static_cast<uint32_t>(options.max_requests_per_second);
   v.trusted_proxies = std::move(trusted).value();
-  v.clock = options.clock ? options.clock : MonotonicSeconds;
+  v.env = env;
+  v.clock = options.clock;
+  if (!v.clock) v.clock = [env] { return static_cast<int64_t>(env->NowMonotonicNanos() / 1000000000u); };
   return std::unique_ptr<ServerApp>(new ServerApp(env, *root, std::move(store).value(), std::move(v)));
 }
 

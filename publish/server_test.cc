@@ -63,7 +63,7 @@ class ServerTest : public ::testing::Test {
     repo_ = MakeTempDir();
     WriteFile(repo_ + "/public/v1/lists/phishing/manifest.json", kManifest);
     snapshot_ = std::string("UGS1") + std::string(100000, '\x5a') + "tail";
-    WriteFile(repo_ + "/public/v1/lists/phishing/snapshot-7.ugs", snapshot_);
+    WriteFile(repo_ + "/public/v1/lists/phishing/snapshot-7.ugs.z", snapshot_);
     WriteFile(repo_ + "/public/v1/lists/malware/manifest.json", "{not json");
     WriteFile(repo_ + "/public/.hidden", "hidden");
     WriteFile(repo_ + "/secret.txt", kSecret);
@@ -225,7 +225,7 @@ TEST_F(ServerTest, ServesStaticFilesWithEtagAnd304) {
   EXPECT_EQ(res->get_header_value("Cache-Control"), "no-cache");
   EXPECT_EQ(res->get_header_value("Content-Type"), "application/json");
 
-  res = client.Get("/v1/lists/phishing/snapshot-7.ugs");
+  res = client.Get("/v1/lists/phishing/snapshot-7.ugs.z");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 200);
   EXPECT_EQ(res->body, snapshot_);
@@ -244,18 +244,18 @@ TEST_F(ServerTest, ServesStaticFilesWithEtagAnd304) {
   EXPECT_EQ(res->status, 200);
 
   // HEAD: headers only.
-  res = client.Head("/v1/lists/phishing/snapshot-7.ugs");
+  res = client.Head("/v1/lists/phishing/snapshot-7.ugs.z");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 200);
   EXPECT_TRUE(res->body.empty());
   EXPECT_EQ(res->get_header_value("Content-Length"), std::to_string(snapshot_.size()));
 
   // One range is honoured; several are answered with the whole file.
-  res = client.Get("/v1/lists/phishing/snapshot-7.ugs", {{"Range", "bytes=0-3"}});
+  res = client.Get("/v1/lists/phishing/snapshot-7.ugs.z", {{"Range", "bytes=0-3"}});
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 206);
   EXPECT_EQ(res->body, "UGS1");
-  res = client.Get("/v1/lists/phishing/snapshot-7.ugs", {{"Range", "bytes=0-0,2-2,4-4"}});
+  res = client.Get("/v1/lists/phishing/snapshot-7.ugs.z", {{"Range", "bytes=0-0,2-2,4-4"}});
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 200);
   EXPECT_EQ(res->body, snapshot_);
@@ -849,7 +849,7 @@ TEST_F(ServerTest, ServesHttpsWithATrustedSelfSignedCertificate) {
   auto res = client.Get("/healthz");
   ASSERT_TRUE(res) << httplib::to_string(res.error());
   EXPECT_EQ(res->status, 200);
-  res = client.Get("/v1/lists/phishing/snapshot-7.ugs");
+  res = client.Get("/v1/lists/phishing/snapshot-7.ugs.z");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->body, snapshot_);
   res = client.Post("/v1/verify", "{\"prefixes\": [\"" + PrefixHex("evil.example/") + "\"]}",

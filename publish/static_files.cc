@@ -53,6 +53,36 @@ bool IfNoneMatchMatches(std::string_view header, std::string_view etag) {
 
 namespace {
 
+// Consumes a decimal number of 1 to 20 digits at the front of *s.
+bool ConsumeNumber(std::string_view* s) {
+  size_t n = 0;
+  while (n < s->size() && n <= 20 && (*s)[n] >= '0' && (*s)[n] <= '9') ++n;
+  if (n == 0 || n > 20) return false;
+  s->remove_prefix(n);
+  return true;
+}
+
+bool ConsumeLiteral(std::string_view* s, std::string_view literal) {
+  if (s->substr(0, literal.size()) != literal) return false;
+  s->remove_prefix(literal.size());
+  return true;
+}
+
+}  // namespace
+
+bool IsImmutableFileName(std::string_view name) {
+  // Spec (docs/repository-layout.md): snapshot-V.ugs.z and diff-F-V.ugd.z are written once under a new name
+  // and never rewritten; manifest.json, manifest.sig and LIST.rpz are rewritten in place.
+  std::string_view s = name;
+  if (ConsumeLiteral(&s, "snapshot-")) return ConsumeNumber(&s) && s == ".ugs.z";
+  if (ConsumeLiteral(&s, "diff-")) {
+    return ConsumeNumber(&s) && ConsumeLiteral(&s, "-") && ConsumeNumber(&s) && s == ".ugd.z";
+  }
+  return false;
+}
+
+namespace {
+
 std::string_view BaseNameOf(std::string_view path) { return path.substr(path.rfind('/') + 1); }
 
 const char* ContentTypeFor(std::string_view name) {
@@ -153,8 +183,7 @@ HttpResponse StaticFiles::Serve(const HttpRequest& req) {
   const std::string_view name = BaseNameOf(req.path);
   HttpResponse res;
   res.SetHeader("ETag", etag);
-  res.SetHeader("Cache-Control",
-                name.substr(0, 8) == "manifest" ? "no-cache" : "public, max-age=31536000, immutable");
+  res.SetHeader("Cache-Control", IsImmutableFileName(name) ? "public, max-age=31536000, immutable" : "no-cache");
   if (const auto inm = req.Header("If-None-Match"); inm && IfNoneMatchMatches(*inm, etag)) {
     res.status = 304;
     return res;

@@ -8,8 +8,10 @@
 //     '.', at most kMaxStaticPathBytes; the raw target carries no encoded '/', '\' or NUL; its real path
 //     (symlinks resolved) is a regular file strictly below the real path of the root. Anything else: 404.
 //   - strong ETag = quoted lower-case hex SHA-256 of the content; If-None-Match (weak comparison, "*") -> 304.
-//   - Cache-Control: names starting with "manifest" (changed in place) `no-cache`; every other name carries
-//     its version: `public, max-age=31536000, immutable`.
+//   - Cache-Control (docs/repository-layout.md): `public, max-age=31536000, immutable` only for the files
+//     whose name carries their content's version and which are never rewritten (IsImmutableFileName:
+//     snapshot-V.ugs.z, diff-F-V.ugd.z); every other file (manifest.json, manifest.sig, LIST.rpz, anything
+//     unknown) may be rewritten in place and is `no-cache` (revalidated with the ETag).
 //   - one byte range ("bytes=A-B", "bytes=A-", "bytes=-N") -> 206 with Content-Range; an unsatisfiable one
 //     -> 416; several ranges -> the whole file (no multipart amplification).
 //   - ETags are cached by (real path, size, mtime) only for files last modified at least
@@ -41,6 +43,11 @@ constexpr int64_t kEtagSettleSeconds = 2;
 
 // True when `path` (decoded) reached through `raw_target` is a servable path (spec above). Pure.
 bool IsServablePath(std::string_view raw_target, std::string_view path);
+
+// True when `name` (a file name, no '/') is a versioned file of docs/repository-layout.md that is written
+// once and never changed: "snapshot-V.ugs.z" or "diff-F-V.ugd.z" with V and F decimal numbers (1 to 20
+// digits). Everything else, including manifest.json, manifest.sig and LIST.rpz, is not. Pure.
+bool IsImmutableFileName(std::string_view name);
 
 // RFC 9110 13.1.2: true when If-None-Match `header` matches `etag` (weak comparison; "*" matches). Pure.
 bool IfNoneMatchMatches(std::string_view header, std::string_view etag);

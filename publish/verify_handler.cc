@@ -32,7 +32,8 @@ HttpResponse VerifyHandler::Handle(const HttpRequest& req) {
     res.SetHeader("Allow", "GET, POST");
     return res;
   }
-  const auto start = std::chrono::steady_clock::now();
+  Env* env = options_.env != nullptr ? options_.env : Env::Default();
+  const uint64_t start = env->NowMonotonicNanos();
   HttpResponse res;
   if (!Throttled(req, &res)) {
     if (post) {
@@ -43,7 +44,7 @@ HttpResponse VerifyHandler::Handle(const HttpRequest& req) {
                               : Answer(ParseVerifyPrefixList(lists[0]));
     }
   }
-  metrics_->ObserveVerify(std::chrono::steady_clock::now() - start);
+  metrics_->ObserveVerify(std::chrono::nanoseconds(env->NowMonotonicNanos() - start));
   return res;
 }
 

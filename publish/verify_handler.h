@@ -23,6 +23,7 @@
 #include "http/request.h"
 #include "publish/hash_store.h"
 #include "publish/server_metrics.h"
+#include "urlguard/env.h"
 
 namespace urlguard {
 
@@ -32,6 +33,7 @@ struct VerifyHandlerOptions {
   RollingWindowOptions guard;
   TrustedProxies trusted_proxies;
   std::function<int64_t()> clock;  // seconds; required
+  Env* env = nullptr;              // times each request for the latency histogram; null: Env::Default()
 };
 
 class VerifyHandler {

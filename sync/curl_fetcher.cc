@@ -20,6 +20,7 @@
 // manifest, its signature and the file it names travel over one TLS connection.
 #include <arpa/inet.h>
 #include <curl/curl.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <cctype>
@@ -42,6 +43,14 @@
 
 namespace urlguard {
 namespace {
+
+// libcurl before 8.17 opens its sockets without close-on-exec, so a child that the embedding application forks
+// and execs would inherit every pooled connection (docs/threat-model.md, "fork with open handles"). Opening
+// them with SOCK_CLOEXEC closes that atomically, with no window for a fork in another thread.
+curl_socket_t OpenCloseOnExecSocket(void* /*clientp*/, curlsocktype /*purpose*/, struct curl_sockaddr* address) {
+  const int fd = ::socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
+  return fd < 0 ? CURL_SOCKET_BAD : fd;
+}
 
 // Idle easy handles kept for reuse; more concurrent requests than this simply create (and then free) more.
 constexpr size_t kMaxIdleHandles = 4;
@@ -322,6 +331,7 @@ class CurlFetcher final : public Fetcher {
     };
     opt(curl_easy_setopt(e, CURLOPT_ERRORBUFFER, errbuf));
     opt(curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L));
+    opt(curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, &OpenCloseOnExecSocket));
     opt(curl_easy_setopt(e, CURLOPT_CURLU, url.handle.get()));
     opt(curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, url.plain_http ? "https,http" : "https"));
     opt(curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "https"));

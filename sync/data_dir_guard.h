@@ -9,17 +9,17 @@
 // such as a browser's service account), and its private files (the cache, 0600) are written whatever the
 // umask.
 //
-// NOTE for the lead: these are thin POSIX calls that belong in platform/ (the platform engineer's
-// CheckPrivateDir / private-dir option). They live here, behind these names, only until that lands in main;
-// then the bodies become calls to the Env and this file shrinks to the policy (which modes, which message).
+// This file is the policy (which modes, which message); every OS access goes through the Env it is given
+// (CreateDirs, SetPermissions, CheckPrivateDir, NewExclusiveFile, RemoveTree), so a test can break it.
 //
-// Thread safety: stateless; safe from any thread.
+// Thread safety: stateless; safe from any thread (as the Env is).
 #ifndef URLGUARD_SYNC_DATA_DIR_GUARD_H_
 #define URLGUARD_SYNC_DATA_DIR_GUARD_H_
 
 #include <cstdint>
 #include <string>
 
+#include "urlguard/env.h"
 #include "urlguard/status.h"
 
 namespace urlguard {
@@ -34,24 +34,24 @@ uint32_t DataDirPermissions(DataDirMode mode);
 
 // Creates `dir` (and missing parents, with the usual 0755) when it does not exist; the last component gets
 // exactly DataDirPermissions(mode), whatever the umask. An existing directory is left as it is (CheckDataDir
-// judges it). kIoError from mkdir/chmod.
-Status CreateDataDir(const std::string& dir, DataDirMode mode);
+// judges it). Errors of Env::CreateDirs and Env::SetPermissions.
+Status CreateDataDir(Env* env, const std::string& dir, DataDirMode mode);
 
 // kPermissionDenied when `dir` (following symlinks) is owned by a user other than this process's effective
 // user, or is writable by its group or by others ("data directory D is writable by its group (mode 0775):
 // refusing it; chmod g-w,o-w D"); kFailedPrecondition when it is not a directory; kNotFound when missing.
-Status CheckDataDir(const std::string& dir);
+Status CheckDataDir(Env* env, const std::string& dir);
 
 // Creates an empty file at `path` with mode exactly 0600 (whatever the umask) when nothing is there; leaves an
 // existing file alone (never truncates: another process may have created and filled it meanwhile). For
 // files another library then opens (SQLite's cache: its -wal and -shm files take the database file's mode).
-// kIoError from open/fchmod.
-Status CreatePrivateFileIfMissing(const std::string& path);
+// Never follows a symlink at `path` (Env::NewExclusiveFile). Errors of the Env other than "exists".
+Status CreatePrivateFileIfMissing(Env* env, const std::string& path);
 
 // Removes whatever is at `path` when it is not a regular file (a directory tree, a symlink, a FIFO, a socket),
 // without following symlinks. Ok when nothing is there or it is a regular file (left alone). *removed (may be
-// nullptr) tells whether something was removed. kIoError when removal fails.
-Status RemoveIfNotRegularFile(const std::string& path, bool* removed);
+// nullptr) tells whether something was removed. Errors of RemoveTree (platform/env.h) when removal fails.
+Status RemoveIfNotRegularFile(Env* env, const std::string& path, bool* removed);
 
 }  // namespace urlguard
 

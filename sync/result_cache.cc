@@ -295,7 +295,7 @@ void ResultCache::OpenLocked(bool force_check) {
   }
   // The cache reveals which listed sites were looked up: 0600 whatever the umask (SQLite gives its -wal and
   // -shm files the database file's mode). A failure here leaves SQLite to create it.
-  (void)CreatePrivateFileIfMissing(path_);
+  (void)CreatePrivateFileIfMissing(env_, path_);
   Db::Opened opened = Db::Open(path_, options_.busy_timeout_ms, force_check);
   if (opened.db != nullptr) {
     db_ = std::move(opened.db);

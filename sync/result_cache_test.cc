@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "platform/env.h"
-#include "platform/env_wrapper.h"
+#include "urlguard/env.h"
 #include "tests/sqlite_test_util.h"
 #include "tests/test_util.h"
 

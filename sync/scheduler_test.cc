@@ -14,7 +14,6 @@
 #include <string>
 #include <vector>
 
-#include "platform/env_wrapper.h"
 #include "platform/fault_injection_env.h"
 #include "sync/fetcher.h"
 #include "tests/test_util.h"

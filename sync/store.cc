@@ -34,8 +34,8 @@ Store::Store(Env* env, std::string dir, std::unique_ptr<FileLock> lock)
 Store::~Store() = default;
 
 Result<std::unique_ptr<Store>> Store::Open(Env* env, const std::string& dir, const StoreOptions& options) {
-  URLGUARD_RETURN_IF_ERROR(CreateDataDir(dir, options.dir_mode));
-  URLGUARD_RETURN_IF_ERROR(CheckDataDir(dir));
+  URLGUARD_RETURN_IF_ERROR(CreateDataDir(env, dir, options.dir_mode));
+  URLGUARD_RETURN_IF_ERROR(CheckDataDir(env, dir));
   auto lock = env->LockFile(JoinPath(dir, std::string(kLockFileName)));
   if (!lock.ok()) {
     if (lock.status().code() == StatusCode::kFailedPrecondition) {
@@ -148,7 +148,7 @@ Status Store::Recover() {
       const std::string rel = std::string(kListsDirName) + "/" + name + "/" + f;
       // Only a regular file belongs here: a directory at an install path would fail every later rename to it.
       bool removed = false;
-      if (RemoveIfNotRegularFile(JoinPath(sub, f), &removed).ok() && removed) {
+      if (RemoveIfNotRegularFile(env_, JoinPath(sub, f), &removed).ok() && removed) {
         warnings_.push_back("removed " + rel + " (not a regular file)");
         continue;
       }

@@ -36,7 +36,7 @@ Result<std::unique_ptr<SyncEngine>> SyncEngine::Open(const SyncOptions& options)
   if (options.data_dir.empty()) return Status::InvalidArgument("no data directory");
   const DataDirMode mode = options.group_readable_data_dir ? DataDirMode::kGroupReadable : DataDirMode::kPrivate;
   // 0700 (or 0750) whatever the umask; Syncer::Open refuses a directory others own or may write.
-  if (options.create_data_dir) URLGUARD_RETURN_IF_ERROR(CreateDataDir(options.data_dir, mode));
+  if (options.create_data_dir) URLGUARD_RETURN_IF_ERROR(CreateDataDir(impl->env, options.data_dir, mode));
   SyncerOptions so;
   so.data_dir = options.data_dir;
   so.server_url = options.server_url;

@@ -7,7 +7,7 @@
 // under those prefixes; the client compares them with its own full hashes locally. The URL, its expressions
 // and their full hashes never leave the device.
 //
-// Wire format (publish/server.h is the reference server):
+// Wire format (include/urlguard/server.h is the reference server):
 //   request   POST <base>/v1/verify   {"prefixes":["a1b2c3d4",...]}
 //             1 to kMaxVerifyRequestPrefixes prefixes, each 8 lower-case hex digits
 //   response  200 {"matches":[{"sha256":"<64 hex>","list":"...","layer":"domain|url|ip","threat":"...",
@@ -32,8 +32,8 @@
 
 namespace urlguard {
 
-// Prefixes per request: the server's limit (publish/server.h kMaxVerifyPrefixes). Decide() splits more hits
-// (IP layers can give more than 30 expressions) into several requests.
+// Prefixes per request: the server's limit (publish/verify_request.h kMaxVerifyPrefixes). Decide() splits
+// more hits (IP layers can give more than 30 expressions) into several requests.
 constexpr size_t kMaxVerifyRequestPrefixes = 30;
 // Caps on a response: its body (the download is aborted past it) and its matches. With uniformly distributed
 // keys a 4-byte prefix matches n / 2^32 full hashes (0.002 for ten million), so a real answer has a few.

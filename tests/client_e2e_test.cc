@@ -1,7 +1,7 @@
 // Copyright urlguard authors.
 //
 // The living client end to end, through the real components: urlguard-publish's Publish() writes a signed
-// repository, the reference server (publish/server.h) serves it on 127.0.0.1, the Syncer (libcurl) installs it
+// repository, the reference server (include/urlguard/server.h) serves it on 127.0.0.1, the Syncer (libcurl) installs it
 // into a data directory, and Client verdicts come from the mapped lists, the SQLite cache and the verify API.
 #include <signal.h>
 #include <sys/wait.h>
@@ -22,7 +22,7 @@
 #include "core/snapshot.h"
 #include "platform/env.h"
 #include "publish/publisher.h"
-#include "publish/server.h"
+#include "urlguard/server.h"
 #include "publish/signer.h"
 #include "sync/store.h"
 #include "sync/syncer.h"

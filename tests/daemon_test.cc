@@ -26,7 +26,7 @@
 #include "http/http_test_util.h"
 #include "platform/env.h"
 #include "publish/publisher.h"
-#include "publish/server.h"
+#include "urlguard/server.h"
 #include "publish/signer.h"
 #include "tests/test_util.h"
 #include "urlguard/daemon.h"

@@ -1,7 +1,8 @@
 // Copyright urlguard authors.
 //
 // Helpers shared by tests: scratch directories, reading fixtures, running the project's binaries.
-// Fault injection lives in platform/fault_injection_env.h and platform/env_wrapper.h.
+// Fault injection lives in platform/fault_injection_env.h (the urlguard_test_support library) and EnvWrapper in
+// include/urlguard/env.h.
 #ifndef URLGUARD_TESTS_TEST_UTIL_H_
 #define URLGUARD_TESTS_TEST_UTIL_H_
 

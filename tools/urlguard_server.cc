@@ -10,8 +10,9 @@
 // Prints "listening on http://127.0.0.1:PORT" (https with TLS) once it accepts connections, and stops
 // cleanly on SIGINT or SIGTERM.
 //
-// Exit status: 0 stopped by a signal, 1 could not start, 4 bad usage.
+// Exit status: 0 stopped by a signal, 1 could not start (or could not wait for signals), 4 bad usage.
 #include <signal.h>
+#include <urlguard/env.h>
 #include <urlguard/server.h>
 
 #include <CLI/CLI.hpp>
@@ -51,12 +52,13 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : 4;
   }
 
-  // Block the stop signals in every thread (the server's threads inherit this mask), then wait for them here.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  // Divert the stop signals before any thread starts (the server's threads inherit the mask), then wait for
+  // them here.
+  auto stop_signals = urlguard::Env::Default()->WatchSignals({SIGINT, SIGTERM});
+  if (!stop_signals.ok()) {
+    std::fprintf(stderr, "urlguard-server: %s\n", stop_signals.status().ToString().c_str());
+    return 1;
+  }
 
   auto server = urlguard::Server::Start(options);
   if (!server.ok()) {
@@ -66,9 +68,13 @@ int main(int argc, char** argv) {
   std::printf("listening on %s\n", (*server)->base_url().c_str());
   std::fflush(stdout);
 
-  int signal_number = 0;
-  sigwait(&stop_signals, &signal_number);
-  std::fprintf(stderr, "urlguard-server: signal %d, stopping\n", signal_number);
+  // The wait fails only if the kernel refuses it (exit 1); *stop_signals is destroyed last, after Stop().
+  auto signal_number = (*stop_signals)->Wait(-1);
+  if (!signal_number.ok()) {
+    std::fprintf(stderr, "urlguard-server: %s, stopping\n", signal_number.status().ToString().c_str());
+  } else {
+    std::fprintf(stderr, "urlguard-server: signal %d, stopping\n", *signal_number);
+  }
   (*server)->Stop();
-  return 0;
+  return signal_number.ok() ? 0 : 1;
 }

@@ -7,7 +7,7 @@
 //
 // An embedder passes its Env through the options of the object it opens (the `env` option field, like
 // LevelDB's Options::env); null means Env::Default(). The Env must outlive every object it was given to.
-// To change a few methods only, derive from the wrapper that forwards everything else to another Env.
+// To change a few methods only, derive from EnvWrapper (below), which forwards everything else to another Env.
 //
 // Thread safety: Env::Default() and its methods are safe from any thread; an Env an embedder supplies must
 // be too (the library calls it from its sync and cache threads). Objects an Env returns (MappedFile,
@@ -20,6 +20,7 @@
 #ifndef URLGUARD_ENV_H_
 #define URLGUARD_ENV_H_
 
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -130,6 +131,9 @@ class URLGUARD_EXPORT Env {
   // CheckPrivateDir in the library for refusing an unsafe one). kIoError when `path` exists and is not a
   // directory.
   virtual Status CreateDirs(const std::string& path, bool private_dir = false) = 0;
+  // chmod(2): sets the permission bits (07777) of `path` to exactly `mode`, following a symlink at `path`
+  // (the library calls it only on a directory it has just created). kNotFound when missing.
+  virtual Status SetPermissions(const std::string& path, uint32_t mode) = 0;
   // Removes an empty directory. kNotFound when missing; kIoError when not empty.
   virtual Status RemoveDir(const std::string& path) = 0;
   // fsync a directory (makes renames, creations and removals in it durable).
@@ -178,6 +182,74 @@ class URLGUARD_EXPORT Env {
   // that cannot be caught (SIGKILL, SIGSTOP); kIoError when the kernel refuses.
   // (Not named `signals`: Qt defines that word as a macro, and this header must compile in Qt programs.)
   virtual Result<std::unique_ptr<SignalSet>> WatchSignals(const std::vector<int>& signal_numbers) = 0;
+};
+
+// EnvWrapper: an Env that forwards every call to a target Env. Derive from it and override only what you
+// want to change (a sandboxed path, a clock a test moves, a rename that fails), as with LevelDB's EnvWrapper:
+//
+//   class SlowClockEnv : public urlguard::EnvWrapper {
+//    public:
+//     SlowClockEnv() : EnvWrapper(urlguard::Env::Default()) {}
+//     uint64_t NowMonotonicNanos() override { return nanos.load(); }
+//     std::atomic<uint64_t> nanos{0};
+//   };
+//
+// When Env gains a method, EnvWrapper gains its forwarder in the same release, so an Env built on it keeps
+// compiling (one built directly on Env must add the method).
+//
+// Thread safety: as safe as the target; overrides add their own locking.
+class URLGUARD_EXPORT EnvWrapper : public Env {
+ public:
+  // Forwards to `target`, which is not owned and must outlive this object.
+  explicit EnvWrapper(Env* target) : target_(target) { assert(target != nullptr); }
+
+  Env* target() const { return target_; }
+
+  Result<std::string> ReadFile(const std::string& path, size_t max_bytes) override {
+    return target_->ReadFile(path, max_bytes);
+  }
+  Result<std::unique_ptr<MappedFile>> MapReadOnly(const std::string& path) override {
+    return target_->MapReadOnly(path);
+  }
+  Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path, bool private_file) override {
+    return target_->NewWritableFile(path, private_file);
+  }
+  Result<std::unique_ptr<WritableFile>> NewExclusiveFile(const std::string& path,
+                                                         bool private_file) override {
+    return target_->NewExclusiveFile(path, private_file);
+  }
+  Status RenameFile(const std::string& from, const std::string& to) override {
+    return target_->RenameFile(from, to);
+  }
+  Status RemoveFile(const std::string& path) override { return target_->RemoveFile(path); }
+  Status CreateDirs(const std::string& path, bool private_dir) override {
+    return target_->CreateDirs(path, private_dir);
+  }
+  Status SetPermissions(const std::string& path, uint32_t mode) override {
+    return target_->SetPermissions(path, mode);
+  }
+  Status RemoveDir(const std::string& path) override { return target_->RemoveDir(path); }
+  Status SyncDir(const std::string& dir) override { return target_->SyncDir(dir); }
+  Result<std::vector<std::string>> ListDir(const std::string& dir) override { return target_->ListDir(dir); }
+  bool FileExists(const std::string& path) override { return target_->FileExists(path); }
+  Result<FileInfo> Stat(const std::string& path) override { return target_->Stat(path); }
+  Result<std::string> RealPath(const std::string& path) override { return target_->RealPath(path); }
+  Result<std::unique_ptr<FileLock>> LockFile(const std::string& path) override {
+    return target_->LockFile(path);
+  }
+  int64_t NowUnixSeconds() override { return target_->NowUnixSeconds(); }
+  uint64_t NowMonotonicNanos() override { return target_->NowMonotonicNanos(); }
+  void RandomBytes(void* out, size_t size) override { target_->RandomBytes(out, size); }
+  std::optional<std::string> GetEnvVar(const std::string& name) override { return target_->GetEnvVar(name); }
+  Status NotifyServiceManager(std::string_view state) override {
+    return target_->NotifyServiceManager(state);
+  }
+  Result<std::unique_ptr<SignalSet>> WatchSignals(const std::vector<int>& signal_numbers) override {
+    return target_->WatchSignals(signal_numbers);
+  }
+
+ private:
+  Env* const target_;
 };
 
 }  // namespace urlguard
