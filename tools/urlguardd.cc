@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "urlguard/daemon.h"
+#include "urlguard/version.h"
 
 namespace {
 
@@ -52,6 +53,7 @@ void Log(const std::string& msg) {
 
 int main(int argc, char** argv) {
   CLI::App app{"urlguardd: keeps a urlguard data directory current and answers lookups on loopback"};
+  app.set_version_flag("--version", urlguard::VersionString("urlguardd"), "print the version and the format versions");
   urlguard::DaemonOptions options;
   std::string listen = "127.0.0.1:8089";
   auto repeatable = [](CLI::Option* o) {
@@ -65,9 +67,14 @@ int main(int argc, char** argv) {
   repeatable(app.add_option("--key-rotation", options.rotation_files,
                             "key rotation statement signed by a trusted key (repeatable)"))
       ->check(CLI::ExistingFile);
-  repeatable(app.add_option("--list", options.lists, "list to keep current (repeatable; default: those installed)"));
+  repeatable(app.add_option("--list", options.lists,
+                            "list to keep current (repeatable; default: those installed, or on a fresh data "
+                            "directory every list the server's signed list index names)"));
   app.add_option("--listen", listen, "loopback address for the lookup API (default 127.0.0.1:8089)");
   app.add_option("--ca-bundle", options.ca_bundle, "CA bundle for https (default: the system's)");
+  app.add_option("--proxy", options.proxy,
+                 "proxy URL, e.g. http://proxy.example:3128 (default: the http_proxy, https_proxy, ALL_PROXY and "
+                 "no_proxy environment variables)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
