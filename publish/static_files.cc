@@ -154,7 +154,8 @@ HttpResponse StaticFiles::Serve(const HttpRequest& req) {
   HttpResponse res;
   res.SetHeader("ETag", etag);
   res.SetHeader("Cache-Control",
-                name.substr(0, 8) == "manifest" ? "no-cache" : "public, max-age=31536000, immutable");
+                name.substr(0, 8) == "manifest" || name.substr(0, 6) == "index." ? "no-cache"  // changed in place
+                                                                                  : "public, max-age=31536000, immutable");
   if (const auto inm = req.Header("If-None-Match"); inm && IfNoneMatchMatches(*inm, etag)) {
     res.status = 304;
     return res;

@@ -8,7 +8,7 @@
 //     '.', at most kMaxStaticPathBytes; the raw target carries no encoded '/', '\' or NUL; its real path
 //     (symlinks resolved) is a regular file strictly below the real path of the root. Anything else: 404.
 //   - strong ETag = quoted lower-case hex SHA-256 of the content; If-None-Match (weak comparison, "*") -> 304.
-//   - Cache-Control: names starting with "manifest" (changed in place) `no-cache`; every other name carries
+//   - Cache-Control: names starting with "manifest" or "index." (changed in place) `no-cache`; every other name carries
 //     its version: `public, max-age=31536000, immutable`.
 //   - one byte range ("bytes=A-B", "bytes=A-", "bytes=-N") -> 206 with Content-Range; an unsatisfiable one
 //     -> 416; several ranges -> the whole file (no multipart amplification).
