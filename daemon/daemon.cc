@@ -40,6 +40,7 @@ Result<std::unique_ptr<Daemon>> Daemon::Open(const DaemonOptions& options) {
   so.trusted_keys = *keys;
   so.lists = options.lists;
   so.ca_bundle = options.ca_bundle;
+  so.proxy = options.proxy;
   so.create_data_dir = true;
   so.env = options.env;
   auto engine = SyncEngine::Open(so);
@@ -53,6 +54,7 @@ Result<std::unique_ptr<Daemon>> Daemon::Open(const DaemonOptions& options) {
   co.trusted_keys = *keys;
   co.lists = options.lists;  // a subscribed list that is not installed makes verdicts stale
   co.ca_bundle = options.ca_bundle;
+  co.proxy = options.proxy;
   co.env = options.env;
   auto client = Client::Open(co);
   if (!client.ok()) return client.status();

@@ -187,12 +187,17 @@ Result<std::vector<SignatureEntry>> ParseSignatureFile(std::string_view bytes) {
 
 Status VerifyManifestSignature(const std::vector<PublicKey>& trusted, std::string_view manifest_bytes,
                                std::string_view signature_file_bytes) {
+  return VerifyDetachedSignature(kManifestSignatureDomain, trusted, manifest_bytes, signature_file_bytes);
+}
+
+Status VerifyDetachedSignature(std::string_view domain, const std::vector<PublicKey>& trusted,
+                               std::string_view manifest_bytes, std::string_view signature_file_bytes) {
   URLGUARD_ASSIGN_OR_RETURN(std::vector<SignatureEntry> entries, ParseSignatureFile(signature_file_bytes));
   std::vector<std::string> trusted_ids;
   trusted_ids.reserve(trusted.size());
   for (const PublicKey& k : trusted) trusted_ids.push_back(k.KeyId());
 
-  std::string message(kManifestSignatureDomain);
+  std::string message(domain);
   message.append(manifest_bytes);
   size_t verified = 0;
   std::string seen_ids;

@@ -102,6 +102,12 @@ Result<std::vector<SignatureEntry>> ParseSignatureFile(std::string_view bytes);
 Status VerifyManifestSignature(const std::vector<PublicKey>& trusted, std::string_view manifest_bytes,
                                std::string_view signature_file_bytes);
 
+// The same check for any detached signature file over `domain` || `document_bytes` (`domain` names what the
+// document is, e.g. kManifestSignatureDomain or kListIndexSignatureDomain in format/list_index.h, so a
+// signature made for one kind of document never verifies another). Same failures as above. Thread-safe.
+Status VerifyDetachedSignature(std::string_view domain, const std::vector<PublicKey>& trusted,
+                               std::string_view document_bytes, std::string_view signature_file_bytes);
+
 // Base64 (RFC 4648 §4, standard alphabet, '=' padding). Exposed for the rotation statement and tests.
 std::string Base64Encode(const uint8_t* data, size_t size);
 // Strict decoding: only the canonical encoding of some byte string is accepted (length a multiple of 4,

@@ -12,6 +12,7 @@
 #include "format/manifest.h"
 #include "publish/entry_list.h"
 #include "publish/hash_store.h"
+#include "publish/list_index_writer.h"
 #include "publish/list_builder.h"
 #include "publish/seen_filter.h"
 #include "format/manifest.h"
@@ -289,6 +290,8 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
   URLGUARD_RETURN_IF_ERROR(WritePublic(env, JoinPath(public_dir, "manifest.sig"), signature));
   report.manifest_path = JoinPath(public_dir, "manifest.json");
   URLGUARD_RETURN_IF_ERROR(WritePublic(env, report.manifest_path, manifest));
+  // The signed index of every list the repository serves (docs/list-index.md), now naming this version.
+  URLGUARD_RETURN_IF_ERROR(WriteListIndex(env, key, o.repo_dir, now));
 
   // 5. Full hashes for the verify API, and the seen filter.
   auto store = FullHashStore::Open(JoinPath(o.repo_dir, "private/hashes.sqlite"), /*read_only=*/false);

@@ -3,6 +3,7 @@
 // Publisher: turns feeds into a new signed version of a list, as static files (ARCHITECTURE §5, §8).
 //
 // Repository layout (docs/repository-layout.md):
+//   REPO/public/v1/lists/index.json, index.sig     the signed index of all lists (publish/list_index_writer.h)
 //   REPO/public/v1/lists/LIST/manifest.json        the signed manifest (format/manifest.h)
 //   REPO/public/v1/lists/LIST/manifest.sig         its detached Ed25519 signature file (format/signature.h)
 //   REPO/public/v1/lists/LIST/snapshot-V.ugs.z     zlib of the full snapshot of version V

@@ -10,7 +10,8 @@
 //   - strong ETag = quoted lower-case hex SHA-256 of the content; If-None-Match (weak comparison, "*") -> 304.
 //   - Cache-Control (docs/repository-layout.md): `public, max-age=31536000, immutable` only for the files
 //     whose name carries their content's version and which are never rewritten (IsImmutableFileName:
-//     snapshot-V.ugs.z, diff-F-V.ugd.z); every other file (manifest.json, manifest.sig, LIST.rpz, anything
+//     snapshot-V.ugs.z, diff-F-V.ugd.z); every other file (manifest.json, manifest.sig, index.json, index.sig,
+//     LIST.rpz, anything
 //     unknown) may be rewritten in place and is `no-cache` (revalidated with the ETag).
 //   - one byte range ("bytes=A-B", "bytes=A-", "bytes=-N") -> 206 with Content-Range; an unsatisfiable one
 //     -> 416; several ranges -> the whole file (no multipart amplification).

@@ -14,8 +14,9 @@
 //     makes libcurl stop with CURLE_WRITE_ERROR); a Content-Length over the cap is refused before any body
 //     byte (CURLOPT_MAXFILESIZE_LARGE). No Accept-Encoding is sent, so the bytes counted are the bytes kept:
 //     a compressed transfer encoding cannot inflate past the cap;
-//   - no proxy for loopback targets (a proxy's loopback is not ours), else the configured one or libcurl's
-//     environment default; no signals (CURLOPT_NOSIGNAL: the fetcher runs on any thread).
+//   - the configured proxy, else libcurl's environment default (http_proxy, https_proxy, ALL_PROXY); no_proxy
+//     (or NO_PROXY) decides which hosts go direct, loopback ones included: nothing here bypasses a proxy on its
+//     own (docs/sync-protocol.md); no signals (CURLOPT_NOSIGNAL: the fetcher runs on any thread).
 // Idle easy handles are kept (at most kMaxIdleHandles) so that libcurl's per-handle connection cache lets the
 // manifest, its signature and the file it names travel over one TLS connection.
 #include <arpa/inet.h>
@@ -341,11 +342,9 @@ class CurlFetcher final : public Fetcher {
     opt(curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L));
     opt(curl_easy_setopt(e, CURLOPT_SSLVERSION, static_cast<long>(CURL_SSLVERSION_TLSv1_2)));
     if (!options_.ca_bundle.empty()) opt(curl_easy_setopt(e, CURLOPT_CAINFO, options_.ca_bundle.c_str()));
-    if (url.loopback) {
-      opt(curl_easy_setopt(e, CURLOPT_PROXY, ""));  // "" disables proxies, environment ones included
-    } else if (!options_.proxy.empty()) {
-      opt(curl_easy_setopt(e, CURLOPT_PROXY, options_.proxy.c_str()));
-    }
+    // Unset (after curl_easy_reset), libcurl reads the proxy environment variables itself; either way it honours
+    // no_proxy. Setting CURLOPT_PROXY to "" would disable proxies, environment ones included: never done here.
+    if (!options_.proxy.empty()) opt(curl_easy_setopt(e, CURLOPT_PROXY, options_.proxy.c_str()));
     opt(curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, options_.connect_timeout_ms));
     opt(curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, options_.total_timeout_ms));
     if (options_.low_speed_bytes_per_second > 0) {

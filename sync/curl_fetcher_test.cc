@@ -746,38 +746,60 @@ TEST(CurlFetcherRulesTest, OptionsAreValidated) {
 
 // ---- proxies ----------------------------------------------------------------------------------------------
 
-TEST_F(CurlFetcherTest, ProxyIsUsedForRemoteHostsButNeverForLoopback) {
+// The proxy is whatever the configuration or the environment says, for loopback targets too: only no_proxy
+// exempts a host (docs/sync-protocol.md). The "proxy" here answers every request itself, so a response that
+// says "via proxy" proves the request went through it.
+TEST_F(CurlFetcherTest, ProxyIsUsedForLoopbackTooUnlessNoProxyExemptsIt) {
+  const std::string proxied = "HTTP/1.1 200 OK\r\nContent-Length: 9\r\nConnection: close\r\n\r\nvia proxy";
   RawSocket proxy(/*listening=*/true);
   ASSERT_GT(proxy.port(), 0);
+  const std::string proxy_url = "http://127.0.0.1:" + std::to_string(proxy.port());
+  unsetenv("no_proxy");
+  unsetenv("NO_PROXY");
+
+  // FetcherOptions::proxy: the plain-http request goes to the proxy as an absolute-form request.
   FetcherOptions o = FastOptions();
-  o.proxy = "http://127.0.0.1:" + std::to_string(proxy.port());
-  auto fetcher = MakeFetcher(o);
-  ASSERT_NE(fetcher, nullptr);
+  o.proxy = proxy_url;
+  auto configured = MakeFetcher(o);
+  ASSERT_NE(configured, nullptr);
+  std::string head;
+  std::thread t1([&] { head = proxy.AcceptAndReadHead(10000, proxied); });
+  auto r1 = configured->Fetch(Get(Url("/hello")));
+  t1.join();
+  ASSERT_TRUE(r1.ok()) << r1.status().ToString();
+  EXPECT_EQ(r1->body, "via proxy");
+  EXPECT_EQ(head.rfind("GET " + Url("/hello") + " HTTP/1.1\r\n", 0), 0u) << head;
+  EXPECT_EQ(hits_, 0);
 
-  // Loopback goes direct, with the proxy configured...
-  auto direct = fetcher->Fetch(Get(Url("/hello")));
-  ASSERT_TRUE(direct.ok()) << direct.status().ToString();
-  EXPECT_EQ(hits_, 1);
-  EXPECT_FALSE(proxy.HasPendingConnection());
-
-  // ... and with a proxy in the environment (libcurl's default when FetcherOptions::proxy is "").
-  setenv("http_proxy", o.proxy.c_str(), 1);
-  setenv("HTTPS_PROXY", o.proxy.c_str(), 1);
+  // The environment's proxy when FetcherOptions::proxy is "" (libcurl's default, not disabled by the fetcher).
+  setenv("http_proxy", proxy_url.c_str(), 1);
   auto env_default = MakeFetcher();
   ASSERT_NE(env_default, nullptr);
-  auto via_env = env_default->Fetch(Get(Url("/hello")));
+  std::thread t2([&] { head = proxy.AcceptAndReadHead(10000, proxied); });
+  auto r2 = env_default->Fetch(Get(Url("/hello")));
+  t2.join();
+  ASSERT_TRUE(r2.ok()) << r2.status().ToString();
+  EXPECT_EQ(r2->body, "via proxy");
+  EXPECT_EQ(hits_, 0);
+
+  // no_proxy exempts loopback: direct, with the environment's proxy and with the configured one.
+  setenv("no_proxy", "127.0.0.1,localhost", 1);
+  auto direct_env = env_default->Fetch(Get(Url("/hello")));
+  auto direct_configured = configured->Fetch(Get(Url("/hello")));
   unsetenv("http_proxy");
-  unsetenv("HTTPS_PROXY");
-  ASSERT_TRUE(via_env.ok()) << via_env.status().ToString();
+  unsetenv("no_proxy");
+  ASSERT_TRUE(direct_env.ok()) << direct_env.status().ToString();
+  ASSERT_TRUE(direct_configured.ok()) << direct_configured.status().ToString();
+  EXPECT_EQ(direct_env->body, "hello world");
+  EXPECT_EQ(direct_configured->body, "hello world");
   EXPECT_EQ(hits_, 2);
   EXPECT_FALSE(proxy.HasPendingConnection());
 
   // An https request to a remote host asks the proxy for a tunnel. This proxy reads the request and hangs up,
-  // so the fetch fails — after the proxy saw exactly what would have gone out.
-  std::string head;
-  std::thread proxy_thread([&] { head = proxy.AcceptAndReadHead(10000); });
-  auto tunneled = fetcher->Fetch(Get("https://192.0.2.1/v1/lists/phishing/manifest.json"));
-  proxy_thread.join();
+  // so the fetch fails -- after the proxy saw exactly what would have gone out.
+  std::thread t3([&] { head = proxy.AcceptAndReadHead(10000); });
+  auto tunneled = configured->Fetch(Get("https://192.0.2.1/v1/lists/phishing/manifest.json"));
+  t3.join();
   EXPECT_EQ(tunneled.status().code(), StatusCode::kUnavailable) << tunneled.status().ToString();
   EXPECT_EQ(head.rfind("CONNECT 192.0.2.1:443 HTTP/1.1\r\n", 0), 0u) << head;
 }

@@ -55,8 +55,8 @@ struct FetcherOptions {
   long total_timeout_ms = 120000;         // > 0: the whole transfer, body included
   long low_speed_bytes_per_second = 256;  // abort when slower than this ... (0 = no low-speed check)
   long low_speed_seconds = 20;            // ... for this long (a server that drips bytes); >= 1 when enabled
-  std::string proxy;                      // "" = libcurl's default (environment variables); never used for
-                                          // loopback targets
+  std::string proxy;                      // "" = libcurl's default (http_proxy, https_proxy, ALL_PROXY); for
+                                          // every target no_proxy does not exempt, loopback ones included
   std::string ca_bundle;                  // "" = the system's CA store; else a PEM file of trusted CAs
   std::string user_agent;                 // "" = "urlguard/<version> (+https://github.com/urlguard)"
   bool allow_plain_http_to_loopback = true;

@@ -196,7 +196,8 @@ std::string RenderListStatusText(const std::vector<ListStatus>& lists, std::stri
 }
 
 std::string RenderSyncReportText(const SyncReport& r) {
-  std::string out = r.list + ": " + SyncResultName(r.result);
+  // An empty list name is the list discovery step (SyncReport::list).
+  std::string out = (r.list.empty() ? std::string("list discovery") : r.list) + ": " + SyncResultName(r.result);
   if (r.result == SyncResult::kUpdated) {
     if (r.from_version == 0) {
       out += ": installed version " + std::to_string(r.to_version);

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "core/list_name.h"
+#include "sync/list_discovery.h"
 #include "sync/updater.h"
 
 namespace urlguard {
@@ -44,8 +45,10 @@ Result<std::unique_ptr<Syncer>> Syncer::Open(Env* env, const SyncerOptions& opti
   if (lists.empty()) {
     for (const ListState& l : s->store_->state().lists) lists.push_back(l.list);
   }
-  if (lists.empty()) return Status::InvalidArgument("no list to sync: give --list NAME");
   const int64_t now = env->NowUnixSeconds();
+  // Nothing given, nothing installed: the first RunDue asks the server's list index (sync/list_discovery.h).
+  s->discover_ = lists.empty();
+  s->discovery_.next_attempt_unix = now;
   std::vector<ListSyncState> subscribed;
   for (const std::string& l : lists) {
     ListSyncState* st = FindOrAddListSyncState(&s->schedule_, l);
@@ -60,6 +63,18 @@ Result<std::unique_ptr<Syncer>> Syncer::Open(Env* env, const SyncerOptions& opti
 
 std::vector<SyncReport> Syncer::RunDue(int64_t now, bool force) {
   std::vector<SyncReport> reports;
+  if (discover_ && (force || discovery_.next_attempt_unix <= now)) {
+    Status discovered = Discover(now);
+    if (!discovered.ok()) {
+      SyncReport r;
+      r.list = "";  // the discovery step, not a list
+      r.error = discovered.ToString();
+      RecordSyncFailure(&discovery_, now, r.error, /*min_wait_seconds=*/0, /*retry_after_seconds=*/-1, rand_);
+      reports.push_back(std::move(r));
+      return reports;
+    }
+    force = true;  // the new subscriptions run now
+  }
   UpdaterOptions uo;
   uo.server_base_url = options_.server_url;
   uo.trusted_keys = options_.trusted_keys;
@@ -93,8 +108,21 @@ std::vector<SyncReport> Syncer::RunDue(int64_t now, bool force) {
   return reports;
 }
 
+Status Syncer::Discover(int64_t now) {
+  URLGUARD_ASSIGN_OR_RETURN(ListIndex index, FetchListIndex(*fetcher_, options_.server_url, options_.trusted_keys));
+  if (index.lists.empty()) return Status::NotFound("list index: the server publishes no list");
+  for (const ListIndexEntry& e : index.lists) {  // names validated by the parser, sorted and unique
+    ListSyncState st;
+    st.list = e.name;
+    st.next_attempt_unix = now;
+    schedule_.push_back(std::move(st));
+  }
+  discover_ = false;
+  return Status::Ok();
+}
+
 int64_t Syncer::NextDue() const {
-  int64_t next = INT64_MAX;
+  int64_t next = discover_ ? discovery_.next_attempt_unix : INT64_MAX;
   for (const ListSyncState& st : schedule_) next = std::min(next, st.next_attempt_unix);
   return next;
 }

@@ -20,3 +20,4 @@
 #include "urlguard/sync.h"
 #include "urlguard/text.h"
 #include "urlguard/urlguard.h"
+#include "urlguard/version.h"

@@ -28,6 +28,7 @@
 #include "urlguard/render.h"
 #include "urlguard/sync.h"
 #include "urlguard/text.h"
+#include "urlguard/version.h"
 
 namespace {
 
@@ -113,6 +114,7 @@ struct SourceOptions {
   bool verify = false;
   std::string server;
   std::string ca_bundle;
+  std::string proxy;
 };
 
 urlguard::Result<LookupSource> OpenSource(const SourceOptions& so) {
@@ -128,6 +130,7 @@ urlguard::Result<LookupSource> OpenSource(const SourceOptions& so) {
   co.server_url = so.server;
   co.verify = so.verify;
   co.ca_bundle = so.ca_bundle;
+  co.proxy = so.proxy;
   co.watch = false;
   if (so.verify && so.server.empty()) return urlguard::Status::InvalidArgument("--verify needs --server URL");
   auto c = urlguard::Client::Open(co);
@@ -248,7 +251,7 @@ int RunPlan(uint64_t n, double p) {
 
 int RunSync(const std::string& dir, const std::string& server, const std::vector<std::string>& key_files,
             const std::vector<std::string>& rotation_files, const std::vector<std::string>& lists, bool once,
-            const std::string& ca_bundle) {
+            const std::string& ca_bundle, const std::string& proxy) {
   auto keys = urlguard::TrustedKeys::LoadFiles(key_files, rotation_files);
   if (!keys.ok()) {
     std::cerr << "urlguard sync: " << keys.status().ToString() << '\n';
@@ -260,6 +263,7 @@ int RunSync(const std::string& dir, const std::string& server, const std::vector
   so.trusted_keys = *keys;
   so.lists = lists;
   so.ca_bundle = ca_bundle;
+  so.proxy = proxy;
   so.create_data_dir = true;
   auto engine = urlguard::SyncEngine::Open(so);
   if (!engine.ok()) {
@@ -305,6 +309,7 @@ int RunStatus(const std::string& dir, bool json) {
 }  // namespace
 int main(int argc, char** argv) {
   CLI::App app{"urlguard: on-device URL threat lookup"};
+  app.set_version_flag("--version", urlguard::VersionString("urlguard"), "print the version and the format versions");
   app.require_subcommand(1);
   bool json = false, timing = false, once = false;
   std::vector<std::string> inputs, key_files, rotation_files, lists;
@@ -321,6 +326,9 @@ int main(int argc, char** argv) {
     cmd->add_flag("--verify", so.verify, "with --data-dir: decide local hits with the cache and the verification API");
     cmd->add_option("--server", so.server, "verification server base URL (with --verify)");
     cmd->add_option("--ca-bundle", so.ca_bundle, "CA bundle for https (default: the system's)");
+    cmd->add_option("--proxy", so.proxy,
+                    "proxy URL for the verification API, e.g. http://proxy.example:3128 (default: the http_proxy, "
+                    "https_proxy, ALL_PROXY and no_proxy environment variables)");
   };
 
   auto* canon = app.add_subcommand("canon", "print the canonical URL, its lookup expressions and their SHA-256");
@@ -353,9 +361,14 @@ int main(int argc, char** argv) {
   repeatable(sync->add_option("--key-rotation", rotation_files,
                               "key rotation statement signed by a trusted key (repeatable, in chain order)"))
       ->check(CLI::ExistingFile);
-  repeatable(sync->add_option("--list", lists, "list to sync (repeatable; default: those installed)"));
+  repeatable(sync->add_option("--list", lists,
+                              "list to sync (repeatable; default: those installed, or on a fresh data directory "
+                              "every list the server's signed list index names)"));
   sync->add_flag("--once", once, "one pass, then exit (default: keep syncing on schedule)");
   sync->add_option("--ca-bundle", so.ca_bundle, "CA bundle for https (default: the system's)");
+  sync->add_option("--proxy", so.proxy,
+                   "proxy URL, e.g. http://proxy.example:3128 (default: the http_proxy, https_proxy, ALL_PROXY and "
+                   "no_proxy environment variables)");
 
   auto* status = app.add_subcommand("status", "show installed lists, freshness and sync results");
   status->add_option("--data-dir", so.dir, "data directory")->required()->check(CLI::ExistingDirectory);
@@ -379,7 +392,7 @@ int main(int argc, char** argv) {
   if (*check) return RunCheck(json, timing, so, inputs);
   if (*scan) return RunScan(json, so, inputs);
   if (*plan) return RunPlan(entries, fp_rate);
-  if (*sync) return RunSync(so.dir, so.server, key_files, rotation_files, lists, once, so.ca_bundle);
+  if (*sync) return RunSync(so.dir, so.server, key_files, rotation_files, lists, once, so.ca_bundle, so.proxy);
   if (*status) return RunStatus(so.dir, json);
   return kExitUsage;
 }

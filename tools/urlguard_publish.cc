@@ -9,6 +9,7 @@
 //   urlguard-publish seen    --repo DIR ENTRY...
 //   urlguard-publish rotate  --key OLD.pem --new-key NEW.pub.pem --out STATEMENT [--not-before UNIX]
 //                            [--grace SECONDS] [--reset LIST=VERSION ...]
+//   urlguard-publish index   --repo DIR --key PRIVATE.pem
 //   urlguard-publish export  --format rpz --repo DIR --list NAME [--out FILE] [--action nxdomain|cname:HOST]
 //                            [--origin ZONE]
 //
@@ -25,6 +26,7 @@
 #include "tools/progress.h"
 #include "urlguard/checker.h"
 #include "urlguard/publish.h"
+#include "urlguard/version.h"
 
 namespace {
 
@@ -203,10 +205,22 @@ int RunExport(const std::string& repo, const std::string& list, const std::strin
   return 0;
 }
 
+int RunIndex(const std::string& repo, const std::string& key) {
+  auto n = urlguard::RewriteListIndex(repo, key);
+  if (!n.ok()) {
+    std::cerr << "urlguard-publish index: " << n.status().ToString() << '\n';
+    return 1;
+  }
+  std::cout << "indexed " << *n << " list" << (*n == 1 ? "" : "s") << " in " << repo << "/public/v1/lists/index.json\n";
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"urlguard-publish: build and publish signed urlguard threat lists"};
+  app.set_version_flag("--version", urlguard::VersionString("urlguard-publish"),
+                       "print the version and the format versions");
   app.require_subcommand(1);
   std::string list, out, filter = "fingerprint-array", repo, key, expires_in = "24h", emergency = "off", threat;
   std::vector<std::string> inputs, entries;
@@ -266,6 +280,13 @@ int main(int argc, char** argv) {
                      "LIST=VERSION: clients lower LIST's high-water mark to VERSION (recovers from a stolen key's "
                      "fast-forward; repeatable)");
 
+  auto* index = app.add_subcommand("index", "rewrite the signed index of the repository's lists "
+                                            "(publish does this after every publication)");
+  index->add_option("--repo", repo, "repository directory")->required()->check(CLI::ExistingDirectory);
+  index->add_option("--key", key, "private key PEM (the one that signs the manifests)")
+      ->required()
+      ->check(CLI::ExistingFile);
+
   std::string format, action = "nxdomain", origin;
   auto* exp = app.add_subcommand("export", "write a published list in another format (rpz: a DNS response policy zone)");
   exp->add_option("--format", format, "rpz (docs/rpz.md)")->required()->check(CLI::IsMember({"rpz"}));
@@ -286,6 +307,7 @@ int main(int argc, char** argv) {
   if (*publish) return RunPublish(repo, key, list, inputs, expires_in, keep, emergency, fp_rate, threat);
   if (*seen) return RunSeen(repo, entries);
   if (*rotate) return RunRotate(key, new_key, out, not_before, grace, reset_specs);
+  if (*index) return RunIndex(repo, key);
   if (*exp) return RunExport(repo, list, out, action, origin);
   return 4;
 }

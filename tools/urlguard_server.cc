@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <urlguard/env.h>
 #include <urlguard/server.h>
+#include <urlguard/version.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -22,6 +23,7 @@
 
 int main(int argc, char** argv) {
   CLI::App app{"urlguard-server: serves a urlguard repository (static files, verify API, metrics)"};
+  app.set_version_flag("--version", urlguard::VersionString("urlguard-server"), "print the version and formats");
   urlguard::ServerOptions options;
   options.listen = "127.0.0.1:8080";
   app.add_option("--repo", options.repo_dir, "repository directory (public/ and private/hashes.sqlite)")

@@ -26,6 +26,7 @@
 
 #include "urlguard/daemon.h"
 #include "urlguard/env.h"
+#include "urlguard/version.h"
 
 namespace {
 
@@ -49,6 +50,7 @@ void Notify(urlguard::Env* env, const std::string& state) {
 
 int main(int argc, char** argv) {
   CLI::App app{"urlguardd: keeps a urlguard data directory current and answers lookups on loopback"};
+  app.set_version_flag("--version", urlguard::VersionString("urlguardd"), "print the version and the format versions");
   urlguard::DaemonOptions options;
   std::string listen = "127.0.0.1:8089";
   auto repeatable = [](CLI::Option* o) {
@@ -62,11 +64,16 @@ int main(int argc, char** argv) {
   repeatable(app.add_option("--key-rotation", options.rotation_files,
                             "key rotation statement signed by a trusted key (repeatable)"))
       ->check(CLI::ExistingFile);
-  repeatable(app.add_option("--list", options.lists, "list to keep current (repeatable; default: those installed)"));
+  repeatable(app.add_option("--list", options.lists,
+                            "list to keep current (repeatable; default: those installed, or on a fresh data "
+                            "directory every list the server's signed list index names)"));
   app.add_option("--listen", listen,
                  "numeric loopback address for the lookup API: 127.x.y.z:PORT or [::1]:PORT (default 127.0.0.1:8089; "
                  "port 0 picks one)");
   app.add_option("--ca-bundle", options.ca_bundle, "CA bundle for https (default: the system's)");
+  app.add_option("--proxy", options.proxy,
+                 "proxy URL, e.g. http://proxy.example:3128 (default: the http_proxy, https_proxy, ALL_PROXY and "
+                 "no_proxy environment variables)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -47,8 +47,10 @@ struct DaemonOptions {
   std::string server_url;                    // required: update and verification server
   std::vector<std::string> public_key_files; // required: trusted PEM public keys (re-read by Reload)
   std::vector<std::string> rotation_files;   // key-rotation statements, in chain order (re-read by Reload)
-  std::vector<std::string> lists;            // lists to keep current; empty = those installed
+  std::vector<std::string> lists;            // lists to keep current; empty = those installed, or when none
+                                             // is, those of the server's list index (urlguard/sync.h)
   std::string ca_bundle;                     // "" = the system's
+  std::string proxy;                         // "" = libcurl's default (http_proxy, https_proxy, no_proxy, ...)
   // One line per event (sync results, reloads, warnings), without a trailing newline. Called from the thread
   // that calls Open, Tick or Reload. Empty: events are dropped.
   std::function<void(const std::string&)> log;

@@ -187,6 +187,18 @@ struct RpzExportReport {
 // version published before entry lists were kept: publish once more), kCorruption, read and write errors.
 Result<RpzExportReport> ExportRpz(const RpzExportOptions& options);
 
+// ---- the list index --------------------------------------------------------------------------------------------
+
+// Rewrites REPO/public/v1/lists/index.json and index.sig (docs/list-index.md): the signed index of every list the
+// repository serves, from their current manifests, signed with the private key at `private_key_path` (the key
+// that signs the manifests). PublishList does this after every publication; call this for a repository published
+// before the index existed, or after removing a list's directory. Returns the number of lists indexed. Failures:
+// kFailedPrecondition while a publication holds the repository's lock, kInvalidArgument for a key file that is no
+// Ed25519 private key, kCorruption for a manifest that does not parse, read and write errors. `env`: nullptr =
+// the process default.
+Result<size_t> RewriteListIndex(const std::string& repo_dir, const std::string& private_key_path,
+                                Env* env = nullptr);
+
 }  // namespace urlguard
 
 #endif  // URLGUARD_PUBLISH_H_

@@ -51,7 +51,7 @@ URLGUARD_EXPORT const char* SyncResultName(SyncResult result);
 
 // The outcome of one sync attempt of one list.
 struct SyncReport {
-  std::string list;
+  std::string list;                         // "" for the list discovery step (SyncOptions::lists), always kFailed
   SyncResult result = SyncResult::kFailed;  // kUpdated, kUpToDate, kNotModified or kFailed
   uint64_t from_version = 0;                // installed before (0: none)
   uint64_t to_version = 0;                  // installed after (kUpdated), or the server's current version
@@ -65,9 +65,13 @@ struct SyncOptions {
                                      // Refused when another user owns it or its group or others may write it.
   std::string server_url;            // required: the update server's base URL (http or https)
   TrustedKeys trusted_keys;          // required (non-empty): who may sign lists
-  std::vector<std::string> lists;    // lists to keep current; empty = the lists installed in data_dir
+  // Lists to keep current. Empty: the lists installed in data_dir; when none is installed either, every list the
+  // server's signed list index names (docs/list-index.md), fetched and verified with trusted_keys by the first
+  // RunDue. A failed discovery is one kFailed report with an empty `list`, retried with the failure backoff.
+  std::vector<std::string> lists;
   std::string ca_bundle;             // "" = the system's CA store
-  std::string proxy;                 // "" = libcurl's default (environment variables)
+  std::string proxy;                 // "" = libcurl's default: http_proxy, https_proxy, ALL_PROXY, no_proxy
+                                     // (docs/sync-protocol.md); e.g. "http://proxy.example:3128"
   bool create_data_dir = false;      // create a missing data_dir
   bool group_readable_data_dir = false;  // a new data_dir is 0750 (its group may read) instead of 0700
   Env* env = nullptr;                // file system, clock and randomness; nullptr = the process default. Not owned;
@@ -77,10 +81,10 @@ struct SyncOptions {
 class URLGUARD_EXPORT SyncEngine {
  public:
   // Opens (and recovers after a crash) the data directory and takes its single-writer lock for the engine's
-  // lifetime. Failures: kInvalidArgument without a server URL, a trusted key, or a list to sync (nothing given and
-  // nothing installed), or for an invalid list name; kFailedPrecondition "another urlguard process ..." when the
-  // lock is held; kIoError / kCorruption for a directory that cannot be read or repaired. Recoverable oddities
-  // (a damaged schedule file, leftover temporary files) are not failures: see warnings().
+  // lifetime. No network access (list discovery waits for RunDue). Failures: kInvalidArgument without a server
+  // URL or a trusted key, or for an invalid list name; kFailedPrecondition "another urlguard process ..." when
+  // the lock is held; kIoError / kCorruption for a directory that cannot be read or repaired. Recoverable
+  // oddities (a damaged schedule file, leftover temporary files) are not failures: see warnings().
   static Result<std::unique_ptr<SyncEngine>> Open(const SyncOptions& options);
   ~SyncEngine();  // releases the lock
   SyncEngine(const SyncEngine&) = delete;

@@ -1,0 +1,271 @@
+// Copyright urlguard authors.
+//
+// The command-line tools where they touch the network, as a user runs them: `--version` on every binary,
+// `urlguard sync` on a fresh data directory subscribing to every list of the server's signed list index (and
+// refusing a forged one), and `--proxy` / http_proxy through a real proxy (Debian's tinyproxy) on loopback whose
+// log must show the requests. Real binaries (urlguard, urlguard-publish) against the reference server
+// (urlguard/server.h) on 127.0.0.1.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "tests/test_util.h"
+#include "urlguard/server.h"
+#include "urlguard/version.h"
+
+namespace urlguard {
+namespace {
+
+using testing::BinPath;
+using testing::ReadFileOrDie;
+using testing::RunCommand;
+
+// Every proxy variable cleared, so only what a test sets is in effect.
+constexpr char kNoProxyEnv[] =
+    "env -u http_proxy -u https_proxy -u HTTP_PROXY -u HTTPS_PROXY -u ALL_PROXY -u all_proxy -u no_proxy "
+    "-u NO_PROXY ";
+
+TEST(CliVersion, EveryBinaryPrintsItsVersionAndFormats) {
+  for (const char* tool : {"urlguard", "urlguardd", "urlguard-publish", "urlguard-server"}) {
+    auto r = RunCommand(BinPath(tool) + " --version");
+    EXPECT_EQ(r.exit_code, 0) << tool;
+    EXPECT_EQ(r.out, VersionString(tool) + "\n") << tool;
+    EXPECT_EQ(r.out.rfind(std::string(tool) + " " + LibraryVersion() + " (snapshot format 1, diff format 1, "
+                                                                        "manifest format 1, list index format 1, "
+                                                                        "rotation statements 1-2, verify API v1)",
+                          0),
+              0u)
+        << r.out;
+  }
+  // A subcommand's own --version option (the snapshot version of `build`) is not the program's.
+  auto r = RunCommand(BinPath("urlguard-publish") + " build --help");
+  EXPECT_NE(r.out.find("list version"), std::string::npos) << r.out;
+}
+
+class CliNetwork : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = testing::ScratchDir("cli-network");
+    repo_ = root_ + "/repo";
+    auto keygen = RunCommand(BinPath("urlguard-publish") + " keygen --out " + root_ + "/keys");
+    ASSERT_EQ(keygen.exit_code, 0) << keygen.out;
+    key_ = root_ + "/keys/urlguard-ed25519.pem";
+    pub_ = root_ + "/keys/urlguard-ed25519.pub.pem";
+    for (const char* list : {"phishing", "malware"}) {
+      const std::string feed = root_ + "/" + list + ".txt";
+      testing::WriteFileOrDie(feed, std::string("evil-") + list + ".example\nhttp://bad-" + list +
+                                        ".example/login\n");
+      auto pub = RunCommand(BinPath("urlguard-publish") + " publish --repo " + repo_ + " --key " + key_ +
+                            " --list " + list + " --input plain:" + feed);
+      ASSERT_EQ(pub.exit_code, 0) << pub.out;
+    }
+    ServerOptions so;
+    so.repo_dir = repo_;
+    auto server = Server::Start(so);
+    ASSERT_TRUE(server.ok()) << server.status().ToString();
+    server_ = std::move(server).value();
+    url_ = "http://127.0.0.1:" + std::to_string(server_->port());
+  }
+
+  std::string SyncCommand(const std::string& data_dir, const std::string& extra = "") const {
+    return std::string(kNoProxyEnv) + extra + BinPath("urlguard") + " sync --once --data-dir " + data_dir +
+           " --server " + url_ + " --public-key " + pub_;
+  }
+
+  // The lists `urlguard status --json` reports installed in `data_dir`, as "name@version" joined by spaces.
+  std::string Installed(const std::string& data_dir) const {
+    auto r = RunCommand(BinPath("urlguard") + " status --json --data-dir " + data_dir);
+    std::string out;
+    for (const char* list : {"malware", "phishing"}) {
+      if (r.out.find("\"" + std::string(list) + "\"") != std::string::npos) out += std::string(list) + " ";
+    }
+    return out;
+  }
+
+  std::string root_, repo_, key_, pub_, url_;
+  std::unique_ptr<Server> server_;
+};
+
+TEST_F(CliNetwork, PublishWritesASignedIndexServedWithoutCaching) {
+  const std::string index = ReadFileOrDie(repo_ + "/public/v1/lists/index.json");
+  EXPECT_NE(index.find("\"name\": \"malware\""), std::string::npos) << index;
+  EXPECT_NE(index.find("\"name\": \"phishing\""), std::string::npos) << index;
+  auto r = RunCommand("curl -sS -D - -o /dev/null --noproxy '*' " + url_ + "/v1/lists/index.json");
+  EXPECT_NE(r.out.find("200"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("no-cache"), std::string::npos) << "index.json changes in place: " << r.out;
+  // `urlguard-publish index` rewrites it (for repositories published before the index existed).
+  ASSERT_EQ(unlink((repo_ + "/public/v1/lists/index.json").c_str()), 0);
+  auto re = RunCommand(BinPath("urlguard-publish") + " index --repo " + repo_ + " --key " + key_);
+  EXPECT_EQ(re.exit_code, 0);
+  EXPECT_EQ(re.out, "indexed 2 lists in " + repo_ + "/public/v1/lists/index.json\n");
+}
+
+TEST_F(CliNetwork, SyncWithoutListOnAFreshDataDirInstallsEveryIndexedList) {
+  const std::string data = root_ + "/data";
+  auto r = RunCommand(SyncCommand(data));
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("malware: updated: installed version 1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("phishing: updated: installed version 1"), std::string::npos) << r.out;
+  EXPECT_EQ(Installed(data), "malware phishing ");
+  // With lists installed, `sync` without --list syncs those (no index needed any more).
+  ASSERT_EQ(unlink((repo_ + "/public/v1/lists/index.json").c_str()), 0);
+  r = RunCommand(SyncCommand(data));
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("malware: not_modified (version 1)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("phishing: not_modified (version 1)"), std::string::npos) << r.out;
+}
+
+TEST_F(CliNetwork, ForgedOrMissingIndexIsRefused) {
+  // A forged index: one more list added, the publisher's signature kept.
+  const std::string path = repo_ + "/public/v1/lists/index.json";
+  std::string index = ReadFileOrDie(path);
+  const size_t at = index.find("\"name\": \"phishing\"");
+  ASSERT_NE(at, std::string::npos);
+  index.replace(at, 18, "\"name\": \"phishinx\"");
+  testing::WriteFileOrDie(path, index);
+  const std::string data = root_ + "/forged";
+  auto r = RunCommand(SyncCommand(data));
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("list discovery: failed: permission_denied: list index: bad signature"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(Installed(data), "");
+  // Signed by another key: refused as untrusted.
+  auto other = RunCommand(BinPath("urlguard-publish") + " keygen --out " + root_ + "/other");
+  ASSERT_EQ(other.exit_code, 0);
+  auto resign = RunCommand(BinPath("urlguard-publish") + " index --repo " + repo_ + " --key " + root_ +
+                           "/other/urlguard-ed25519.pem");
+  ASSERT_EQ(resign.exit_code, 0);
+  r = RunCommand(SyncCommand(data));
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("signature by an untrusted key"), std::string::npos) << r.out;
+  // No index at all: a clear failure, nothing installed; --list still works.
+  ASSERT_EQ(unlink(path.c_str()), 0);
+  r = RunCommand(SyncCommand(data));
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("not_found: list index: GET index.json: HTTP 404"), std::string::npos) << r.out;
+  r = RunCommand(SyncCommand(data) + " --list malware");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(Installed(data), "malware ");
+}
+
+// ---- through a real proxy ---------------------------------------------------------------------------------
+
+int FreeLoopbackPort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  int port = -1;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  close(fd);
+  return port;
+}
+
+bool CanConnect(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  const bool ok = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  close(fd);
+  return ok;
+}
+
+// tinyproxy in the foreground on 127.0.0.1 with a generated configuration; its log lists every request.
+class Tinyproxy {
+ public:
+  static constexpr const char* kBinary = "/usr/bin/tinyproxy";
+
+  bool Start(const std::string& dir) {
+    log_ = dir + "/tinyproxy.log";
+    port_ = FreeLoopbackPort();
+    const std::string conf = dir + "/tinyproxy.conf";
+    // The log must stay writable after tinyproxy drops root for `User`.
+    testing::WriteFileOrDie(log_, "");
+    chmod(log_.c_str(), 0666);
+    chmod(dir.c_str(), 0777);
+    testing::WriteFileOrDie(conf, "User nobody\nGroup nogroup\nPort " + std::to_string(port_) +
+                                      "\nListen 127.0.0.1\nAllow 127.0.0.1\nTimeout 30\nLogFile \"" + log_ +
+                                      "\"\nLogLevel Connect\nMaxClients 16\nDisableViaHeader Yes\n");
+    pid_ = fork();
+    if (pid_ == 0) {
+      execl(kBinary, kBinary, "-d", "-c", conf.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    for (int i = 0; i < 100; ++i) {
+      if (CanConnect(port_)) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
+  }
+  ~Tinyproxy() {
+    if (pid_ > 0) {
+      kill(pid_, SIGTERM);
+      int status;
+      waitpid(pid_, &status, 0);
+    }
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  std::string Log() const { return ReadFileOrDie(log_); }
+
+ private:
+  pid_t pid_ = -1;
+  int port_ = -1;
+  std::string log_;
+};
+
+TEST_F(CliNetwork, SyncGoesThroughTheProxyFromTheFlagAndFromTheEnvironment) {
+  if (access(Tinyproxy::kBinary, X_OK) != 0) {
+    GTEST_SKIP() << "tinyproxy is not installed (scripts/install-deps.sh installs it): proxy test skipped";
+  }
+  const std::string dir = testing::ScratchDir("cli-network-proxy");
+  Tinyproxy proxy;
+  ASSERT_TRUE(proxy.Start(dir)) << "tinyproxy did not start; log:\n" << proxy.Log();
+
+  // --proxy URL.
+  auto r = RunCommand(SyncCommand(dir + "/data-flag") + " --proxy " + proxy.url());
+  EXPECT_EQ(r.exit_code, 0) << r.out << "\nproxy log:\n" << proxy.Log();
+  EXPECT_EQ(Installed(dir + "/data-flag"), "malware phishing ");
+  std::string log = proxy.Log();
+  for (const char* path : {"/v1/lists/index.json", "/v1/lists/index.sig", "/v1/lists/malware/manifest.json",
+                                  "/v1/lists/phishing/manifest.sig"}) {
+    EXPECT_NE(log.find("GET " + url_ + std::string(path)), std::string::npos) << path << " not in the proxy log:\n" << log;
+  }
+  const size_t after_flag = log.size();
+
+  // http_proxy in the environment, and no --proxy.
+  r = RunCommand(SyncCommand(dir + "/data-env", "http_proxy=" + proxy.url() + " "));
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(Installed(dir + "/data-env"), "malware phishing ");
+  log = proxy.Log();
+  EXPECT_NE(log.find("GET " + url_ + "/v1/lists/index.json", after_flag), std::string::npos) << log;
+
+  // no_proxy exempts the server: the proxy sees nothing more.
+  const size_t before_direct = log.size();
+  r = RunCommand(SyncCommand(dir + "/data-direct", "http_proxy=" + proxy.url() + " no_proxy=127.0.0.1 "));
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(proxy.Log().find("GET " + url_, before_direct), std::string::npos) << proxy.Log();
+
+  // A proxy that is not there: the sync fails rather than going direct.
+  r = RunCommand(SyncCommand(dir + "/data-dead") + " --proxy http://127.0.0.1:" +
+                 std::to_string(FreeLoopbackPort()));
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(Installed(dir + "/data-dead"), "");
+}
+
+}  // namespace
+}  // namespace urlguard
