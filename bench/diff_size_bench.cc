@@ -1,11 +1,11 @@
 // Copyright urlguard authors.
 //
-// diff_size_bench: how many bytes a realistic update costs on the wire (ARCHITECTURE §5's budget).
+// diff_size_bench: how many bytes a realistic update costs on the wire (docs/architecture.md §5's budget).
 //
 // Not a Google Benchmark: sizes are deterministic, so this is a plain program. It builds a 10 M-fingerprint
 // layer with U = 10 M * 2^14 (~2^37.3, a false-positive rate of 2^-14 per probe) from a fixed seed, removes
 // 25 k entries and adds 25 k new ones, encodes the diff (core/diff_codec.h), deflates it
-// (format/deflate.h) and prints the sizes next to the formula of ARCHITECTURE §5
+// (format/deflate.h) and prints the sizes next to the formula of docs/architecture.md §5
 //   added:   log2(U / added) + 1.5 bits each,   removed: log2(n / removed) + 1.5 bits each,
 // and, for scale, the full snapshot as 8-byte values and as ideal Elias-Fano (n * (2 + log2(U / n)) bits).
 // It also decodes and applies the diff and exits non-zero if the result is not the new set.

@@ -1,6 +1,6 @@
 // Copyright urlguard authors.
 //
-// verify_load_bench: the verify API under load (ARCHITECTURE §6, §8). Not a Google Benchmark: it prepares a
+// verify_load_bench: the verify API under load (docs/architecture.md §6, §8). Not a Google Benchmark: it prepares a
 // repository with a full-hash store of N hashes (deterministic), measures the store alone, and serves it so
 // that an external load generator (wrk) can measure the HTTP path. bench/verify_load.md has the numbers and
 // the exact commands.

@@ -6,7 +6,7 @@
 // false-positive rate a little above the classic formula (blocks receive a Poisson number of keys), which
 // ExpectedFalsePositiveRate() accounts for and bench/filter_bench measures.
 //
-// Roles (ARCHITECTURE §4): the baseline the fingerprint array must beat on the same data, a layer structure
+// Roles (docs/architecture.md §4): the baseline the fingerprint array must beat on the same data, a layer structure
 // for lists that are never diffed, and the dynamic "seen before?" and rolling-window filters (inserts only).
 //
 // Keys are uniformly random 64-bit values (the first 8 bytes of a SHA-256 digest, big-endian): the high bits

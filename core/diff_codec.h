@@ -1,7 +1,7 @@
 // Copyright urlguard authors.
 //
 // Diffs between two versions of a list: per layer, the fingerprints removed and added, Rice coded
-// (ARCHITECTURE §5; every byte is specified in docs/diff-format.md).
+// (docs/architecture.md §5; every byte is specified in docs/diff-format.md).
 //
 // A client keeps, per list and per layer, a sorted set of unique fingerprints in [0, U) (U, the layer's
 // universe, is stored with the layer). A LayerDiff names the removed fingerprints by their positions

@@ -251,7 +251,7 @@ TEST(DiffRoundTripTest, MaximalNameAndVersions) {
   EXPECT_EQ(*d, diff);
 }
 
-// ---- size: the formula of ARCHITECTURE §5 (math, not timing) -------------------------------------------
+// ---- size: the formula of docs/architecture.md §5 (math, not timing) -------------------------------------------
 
 TEST(DiffSizeTest, WithinFivePercentOfFormula) {
   const size_t n = 1000000;

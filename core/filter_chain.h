@@ -1,6 +1,6 @@
 // Copyright urlguard authors.
 //
-// FilterChain: the lookup over a set of open snapshots (ARCHITECTURE §3, steps 1-4). For one URL:
+// FilterChain: the lookup over a set of open snapshots (docs/architecture.md §3, steps 1-4). For one URL:
 //   1. canonicalize (failure -> invalid, never a match);
 //   2. generate the host-suffix x path-prefix expressions and hash each with SHA-256;
 //   3. probe every list: the domain layer with the whole-host expressions ("a.b.c/"), the url layer with the

@@ -1,7 +1,7 @@
 // Copyright urlguard authors.
 //
 // FingerprintSet: the default filter structure of a layer — a sorted, bucket-indexed array of fingerprints,
-// used straight from a read-only mapping (ARCHITECTURE §4).
+// used straight from a read-only mapping (docs/architecture.md §4).
 //
 // The structure. Each key (SHA-256 of an expression) becomes a fingerprint fp = floor(h * U / 2^64), where h is
 // the key's first 8 bytes (big-endian) and U, the layer's "universe", is chosen by the publisher from the list

@@ -1,6 +1,6 @@
 // Copyright urlguard authors.
 //
-// The three layers of a list (ARCHITECTURE §2). The numeric values are stored in snapshot and diff files.
+// The three layers of a list (docs/architecture.md §2). The numeric values are stored in snapshot and diff files.
 // Changes the on-disk format: never renumber.
 #ifndef URLGUARD_CORE_LAYER_KIND_H_
 #define URLGUARD_CORE_LAYER_KIND_H_

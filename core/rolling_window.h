@@ -1,6 +1,6 @@
 // Copyright urlguard authors.
 //
-// RollingWindowGuard: the verify API's abuse detector (ARCHITECTURE §8). One blocked Bloom filter of client
+// RollingWindowGuard: the verify API's abuse detector (docs/architecture.md §8). One blocked Bloom filter of client
 // signatures per second over the last 60 seconds; a signature seen in more than `threshold` of the previous
 // 59 seconds is throttled. It answers "how many distinct seconds of the last minute was this client active?"
 // in constant memory whatever the number of clients, with no per-client state to evict: the price is that an

@@ -11,7 +11,7 @@
 // Opening is O(index): it checks the magic, version, every offset and length once, and each layer's own
 // invariants (fingerprint_set.h, blocked_bloom.h). The full-content SHA-256 (about 12 ms for 20 MB with
 // SHA-NI) is optional at open: installers verify it before a file becomes live, and files are never written
-// in place afterwards (ARCHITECTURE §7).
+// in place afterwards (docs/architecture.md §7).
 //
 // Changes the on-disk format: bump kSnapshotFormatVersion, docs/snapshot-format.md and the golden test.
 #ifndef URLGUARD_CORE_SNAPSHOT_H_

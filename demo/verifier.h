@@ -3,7 +3,7 @@
 // Verifier: the seam between the browser and the verification of local hits.
 //
 // A local hit can be a filter false positive (about 0.1% of clean URLs at the default rate) until the
-// verification API confirms it with full hashes (ARCHITECTURE.md section 6). The warning page asks a Verifier
+// verification API confirms it with full hashes (docs/architecture.md §6). The warning page asks a Verifier
 // and waits for its asynchronous answer; the request interceptor never does (it stays a local lookup).
 //
 //   ClientVerifier     asks urlguard::Client::Check on the client's worker thread (CheckAsync): the result

@@ -1,6 +1,6 @@
 // Copyright urlguard authors.
 //
-// Bounded decompression of downloaded update files (ARCHITECTURE §5: "download with the signed size as hard
+// Bounded decompression of downloaded update files (docs/architecture.md §5: "download with the signed size as hard
 // cap -> check SHA-256 -> bounded inflate").
 //
 // A few hundred kilobytes of deflate can expand to gigabytes (a "decompression bomb": deflate reaches about

@@ -1,6 +1,6 @@
 // Copyright urlguard authors.
 //
-// Key rotation statements (ARCHITECTURE §5: "Key rotation is a signed statement chained from the old
+// Key rotation statements (docs/architecture.md §5: "Key rotation is a signed statement chained from the old
 // key"; the bytes are specified in docs/manifest-format.md §7).
 //
 // This file holds the format and its verification (the client's half); the publisher writes statements

@@ -1,7 +1,7 @@
 // Copyright urlguard authors.
 //
 // The update manifest: one small JSON document per list naming its current version, freshness, the state
-// the client must end up with, and the files to download (ARCHITECTURE §5; every field, limit and byte of
+// the client must end up with, and the files to download (docs/architecture.md §5; every field, limit and byte of
 // the canonical form is specified in docs/manifest-format.md).
 //
 // Order matters: a client verifies the detached signature over the raw manifest bytes first
@@ -35,7 +35,7 @@ constexpr size_t kMaxManifestBytes = size_t{64} << 10;  // the whole document (k
 constexpr size_t kMaxManifestDiffs = 64;                // entries of "diffs" (kResourceExhausted)
 constexpr size_t kMaxManifestPathBytes = 128;           // a file name
 // The largest accepted "min_wait_seconds": the 24 h ceiling of the client's failure backoff
-// (ARCHITECTURE §5). A larger value would let one bad manifest silence a client for longer.
+// (docs/architecture.md §5). A larger value would let one bad manifest silence a client for longer.
 constexpr uint32_t kMaxManifestMinWaitSeconds = 24 * 60 * 60;
 // The longest a manifest may live: expires_unix - created_unix <= this (7 days). A publisher re-signs a
 // manifest at least this often (urlguard-publish defaults to 24 h).

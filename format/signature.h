@@ -1,6 +1,6 @@
 // Copyright urlguard authors.
 //
-// Ed25519 public keys and signature verification for update manifests (ARCHITECTURE §5; every byte is specified in
+// Ed25519 public keys and signature verification for update manifests (docs/architecture.md §5; every byte is specified in
 // docs/manifest-format.md).
 //
 // Why Ed25519: small keys (32 bytes) and signatures (64 bytes), fast verification, no parameters to get
@@ -91,7 +91,7 @@ struct SignatureEntry {
 Result<std::vector<SignatureEntry>> ParseSignatureFile(std::string_view bytes);
 
 // Checks a downloaded manifest against its signature file, before anything parses the manifest
-// (ARCHITECTURE §5). Lines whose key id names no key of `trusted` are ignored (they are for clients that
+// (docs/architecture.md §5). Lines whose key id names no key of `trusted` are ignored (they are for clients that
 // trust other keys); every line whose key id does name a trusted key must verify against it (against any
 // trusted key with that id). Fails with kPermissionDenied and a message that starts with:
 //   "malformed signature file"        ParseSignatureFile() refused the file;

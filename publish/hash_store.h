@@ -1,6 +1,6 @@
 // Copyright urlguard authors.
 //
-// FullHashStore: the full-hash store behind the verify API (ARCHITECTURE §6, §8). The publisher writes every
+// FullHashStore: the full-hash store behind the verify API (docs/architecture.md §6, §8). The publisher writes every
 // list's full 32-byte keys into one SQLite file (`REPO/private/hashes.sqlite`); the reference server opens it
 // read-only and answers "which full hashes start with these 4-byte prefixes?".
 //

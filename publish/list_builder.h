@@ -2,7 +2,7 @@
 //
 // ListBuilder: turns list entries (text) into a snapshot's layers.
 //
-// Sizing (ARCHITECTURE §2, §4). The target is a per-URL false-positive rate p. A URL probes each layer L about
+// Sizing (docs/architecture.md §2, §4). The target is a per-URL false-positive rate p. A URL probes each layer L about
 // k_L times (kExpectedProbes below), and a probe of a layer holding n_L fingerprints in universe U_L hits
 // falsely with probability n_L / U_L, so the per-URL rate is sum_L k_L n_L / U_L. Minimising the total size
 // sum_L n_L log2(U_L / n_L) under that constraint (Lagrange) gives U_L = k_L * N / p with N the total entry

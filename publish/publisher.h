@@ -1,6 +1,6 @@
 // Copyright urlguard authors.
 //
-// Publisher: turns feeds into a new signed version of a list, as static files (ARCHITECTURE §5, §8).
+// Publisher: turns feeds into a new signed version of a list, as static files (docs/architecture.md §5, §8).
 //
 // Repository layout (docs/repository-layout.md):
 //   REPO/public/v1/lists/index.json, index.sig     the signed index of all lists (publish/list_index_writer.h)

@@ -1,7 +1,7 @@
 // Copyright urlguard authors.
 //
 // SeenFilter: the publisher's persistent "have we seen this entry before?" filter, with approximate counts
-// (ARCHITECTURE §8). urlguard-publish records the key of every entry it ingests, run after run, and reports
+// (docs/architecture.md §8). urlguard-publish records the key of every entry it ingests, run after run, and reports
 // per run how many entries are new and how many were seen in an earlier run -- also for entries that were
 // removed from the lists long ago -- without storing the history itself. `urlguard-publish seen` answers
 // "never" or "seen about N times" for given entries. The byte format is docs/seen-filter-format.md.

@@ -1,6 +1,6 @@
 // Copyright urlguard authors.
 //
-// Applying an update to a list's state (ARCHITECTURE §5, client side): old snapshot + signed manifest + diff (or
+// Applying an update to a list's state (docs/architecture.md §5, client side): old snapshot + signed manifest + diff (or
 // the full snapshot) -> the new snapshot's bytes, proven equal to what the publisher built by the state SHA-256
 // the manifest signs. The bytes go to a new file; nothing here touches a live file.
 //

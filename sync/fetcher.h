@@ -1,6 +1,6 @@
 // Copyright urlguard authors.
 //
-// Fetcher: the client's only door to the network (ARCHITECTURE §5, §6). The production implementation is
+// Fetcher: the client's only door to the network (docs/architecture.md §5, §6). The production implementation is
 // libcurl (NewCurlFetcher); tests use it against a real server on loopback, and inject faults with a server
 // that misbehaves — not with a fake fetcher. docs/sync-protocol.md states the rules for people.
 //

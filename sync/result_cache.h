@@ -1,6 +1,6 @@
 // Copyright urlguard authors.
 //
-// ResultCache: the client's SQLite cache of verification answers (ARCHITECTURE §3 step 5, §6), the file
+// ResultCache: the client's SQLite cache of verification answers (docs/architecture.md §3 step 5, §6), the file
 // D/cache.sqlite of the data directory. A local filter hit (a true threat, or a false positive at about 0.1%
 // of clean URLs) is decided from this cache first and only then by asking the verification API
 // (sync/verifier.h).

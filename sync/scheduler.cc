@@ -176,7 +176,7 @@ int64_t FirstSyncDelaySeconds(double u) {
 
 int64_t PollDelaySeconds(uint32_t min_wait_seconds, double u) {
   u = ClampUniform(u);
-  // Spec (ARCHITECTURE §5): polling every 30 minutes with jitter; the server's minimum wait wins.
+  // Spec (docs/architecture.md §5): polling every 30 minutes with jitter; the server's minimum wait wins.
   // 30 min * (1 + 0.1 * (2u - 1)) = 27 min + u * 6 min.
   const int64_t spread = 2 * kPollJitterSeconds;
   const int64_t jittered =
@@ -188,7 +188,7 @@ int64_t BackoffDelaySeconds(uint32_t consecutive_failures, double u) {
   assert(consecutive_failures >= 1 && "backoff without a failure");
   if (consecutive_failures == 0) consecutive_failures = 1;
   u = ClampUniform(u);
-  // Spec (ARCHITECTURE §5): on failure back off min(2^(N-1) * 15 min * (1 + rand), 24 h).
+  // Spec (docs/architecture.md §5): on failure back off min(2^(N-1) * 15 min * (1 + rand), 24 h).
   // 2^(N-1) * 15 min >= 24 h from N = 8 on (2^7 * 900 s = 115200 s); stop doubling there (no overflow).
   if (consecutive_failures >= 8) return kMaxBackoffSeconds;
   const int64_t base = kBackoffBaseSeconds << (consecutive_failures - 1);

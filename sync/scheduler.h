@@ -1,6 +1,6 @@
 // Copyright urlguard authors.
 //
-// Sync scheduling (ARCHITECTURE §5): when the updater next asks the server about a list, and the per-list
+// Sync scheduling (docs/architecture.md §5): when the updater next asks the server about a list, and the per-list
 // record of how the last attempts went (D/sync-state.json) that carries that decision across restarts.
 // docs/sync-protocol.md states the schedule for people.
 //

@@ -1,6 +1,6 @@
 // Copyright urlguard authors.
 //
-// Store: the client's data directory D (ARCHITECTURE §7; every file and byte is specified in
+// Store: the client's data directory D (docs/architecture.md §7; every file and byte is specified in
 // docs/data-dir.md).
 //
 //   D/lock                  single-writer lock (Env::LockFile): one Store per directory, across processes

@@ -1,6 +1,6 @@
 // Copyright urlguard authors.
 //
-// One sync pass (ARCHITECTURE §5). The "Spec:" comments quote docs/manifest-format.md §6, "Client order of
+// One sync pass (docs/architecture.md §5). The "Spec:" comments quote docs/manifest-format.md §6, "Client order of
 // checks", whose numbering they follow.
 #include "sync/updater.h"
 

@@ -1,7 +1,7 @@
 // Copyright urlguard authors.
 //
 // The updater: one sync pass for one list, from the update server's static files into the data directory
-// (ARCHITECTURE §5; the order of checks is docs/manifest-format.md §6, quoted step by step in updater.cc).
+// (docs/architecture.md §5; the order of checks is docs/manifest-format.md §6, quoted step by step in updater.cc).
 //
 // Server layout, for a base URL B and a list LIST (publish/publisher.h writes it, any static server or CDN
 // serves it):
@@ -77,7 +77,7 @@ struct SyncOutcome {
 // "updated", "not_modified", "up_to_date", "failed".
 const char* SyncOutcomeKindName(SyncOutcome::Kind kind);
 
-// One sync pass for `list` (ARCHITECTURE §5):
+// One sync pass for `list` (docs/architecture.md §5):
 //   1. GET manifest.json (If-None-Match: `etag`, only when the list's installed version is its high-water
 //      version; at most kMaxManifestBytes) and manifest.sig (at most kMaxSignatureFileBytes);
 //   2. verify the signature against options.trusted_keys BEFORE parsing; parse; it must name `list`;

@@ -265,12 +265,12 @@ DecideResult Decide(const std::vector<LocalHit>& hits, int64_t now_unix, ResultC
           Status::InvalidArgument("verify: a local hit with an invalid list name or version 0"));
     }
   }
-  // Spec (ARCHITECTURE §5, manifest policy flags): an emergency list's hits are malicious without asking.
+  // Spec (docs/architecture.md §5, manifest policy flags): an emergency list's hits are malicious without asking.
   for (const LocalHit& hit : hits) {
     if (hit.emergency) return Malicious(hit.list, "", /*emergency=*/true, /*from_cache=*/false);
   }
 
-  // Spec (ARCHITECTURE §3 step 5): consult the result cache ...
+  // Spec (docs/architecture.md §3 step 5): consult the result cache ...
   std::vector<const LocalHit*> undecided;
   for (const LocalHit& hit : hits) {
     if (cache == nullptr) {

@@ -1,6 +1,6 @@
 // Copyright urlguard authors.
 //
-// The verification client (ARCHITECTURE §3 step 5, §6): what the client does when its local filter says
+// The verification client (docs/architecture.md §3 step 5, §6): what the client does when its local filter says
 // "maybe". The local filter has false positives (about 0.1% of clean URLs hit it), so a hit is decided by the
 // result cache (sync/result_cache.h) and, if still undecided, by the server's verify API, asked with the
 // 4-byte prefixes of the hit expressions' SHA-256 only. The server answers with every full hash it knows
