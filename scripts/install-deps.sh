@@ -9,7 +9,9 @@ packages=(build-essential cmake ninja-build pkg-config git
           clang libclang-rt-14-dev binutils openssl curl
           nodejs python3-dev pybind11-dev python3-pybind11 python3-pytest
           # checked by their own tools: Unbound + dig (the RPZ export), promtool (/metrics), systemd-analyze (unit)
-          unbound bind9-dnsutils prometheus systemd)
+          unbound bind9-dnsutils prometheus systemd
+          # the Debian packages (debian/, tests/package_test.sh)
+          debhelper dh-python dpkg-dev lintian)
 if [ "${1:-}" = "--with-qt" ]; then
   packages+=(qt6-base-dev qt6-webengine-dev libgl-dev xvfb)
 fi

@@ -15,7 +15,7 @@
 # build-pkg/; the .deb files and logs stay there).
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
-out=${1:-$src/build-pkg}
+out=$(realpath -m "${1:-$src/build-pkg}")
 packages=(liburlguard0 liburlguard-dev urlguard urlguardd urlguard-server python3-urlguard)
 
 [ "$(id -u)" = 0 ] || { echo "package_test: needs root (installs and purges packages)"; exit 1; }
@@ -104,6 +104,9 @@ expect_exit() {  # CODE COMMAND...: the command exits with CODE
   "$@" || got=$?
   [ "$got" = "$want" ] || { echo "exit $got, expected $want: $*"; return 1; }
 }
+matches() {  # ERE TEXT: TEXT matches ERE (else prints both)
+  grep -Eq "$1" <<< "$2" || { echo "'$1' not in: ${2:-(nothing)}"; return 1; }
+}
 
 echo "== package: smoke tests on the installed files =="
 check "installed from the packages: /usr/bin/urlguard{,d,-publish,-server}" \
@@ -151,16 +154,17 @@ eval "daemon_cmd=($(sed -E 's/\$\{([A-Z_]+)\}/"${\1}"/g' <<< "$exec_start"))"
 check "unit ExecStart runs /usr/bin/urlguardd" test "${daemon_cmd[0]}" = /usr/bin/urlguardd
 runuser -u urlguard -- "${daemon_cmd[@]}" > "$work/daemon.log" 2>&1 &
 daemon_pid=$!
+# The first sync runs within a minute of start (jitter, sync/scheduler.h): wait up to 90 s.
 verdict=""
-for _ in $(seq 1 150); do
+for _ in $(seq 1 450); do
   verdict=$(curl -s "http://127.0.0.1:$daemon_port/v1/check?url=http://login.evil.example/verify" || true)
   grep -Eq '"verdict":"(hit|malicious)"' <<< "$verdict" && break
   kill -0 "$daemon_pid" 2> /dev/null || break
   sleep 0.2
 done
-check "urlguardd as urlguard: synced, /v1/check says listed" grep -Eq '"verdict":"(hit|malicious)"' <<< "$verdict"
-check "urlguardd: /v1/check says safe for a clean URL" grep -q '"verdict":"safe' \
-  <(curl -s "http://127.0.0.1:$daemon_port/v1/check?url=https://www.example.org/")
+check "urlguardd as urlguard: synced, /v1/check says listed" matches '"verdict":"(hit|malicious)"' "$verdict"
+check "urlguardd: /v1/check says safe for a clean URL" matches '"verdict":"safe"' \
+  "$(curl -s "http://127.0.0.1:$daemon_port/v1/check?url=https://www.example.org/")"
 check "urlguardd runs as urlguard" test "$(ps -o user= -p "$(pgrep -P "$daemon_pid" -x urlguardd || echo "$daemon_pid")")" = urlguard
 check "data dir files owned by urlguard" test -z "$(find /var/lib/urlguard ! -user urlguard)"
 if [ "$failed" != 0 ]; then sed 's/^/       daemon: /' "$work/daemon.log" | tail -20; fi
