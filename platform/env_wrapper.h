@@ -70,8 +70,8 @@ class EnvWrapper : public Env {
   Status NotifyServiceManager(std::string_view state) override {
     return target_->NotifyServiceManager(state);
   }
-  Result<std::unique_ptr<SignalSet>> WatchSignals(const std::vector<int>& signals) override {
-    return target_->WatchSignals(signals);
+  Result<std::unique_ptr<SignalSet>> WatchSignals(const std::vector<int>& signal_numbers) override {
+    return target_->WatchSignals(signal_numbers);
   }
 
  private:

@@ -5,7 +5,7 @@
 
 #include "platform/env.h"
 #include "publish/publisher.h"
-#include "sync/signature.h"
+#include "publish/signer.h"
 #include "tests/test_util.h"
 
 namespace urlguard {
@@ -129,7 +129,7 @@ TEST(RpzExportTest, CnameActionAndLeftOutEntries) {
 // survives the publisher's clean-up of public files.
 TEST(RpzExportTest, ExportsThePublishedVersion) {
   Env* env = Env::Default();
-  const std::string dir = testing::MakeTempDir("rpz_export_test");
+  const std::string dir = testing::ScratchDir("rpz_export_test");
   const std::string repo = dir + "/repo";
   testing::WriteFileOrDie(dir + "/feed.txt",
                           "evil.example\nhttp://Login.Phish.EXAMPLE/\nhttp://evil.example/login.php\n"

@@ -144,7 +144,8 @@ class PyClient {
     py::object type = TypeOf("ListStatus");
     for (const ListStatus& l : lists) {
       out.append(type(Str(l.name), py::int_(l.version), py::int_(l.entries), py::int_(l.created_unix),
-                      py::int_(l.expires_unix), py::bool_(l.stale), py::bool_(l.emergency),
+                      py::int_(l.expires_unix), py::bool_(l.stale), py::str(StaleReasonName(l.stale_reason)),
+                      py::bool_(l.emergency),
                       py::int_(l.last_sync_unix), py::str(SyncResultName(l.last_sync_result)),
                       Str(l.last_sync_error), py::int_(l.next_sync_unix), py::int_(l.consecutive_failures)));
     }

@@ -171,12 +171,13 @@ class URLGUARD_EXPORT Env {
   // kUnavailable when nobody listens there; kIoError for other socket failures.
   virtual Status NotifyServiceManager(std::string_view state) = 0;
 
-  // Diverts `signals` (POSIX numbers: SIGTERM, SIGINT, SIGHUP...) to the returned SignalSet: they are
+  // Diverts `signal_numbers` (POSIX numbers: SIGTERM, SIGINT, SIGHUP...) to the returned SignalSet: they are
   // blocked in the calling thread and later delivered through SignalSet::Wait() instead of their default
   // action. Call it in main() before starting any thread: threads inherit the mask, and a thread that does
   // not block a signal may still receive (and die of) it. kInvalidArgument for an empty list or a signal
   // that cannot be caught (SIGKILL, SIGSTOP); kIoError when the kernel refuses.
-  virtual Result<std::unique_ptr<SignalSet>> WatchSignals(const std::vector<int>& signals) = 0;
+  // (Not named `signals`: Qt defines that word as a macro, and this header must compile in Qt programs.)
+  virtual Result<std::unique_ptr<SignalSet>> WatchSignals(const std::vector<int>& signal_numbers) = 0;
 };
 
 }  // namespace urlguard

@@ -14,7 +14,10 @@ def synced(server, workdir):
     data.mkdir()
     client = urlguard.Client(data, server_url=url, public_key_files=[pub], lists=["phishing", "malware"],
                              watch=False)
-    assert client.lists() == []
+    # Subscribed but not installed yet: listed, and stale (never a confident "safe" without the lists).
+    assert [(l.list, l.version, l.stale, l.stale_reason) for l in client.lists()] == [
+        ("malware", 0, True, "not_installed"), ("phishing", 0, True, "not_installed")]
+    assert client.check_local("https://news-site-1.example.org/").stale
     reports = client.sync_now()
     assert [(r.list, r.result, r.from_version, r.to_version, r.used_diff, r.error) for r in reports] == [
         ("malware", "updated", 0, 1, False, None), ("phishing", "updated", 0, 1, False, None)]
@@ -29,6 +32,7 @@ def test_lists_after_sync(synced):
     lists = client.lists()
     assert [(l.list, l.version, l.last_sync_result, l.stale, l.consecutive_failures) for l in lists] == [
         ("malware", 1, "ok", False, 0), ("phishing", 1, "ok", False, 0)]
+    assert all(l.stale_reason == "" for l in lists)
     assert all(l.entries > 0 and l.expires_unix > l.created_unix and l.next_sync_unix > 0 for l in lists)
     assert client.stats()["generation"] >= 1
 

@@ -52,6 +52,7 @@ class ListStatus:
     created_unix: int
     expires_unix: int
     stale: bool
+    stale_reason: str  # "", "not_installed", "damaged", "expired"
     emergency: bool
     last_sync_unix: int
     last_sync_result: str  # "none", "ok", "not_modified", "failed"
