@@ -4,40 +4,18 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <new>
+#include <functional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/byte_io.h"
 #include "core/sha256.h"
-
-// ---- allocation tracking: the largest single allocation while g_track is set ---------------------------
-// The replaced operator new/delete pair uses malloc/free; GCC cannot see that they match.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#endif
-namespace {
-std::atomic<bool> g_track{false};
-std::atomic<size_t> g_largest_alloc{0};
-}  // namespace
-
-void* operator new(size_t size) {
-  if (g_track.load(std::memory_order_relaxed)) {
-    size_t prev = g_largest_alloc.load(std::memory_order_relaxed);
-    while (size > prev && !g_largest_alloc.compare_exchange_weak(prev, size)) {
-    }
-  }
-  void* p = std::malloc(size == 0 ? 1 : size);
-  if (p == nullptr) throw std::bad_alloc();
-  return p;
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
+#include "tests/largest_alloc.h"
 
 namespace urlguard {
 namespace {
@@ -440,14 +418,12 @@ TEST(DiffCorruptionTest, HugeCountsInATinyFileDoNotAllocate) {
   Put64(&b, r0 + 36, kMaxDiffEntries);           // added count at the cap
   Put64(&b, r0 + 20, 10 - 3 + kMaxDiffEntries);  // new count consistent with it
   b = Reseal(b);
-  g_largest_alloc = 0;
-  g_track = true;
-  Result<Diff> d = DecodeDiff(b);
-  g_track = false;
+  size_t largest = 0;
+  Result<Diff> d = testing::TrackLargestAllocation(&largest, [&] { return DecodeDiff(b); });
   ASSERT_FALSE(d.ok());
   EXPECT_EQ(d.status().code(), StatusCode::kCorruption);
   EXPECT_NE(d.status().message().find("need at least"), std::string::npos) << d.status().ToString();
-  EXPECT_LT(g_largest_alloc.load(), size_t{4096});
+  EXPECT_LT(largest, size_t{4096});
 }
 
 TEST(DiffCorruptionTest, RandomGarbageBehindAValidChecksumNeverCrashes) {
@@ -497,34 +473,34 @@ TEST(ApplyLayerDiffTest, RejectsEveryInconsistency) {
     EXPECT_NE(s.message().find(needle), std::string::npos) << s.ToString();
     EXPECT_TRUE(o.empty());
   };
-  LayerDiff d = base;
-  d.old_count = 5;
-  expect_fail(old_set, d, "the state has 4 entries");
-  d = base;
-  d.removed_positions = {4};
-  expect_fail(old_set, d, "out of range");
-  d = base;
-  d.removed_positions = {2, 1};
-  d.new_count = 3;
-  expect_fail(old_set, d, "not strictly increasing");
-  d = base;
-  d.added = {100};
-  expect_fail(old_set, d, ">= the universe");
-  d = base;
-  d.added = {26, 25};
-  d.new_count = 5;
-  expect_fail(old_set, d, "not strictly increasing");
-  d = base;
-  d.added = {30};
-  expect_fail(old_set, d, "already present");
-  d = base;
-  d.new_count = 5;
-  expect_fail(old_set, d, "the result would have 4 entries");
+  // Each edit of `base` that makes it inconsistent with old_set, and the message that names the problem.
+  const std::vector<std::pair<std::string, std::function<void(LayerDiff*)>>> bad_edits = {
+      {"the state has 4 entries", [](LayerDiff* d) { d->old_count = 5; }},
+      {"out of range", [](LayerDiff* d) { d->removed_positions = {4}; }},
+      {"not strictly increasing",
+       [](LayerDiff* d) {
+         d->removed_positions = {2, 1};
+         d->new_count = 3;
+       }},
+      {">= the universe", [](LayerDiff* d) { d->added = {100}; }},
+      {"not strictly increasing",
+       [](LayerDiff* d) {
+         d->added = {26, 25};
+         d->new_count = 5;
+       }},
+      {"already present", [](LayerDiff* d) { d->added = {30}; }},
+      {"the result would have 4 entries", [](LayerDiff* d) { d->new_count = 5; }},
+  };
+  for (const auto& [needle, edit] : bad_edits) {
+    LayerDiff d = base;
+    edit(&d);
+    expect_fail(old_set, d, needle);
+  }
   expect_fail({10, 30, 20, 40}, base, "the state is not strictly increasing");
   expect_fail({10, 20, 30, 140}, base, "the state holds fingerprint 140");
 
   // Re-adding a value whose old position is removed is allowed.
-  d = base;
+  LayerDiff d = base;
   d.added = {20};
   ASSERT_TRUE(ApplyLayerDiff(old_set, d, &out).ok());
   EXPECT_EQ(out, old_set);

@@ -13,10 +13,12 @@
 namespace urlguard {
 namespace {
 
-RollingWindowOptions WithThreshold(int threshold) {
+RollingWindowOptions WithThreshold(int threshold, uint64_t signatures_per_second = 1000,
+                                   double fp_rate = 0.001) {
   RollingWindowOptions o;
   o.threshold = threshold;
-  o.signatures_per_second = 1000;
+  o.signatures_per_second = signatures_per_second;
+  o.fp_rate = fp_rate;
   return o;
 }
 
@@ -151,10 +153,7 @@ TEST(RollingWindowGuard, LongGapsAndClockSteps) {
 }
 
 TEST(RollingWindowGuard, FalsePositiveRateAtCapacityStaysLow) {
-  RollingWindowOptions options;
-  options.threshold = 30;
-  options.signatures_per_second = 10000;
-  options.fp_rate = 0.001;
+  const RollingWindowOptions options = WithThreshold(30, 10000, 0.001);
   RollingWindowGuard guard(options);
   EXPECT_LE(guard.expected_fp_rate(), 0.001);
   EXPECT_LT(guard.memory_bytes(), size_t{2} << 20);  // the header's 1.1 MiB
@@ -180,10 +179,7 @@ TEST(RollingWindowGuard, FalsePositiveRateAtCapacityStaysLow) {
 }
 
 TEST(RollingWindowGuard, OverloadedSecondFailsOpenInsteadOfFlaggingEveryone) {
-  RollingWindowOptions options;
-  options.threshold = 30;
-  options.signatures_per_second = 100;
-  options.fp_rate = 0.001;
+  const RollingWindowOptions options = WithThreshold(30, 100, 0.001);
   RollingWindowGuard guard(options);
   // A hammer repeating one signature does not fill the bucket...
   for (int i = 0; i < 10000; ++i) guard.Check("hammer", 0);
@@ -239,9 +235,7 @@ namespace urlguard {
 namespace {
 
 TEST(RollingWindowRateTest, ThrottlesABurstWithinOneSecondAndForgetsItTheNextSecond) {
-  RollingWindowOptions options;
-  options.threshold = 30;
-  options.signatures_per_second = 1000;
+  RollingWindowOptions options = WithThreshold(30);
   options.max_requests_per_second = 100;
   RollingWindowGuard guard(options);
   for (int i = 1; i <= 100; ++i) {
@@ -261,9 +255,7 @@ TEST(RollingWindowRateTest, ThrottlesABurstWithinOneSecondAndForgetsItTheNextSec
 }
 
 TEST(RollingWindowRateTest, OffByDefault) {
-  RollingWindowOptions options;
-  options.signatures_per_second = 1000;
-  RollingWindowGuard guard(options);
+  RollingWindowGuard guard(WithThreshold(30));  // and no max_requests_per_second
   for (int i = 0; i < 1000; ++i) ASSERT_FALSE(guard.Check("4:x", 7).throttled);
 }
 

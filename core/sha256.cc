@@ -7,6 +7,8 @@
 
 #include <cstring>
 
+#include "core/ascii.h"
+
 namespace urlguard {
 
 static_assert(sizeof(SHA256_CTX) <= 112, "grow Sha256Hasher::ctx_");
@@ -42,18 +44,11 @@ std::string ToHex(const uint8_t* bytes, size_t size) {
   return out;
 }
 
-static int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 bool FromHex(std::string_view hex, uint8_t* out, size_t size) {
   if (hex.size() != size * 2) return false;
   for (size_t i = 0; i < size; ++i) {
-    int hi = HexValue(hex[2 * i]);
-    int lo = HexValue(hex[2 * i + 1]);
+    int hi = AsciiHexDigitValue(hex[2 * i]);
+    int lo = AsciiHexDigitValue(hex[2 * i + 1]);
     if (hi < 0 || lo < 0) return false;
     out[i] = static_cast<uint8_t>(hi << 4 | lo);
   }

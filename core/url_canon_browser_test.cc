@@ -13,28 +13,10 @@
 
 #include "core/url_canon.h"
 #include "core/url_extract.h"
+#include "tests/fixture_escapes.h"
 
 namespace urlguard {
 namespace {
-
-// Fixture escapes: \t \n \r and \xNN.
-std::string Decode(const std::string& s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] != '\\' || i + 1 >= s.size()) {
-      out.push_back(s[i]);
-    } else if (s[i + 1] == 't' || s[i + 1] == 'n' || s[i + 1] == 'r') {
-      out.push_back(s[i + 1] == 't' ? '\t' : s[i + 1] == 'n' ? '\n' : '\r');
-      ++i;
-    } else if (s[i + 1] == 'x' && i + 3 < s.size()) {
-      out.push_back(static_cast<char>(std::stoi(s.substr(i + 2, 2), nullptr, 16)));
-      i += 3;
-    } else {
-      ADD_FAILURE() << "unknown escape in " << s;
-    }
-  }
-  return out;
-}
 
 struct Spelling {
   int line = 0;
@@ -64,7 +46,7 @@ std::vector<Spelling> ReadSpellings() {
     }
     EXPECT_EQ(f.size(), 4u) << path << ":" << number;
     f.resize(4);
-    rows.push_back({number, Decode(f[0]), f[1], f[2], f[3]});
+    rows.push_back({number, testing::DecodeFixtureEscapes(f[0]), f[1], f[2], f[3]});
   }
   return rows;
 }

@@ -20,40 +20,12 @@
 #include <vector>
 
 #include "core/sha256.h"
+#include "tests/fixture_escapes.h"
 
 namespace urlguard {
 namespace {
 
 // ---- fixture reading ---------------------------------------------------------------------------------
-
-// Decodes the fixture escapes: \t \n \r and \xNN (the files contain no literal backslash).
-std::string Decode(const std::string& s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] != '\\' || i + 1 >= s.size()) {
-      out.push_back(s[i]);
-      continue;
-    }
-    const char e = s[i + 1];
-    if (e == 't') {
-      out.push_back('\t');
-      ++i;
-    } else if (e == 'n') {
-      out.push_back('\n');
-      ++i;
-    } else if (e == 'r') {
-      out.push_back('\r');
-      ++i;
-    } else if (e == 'x' && i + 3 < s.size()) {
-      out.push_back(static_cast<char>(std::stoi(s.substr(i + 2, 2), nullptr, 16)));
-      i += 3;
-    } else {
-      ADD_FAILURE() << "unknown escape in fixture field: " << s;
-      out.push_back(s[i]);
-    }
-  }
-  return out;
-}
 
 std::vector<std::string> SplitTabs(const std::string& line) {
   std::vector<std::string> fields;
@@ -99,7 +71,7 @@ std::vector<Row> ReadVectors(const std::string& name, const std::vector<std::str
     fields.resize(std::max(fields.size(), header.size()));
     Row row;
     row.line = number;
-    for (const std::string& f : fields) row.fields.push_back(Decode(f));
+    for (const std::string& f : fields) row.fields.push_back(testing::DecodeFixtureEscapes(f));
     rows.push_back(std::move(row));
   }
   EXPECT_TRUE(saw_header) << path;

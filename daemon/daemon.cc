@@ -4,9 +4,9 @@
 #include "urlguard/daemon.h"
 
 #include <atomic>
-#include <ctime>
 
 #include "daemon/metrics.h"
+#include "urlguard/env.h"
 #include "urlguard/keys.h"
 #include "urlguard/render.h"
 
@@ -14,6 +14,7 @@ namespace urlguard {
 
 struct Daemon::Impl {
   DaemonOptions options;
+  Env* env = nullptr;                  // options.env or the default; the clock of Handle and Tick
   SyncOptions sync_options;
   std::unique_ptr<SyncEngine> engine;  // Tick/Reload thread only
   std::unique_ptr<Client> client;      // thread-safe
@@ -30,6 +31,7 @@ Daemon::~Daemon() = default;
 Result<std::unique_ptr<Daemon>> Daemon::Open(const DaemonOptions& options) {
   auto impl = std::make_unique<Impl>();
   impl->options = options;
+  impl->env = options.env != nullptr ? options.env : Env::Default();
   auto keys = TrustedKeys::LoadFiles(options.public_key_files, options.rotation_files, options.env);
   if (!keys.ok()) return keys.status();
   SyncOptions& so = impl->sync_options;
@@ -59,11 +61,10 @@ Result<std::unique_ptr<Daemon>> Daemon::Open(const DaemonOptions& options) {
 }
 
 ApiResponse Daemon::Handle(const ApiRequest& request) const {
-  ApiResponse res;
   if (request.method != "GET" && request.method != "HEAD") {
     return {405, "application/json", R"({"error":"method not allowed"})"};
   }
-  const int64_t now = static_cast<int64_t>(std::time(nullptr));
+  const int64_t now = impl_->env->NowUnixSeconds();
   if (request.path == "/v1/check") {
     auto it = request.query.find("url");
     if (it == request.query.end()) return {400, "application/json", R"({"error":"missing url parameter"})"};
@@ -85,7 +86,7 @@ ApiResponse Daemon::Handle(const ApiRequest& request) const {
 }
 
 std::vector<SyncReport> Daemon::Tick() {
-  const int64_t now = static_cast<int64_t>(std::time(nullptr));
+  const int64_t now = impl_->env->NowUnixSeconds();
   if (now < impl_->engine->NextDueUnix()) return {};
   std::vector<SyncReport> reports = impl_->engine->RunDueAt(now, /*force=*/false);
   for (const SyncReport& r : reports) {

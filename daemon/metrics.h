@@ -1,7 +1,13 @@
 // Copyright urlguard authors.
 //
-// The Prometheus text body of urlguardd's /metrics (text format 0.0.4): lookups by verdict, verification
-// requests, result cache, sync attempts by result, and per-list version, entries, age and staleness.
+// The Prometheus text body of urlguardd's /metrics, written through http/'s one writer (http/prometheus.h):
+// lookups by verdict, verification requests, result cache, sync attempts by result, and per-list installed
+// version, entries, age and staleness.
+//
+// The per-list version and entry gauges are the CLIENT's (what this data directory has installed), named
+// urlguard_client_list_version / urlguard_client_list_entries: urlguard-server exports urlguard_list_version
+// and urlguard_list_entries for what it PUBLISHES (per layer), and one Prometheus scraping both must not mix
+// the two.
 //
 // Thread safety: a pure function.
 #ifndef URLGUARD_DAEMON_METRICS_H_

@@ -938,7 +938,10 @@ void BrowserTest::syncNowInstallsAndVerificationDecides()
     QVERIFY(browser->protection->client());
     QVERIFY(!browser->protection->isProtecting()); // a fresh data directory: nothing installed yet
     auto *lists = browser->find<QTreeWidget>("listsView");
-    QCOMPARE(lists->topLevelItemCount(), 0);
+    // The subscribed list is shown as missing and the panel warns: never a confident "safe" without the lists.
+    QCOMPARE(lists->topLevelItemCount(), 1);
+    QCOMPARE(lists->topLevelItem(0)->text(1), QStringLiteral("none"));
+    QVERIFY(browser->find<QLabel>("staleWarning")->text().contains(QStringLiteral("phishing is not installed")));
 
     // "Sync now" downloads the signed list from the repository server and installs it.
     syncWithButton(*browser);

@@ -4,37 +4,18 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
-#include <atomic>
 #include <cstdlib>
-#include <new>
 #include <random>
 #include <string>
 
-// ---- allocation tracking: the largest single allocation while g_track is set ---------------------------
-// The replaced operator new/delete pair uses malloc/free; GCC cannot see that they match.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#endif
-namespace {
-std::atomic<bool> g_track{false};
-std::atomic<size_t> g_largest_alloc{0};
-}  // namespace
-
-void* operator new(size_t size) {
-  if (g_track.load(std::memory_order_relaxed)) {
-    size_t prev = g_largest_alloc.load(std::memory_order_relaxed);
-    while (size > prev && !g_largest_alloc.compare_exchange_weak(prev, size)) {
-    }
-  }
-  void* p = std::malloc(size == 0 ? 1 : size);
-  if (p == nullptr) throw std::bad_alloc();
-  return p;
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
+#include "tests/largest_alloc.h"
+#include "tests/test_util.h"
 
 namespace urlguard {
 namespace {
+
+using ::urlguard::testing::Compressible;
+using ::urlguard::testing::RandomBytes;
 
 // Compresses with zlib directly (the publisher's DeflateBytes lives in publish/, above sync/).
 // window_bits 15: zlib format; 31: gzip; -15: raw deflate.
@@ -50,22 +31,6 @@ std::string Compress(std::string_view data, int window_bits, int level = 6) {
   out.resize(z.total_out);
   deflateEnd(&z);
   return out;
-}
-
-std::string RandomBytes(size_t n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::string s(n, '\0');
-  for (char& c : s) c = static_cast<char>(rng());
-  return s;
-}
-
-// Text-like data: compressible, but not trivially.
-std::string Compressible(size_t n) {
-  std::string s;
-  s.reserve(n);
-  for (size_t i = 0; s.size() < n; ++i) s += "evil" + std::to_string(i % 977) + ".example/login.php\n";
-  s.resize(n);
-  return s;
 }
 
 TEST(InflateBoundedTest, RoundTripsZlibAndGzip) {
@@ -270,15 +235,14 @@ TEST(InflateBoundedTest, DecompressionBombIsRefusedAtTheCap) {
   ASSERT_LT(bomb.size(), size_t{2} << 20);
 
   constexpr size_t kCap = size_t{64} << 20;
-  g_largest_alloc = 0;
-  g_track = true;
-  Result<std::string> r = InflateBounded(bomb, kCap);
-  g_track = false;
+  size_t largest = 0;
+  Result<std::string> r =
+      testing::TrackLargestAllocation(&largest, [&] { return InflateBounded(bomb, kCap); });
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted);
   // Memory: the output string (at most the cap, plus its terminator) and one chunk.
-  EXPECT_LE(g_largest_alloc.load(), kCap + 1);
-  EXPECT_GT(g_largest_alloc.load(), kCap / 2);  // the tracker did see the output buffer
+  EXPECT_LE(largest, kCap + 1);
+  EXPECT_GT(largest, kCap / 2);  // the tracker did see the output buffer
 }
 
 }  // namespace

@@ -4,11 +4,15 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
-#include <random>
 #include <string>
+
+#include "tests/test_util.h"
 
 namespace urlguard {
 namespace {
+
+using ::urlguard::testing::Compressible;
+using ::urlguard::testing::RandomBytes;
 
 // Inflates with zlib's one-shot uncompress() (the client's bounded inflate lives in sync/, beside publish/).
 std::string Uncompress(const std::string& packed, size_t size) {
@@ -19,20 +23,6 @@ std::string Uncompress(const std::string& packed, size_t size) {
   EXPECT_EQ(rc, Z_OK);
   EXPECT_EQ(out_len, size);
   return out;
-}
-
-std::string RandomBytes(size_t n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::string s(n, '\0');
-  for (char& c : s) c = static_cast<char>(rng());
-  return s;
-}
-
-std::string Compressible(size_t n) {
-  std::string s;
-  for (size_t i = 0; s.size() < n; ++i) s += "phish" + std::to_string(i % 1009) + ".example/\n";
-  s.resize(n);
-  return s;
 }
 
 TEST(DeflateBytesTest, RoundTripsAtEveryLevel) {

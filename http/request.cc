@@ -1,29 +1,9 @@
 // Copyright urlguard authors.
 #include "http/request.h"
 
+#include "core/ascii.h"
+
 namespace urlguard {
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    char x = a[i], y = b[i];
-    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-    if (x != y) return false;
-  }
-  return true;
-}
-
-namespace {
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-}  // namespace
 
 std::string PercentDecode(std::string_view in, bool plus_is_space) {
   std::string out;
@@ -31,7 +11,7 @@ std::string PercentDecode(std::string_view in, bool plus_is_space) {
   for (size_t i = 0; i < in.size(); ++i) {
     const char c = in[i];
     if (c == '%' && i + 2 < in.size()) {
-      const int hi = HexValue(in[i + 1]), lo = HexValue(in[i + 2]);
+      const int hi = AsciiHexDigitValue(in[i + 1]), lo = AsciiHexDigitValue(in[i + 2]);
       if (hi >= 0 && lo >= 0) {
         out += static_cast<char>(hi * 16 + lo);
         i += 2;

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/ascii.h"  // EqualsIgnoreCase, for header names
 #include "platform/env.h"
 
 namespace urlguard {
@@ -59,9 +60,6 @@ using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
 
 // Percent-decodes `in` ("%2F" -> '/', invalid escapes kept as they are; '+' -> ' ' when `plus_is_space`).
 std::string PercentDecode(std::string_view in, bool plus_is_space);
-
-// Case-insensitive ASCII equality.
-bool EqualsIgnoreCase(std::string_view a, std::string_view b);
 
 }  // namespace urlguard
 

@@ -36,6 +36,20 @@ Status ErrnoStatus(const char* op, const std::string& path, int err) {
   return Status::IoError(std::move(m));
 }
 
+// Opens `path` read-only and fstat()s the open descriptor, so the checks that follow and the reads see the
+// same inode. On success the caller owns *fd; on failure nothing is left open.
+Status OpenForReading(const std::string& path, int* fd, struct stat* st) {
+  *fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (*fd < 0) return ErrnoStatus("open", path, errno);
+  if (::fstat(*fd, st) != 0) {
+    int err = errno;
+    ::close(*fd);
+    *fd = -1;
+    return ErrnoStatus("fstat", path, err);
+  }
+  return Status::Ok();
+}
+
 class PosixMappedFile final : public MappedFile {
  public:
   PosixMappedFile(void* base, size_t size) : base_(base), size_(size) {}
@@ -93,14 +107,9 @@ class PosixFileLock final : public FileLock {
 class PosixEnv final : public Env {
  public:
   Result<std::string> ReadFile(const std::string& path, size_t max_bytes) override {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return ErrnoStatus("open", path, errno);
+    int fd = -1;
     struct stat st;
-    if (::fstat(fd, &st) != 0) {
-      int err = errno;
-      ::close(fd);
-      return ErrnoStatus("fstat", path, err);
-    }
+    URLGUARD_RETURN_IF_ERROR(OpenForReading(path, &fd, &st));
     if (S_ISDIR(st.st_mode)) {
       ::close(fd);
       return Status::IoError("read " + path + ": is a directory");
@@ -133,14 +142,9 @@ class PosixEnv final : public Env {
   }
 
   Result<std::unique_ptr<MappedFile>> MapReadOnly(const std::string& path) override {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return ErrnoStatus("open", path, errno);
+    int fd = -1;
     struct stat st;
-    if (::fstat(fd, &st) != 0) {
-      int err = errno;
-      ::close(fd);
-      return ErrnoStatus("fstat", path, err);
-    }
+    URLGUARD_RETURN_IF_ERROR(OpenForReading(path, &fd, &st));
     if (!S_ISREG(st.st_mode)) {
       ::close(fd);
       return Status::IoError(path + ": not a regular file");

@@ -5,6 +5,7 @@
 #include "publish/feed_csv.h"
 
 #include <algorithm>
+#include <functional>
 #include <string>
 
 #include "core/ascii.h"
@@ -63,6 +64,35 @@ void HandleCsvRow(const CsvRecord& row, const CsvColumns& columns, FeedSink* sin
   sink->Add(value, threat, row.line);
 }
 
+// The record loop of the CSV formats: a comment line counts as a comment (and then goes to `on_comment`,
+// when given), a reader error goes to the sink, the first record goes to `first_record`, which says whether
+// it was a header row (counted as a comment) or fails the parse, and every other record is an entry read
+// through *columns. *saw_record turns true when the first record arrives (before `first_record` runs).
+Status ForEachFeedCsvRow(std::string_view data, FeedSink* sink, const CsvColumns* columns, bool* saw_record,
+                         const std::function<Result<bool>(const CsvRecord&)>& first_record,
+                         const std::function<void(std::string_view)>& on_comment = nullptr) {
+  *saw_record = false;
+  return ForEachCsvRecord(
+      data,
+      [&](std::string_view comment) {
+        sink->Comment();
+        if (on_comment) on_comment(comment);
+      },
+      [&](uint64_t line, std::string error) { sink->Error(line, std::move(error)); },
+      [&](const CsvRecord& record) -> Status {
+        if (!*saw_record) {
+          *saw_record = true;
+          URLGUARD_ASSIGN_OR_RETURN(const bool header, first_record(record));
+          if (header) {
+            sink->Comment();
+            return Status::Ok();
+          }
+        }
+        HandleCsvRow(record, *columns, sink);
+        return Status::Ok();
+      });
+}
+
 // Reads "url" and "threat" positions from a header record; false when it has no "url".
 bool TakeUrlhausHeader(const CsvRecord& header, CsvColumns* columns) {
   size_t url = FindCsvColumn(header, "url");
@@ -103,34 +133,23 @@ Status ParseGenericCsv(std::string_view data, std::string_view column, FeedSink*
       return Status::InvalidArgument("csv: no column given (csv:COLUMN:PATH)");
     columns.value_name = QuoteBytes(TrimAsciiSpace(column));
   }
-  bool header_pending = true;
-  URLGUARD_RETURN_IF_ERROR(ForEachCsvRecord(
-      data, [&](std::string_view) { sink->Comment(); },
-      [&](uint64_t line, std::string error) { sink->Error(line, std::move(error)); },
-      [&](const CsvRecord& record) -> Status {
-        if (header_pending) {
-          header_pending = false;
-          if (!by_number) {
-            columns.value = FindCsvColumn(record, column);
-            if (columns.value == kNoCsvColumn) {
-              return Status::InvalidArgument("csv: no column " + columns.value_name +
-                                             " in the header on line " + std::to_string(record.line) +
-                                             " (columns: " + ListCsvColumns(record) + ")");
-            }
-            sink->Comment();
-            return Status::Ok();
+  bool saw_record = false;
+  URLGUARD_RETURN_IF_ERROR(
+      ForEachFeedCsvRow(data, sink, &columns, &saw_record, [&](const CsvRecord& header) -> Result<bool> {
+        if (!by_number) {
+          columns.value = FindCsvColumn(header, column);
+          if (columns.value == kNoCsvColumn) {
+            return Status::InvalidArgument("csv: no column " + columns.value_name +
+                                           " in the header on line " + std::to_string(header.line) +
+                                           " (columns: " + ListCsvColumns(header) + ")");
           }
-          // With a column number the first row is a header exactly when its cell there is no plausible entry.
-          if (columns.value < record.count &&
-              !CheckFeedValue(TrimAsciiSpace(record.field(columns.value))).empty()) {
-            sink->Comment();
-            return Status::Ok();
-          }
+          return true;
         }
-        HandleCsvRow(record, columns, sink);
-        return Status::Ok();
+        // With a column number the first row is a header exactly when its cell there is no plausible entry.
+        return columns.value < header.count &&
+               !CheckFeedValue(TrimAsciiSpace(header.field(columns.value))).empty();
       }));
-  if (header_pending && !by_number) {
+  if (!saw_record && !by_number) {
     return Status::InvalidArgument("csv: no header row (looking for column " + columns.value_name + ")");
   }
   return Status::Ok();
@@ -141,25 +160,17 @@ Status ParsePhishtankCsv(std::string_view data, FeedSink* sink) {
   CsvColumns columns;
   columns.value_name = "'url'";
   columns.fixed_threat = kThreatPhishing;
-  bool header_pending = true;
-  URLGUARD_RETURN_IF_ERROR(ForEachCsvRecord(
-      data, [&](std::string_view) { sink->Comment(); },
-      [&](uint64_t line, std::string error) { sink->Error(line, std::move(error)); },
-      [&](const CsvRecord& record) -> Status {
-        if (header_pending) {
-          header_pending = false;
-          columns.value = FindCsvColumn(record, "url");
-          if (columns.value == kNoCsvColumn) {
-            return Status::Corruption("phishtank-csv: the header on line " + std::to_string(record.line) +
-                                      " has no 'url' column (columns: " + ListCsvColumns(record) + ")");
-          }
-          sink->Comment();
-          return Status::Ok();
+  bool saw_record = false;
+  URLGUARD_RETURN_IF_ERROR(
+      ForEachFeedCsvRow(data, sink, &columns, &saw_record, [&](const CsvRecord& header) -> Result<bool> {
+        columns.value = FindCsvColumn(header, "url");
+        if (columns.value == kNoCsvColumn) {
+          return Status::Corruption("phishtank-csv: the header on line " + std::to_string(header.line) +
+                                    " has no 'url' column (columns: " + ListCsvColumns(header) + ")");
         }
-        HandleCsvRow(record, columns, sink);
-        return Status::Ok();
+        return true;
       }));
-  if (header_pending) return Status::Corruption("phishtank-csv: no header row");
+  if (!saw_record) return Status::Corruption("phishtank-csv: no header row");
   return Status::Ok();
 }
 
@@ -171,10 +182,11 @@ Status ParseUrlhausCsv(std::string_view data, FeedSink* sink) {
   columns.threat = kUrlhausDefaultThreatColumn;
   columns.value_name = "'url'";
   bool data_seen = false;
-  return ForEachCsvRecord(
-      data,
+  return ForEachFeedCsvRow(
+      data, sink, &columns, &data_seen,
+      // An uncommented header row.
+      [&](const CsvRecord& record) -> Result<bool> { return TakeUrlhausHeader(record, &columns); },
       [&](std::string_view comment) {
-        sink->Comment();
         if (data_seen || comment.empty()) return;
         // A comment that reads as a CSV record with a "url" field names the columns.
         std::string_view body = TrimAsciiSpace(comment.substr(1));
@@ -186,18 +198,6 @@ Status ParseUrlhausCsv(std::string_view data, FeedSink* sink) {
         if (header_reader.Next(&header, &unused, &header_error) == CsvStep::kRecord) {
           TakeUrlhausHeader(header, &columns);
         }
-      },
-      [&](uint64_t line, std::string error) { sink->Error(line, std::move(error)); },
-      [&](const CsvRecord& record) -> Status {
-        if (!data_seen) {
-          data_seen = true;
-          if (TakeUrlhausHeader(record, &columns)) {  // an uncommented header row
-            sink->Comment();
-            return Status::Ok();
-          }
-        }
-        HandleCsvRow(record, columns, sink);
-        return Status::Ok();
       });
 }
 

@@ -30,6 +30,12 @@ class KeyStream {
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
   }
+  // The next n keys.
+  std::vector<uint64_t> Take(size_t n) {
+    std::vector<uint64_t> keys(n);
+    for (uint64_t& x : keys) x = Next();
+    return keys;
+  }
 
  private:
   uint64_t state_;
@@ -320,13 +326,11 @@ TEST(SeenFilter, RecordRunAnswersFromTheStateBeforeTheRun) {
   o.cms_eps = 0.01;
   SeenFilter f = std::move(SeenFilter::Create(o)).value();
   KeyStream k(5);
-  std::vector<uint64_t> first(600);  // 3x capacity: loaded, not yet full of ones
-  for (uint64_t& x : first) x = k.Next();
+  std::vector<uint64_t> first = k.Take(600);  // 3x capacity: loaded, not yet full of ones
   (void)f.RecordRun(first);
   ASSERT_TRUE(f.saturated());
 
-  std::vector<uint64_t> run(3000);
-  for (uint64_t& x : run) x = k.Next();
+  std::vector<uint64_t> run = k.Take(3000);
   run.push_back(run[0]);  // one duplicate
 
   const SeenFilter before = Clone(f);
@@ -492,8 +496,7 @@ TEST(SeenFilterFormat, RoundTripPreservesEverything) {
   o.cms_seed = 99;
   SeenFilter f = std::move(SeenFilter::Create(o)).value();
   KeyStream k(21);
-  std::vector<uint64_t> keys(3000);
-  for (uint64_t& x : keys) x = k.Next();
+  std::vector<uint64_t> keys = k.Take(3000);
   (void)f.RecordRun(keys);
   (void)f.RecordRun(std::span<const uint64_t>(keys).first(1000));
   const std::string bytes = f.Serialize();

@@ -10,19 +10,18 @@
 
 #include "core/sha256.h"
 #include "format/signature.h"
+#include "tests/ed25519_test_util.h"
 #include "tests/test_util.h"
 
 namespace urlguard {
 namespace {
 
+using ::urlguard::testing::kRfc8032;
+using ::urlguard::testing::OtherKeyPem;
 using ::urlguard::testing::ReadFileOrDie;
+using ::urlguard::testing::Rfc8032Vector;
 using ::urlguard::testing::SourcePath;
-
-std::string Unhex(std::string_view hex) {
-  std::string out(hex.size() / 2, '\0');
-  EXPECT_TRUE(FromHex(hex, reinterpret_cast<uint8_t*>(out.data()), out.size())) << hex;
-  return out;
-}
+using ::urlguard::testing::Unhex;
 
 // An unencrypted PKCS#8 PEM for a raw 32-byte Ed25519 seed (RFC 8410 §7: the DER prefix
 // 30 2e 02 01 00 30 05 06 03 2b 65 70 04 22 04 20, then the seed).
@@ -35,56 +34,6 @@ std::string SeedPem(std::string_view seed_hex) {
 
 std::string Hex(const Ed25519Signature& s) { return ToHex(s.data(), s.size()); }
 
-// PEM of a freshly generated key of another algorithm (RSA, EC, X25519).
-std::string OtherKeyPem(const char* type, bool private_key) {
-  EVP_PKEY* pkey = nullptr;
-  if (std::string(type) == "RSA") {
-    pkey = EVP_PKEY_Q_keygen(nullptr, nullptr, "RSA", static_cast<size_t>(1024));
-  } else if (std::string(type) == "EC") {
-    pkey = EVP_PKEY_Q_keygen(nullptr, nullptr, "EC", "P-256");
-  } else {
-    pkey = EVP_PKEY_Q_keygen(nullptr, nullptr, type);
-  }
-  EXPECT_NE(pkey, nullptr) << type;
-  BIO* bio = BIO_new(BIO_s_mem());
-  if (private_key) {
-    EXPECT_EQ(PEM_write_bio_PrivateKey(bio, pkey, nullptr, nullptr, 0, nullptr, nullptr), 1);
-  } else {
-    EXPECT_EQ(PEM_write_bio_PUBKEY(bio, pkey), 1);
-  }
-  char* p = nullptr;
-  long n = BIO_get_mem_data(bio, &p);
-  std::string pem(p, static_cast<size_t>(n));
-  BIO_free(bio);
-  EVP_PKEY_free(pkey);
-  return pem;
-}
-
-// Spec: RFC 8032 §7.1, TEST 1, TEST 2 and TEST 3 (secret key = seed, public key, message, signature).
-struct Rfc8032Vector {
-  const char* seed;
-  const char* public_key;
-  const char* message;
-  const char* signature;
-};
-constexpr Rfc8032Vector kRfc8032[] = {
-    {"9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60",
-     "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a", "",
-     "e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f"
-     "0595bb"
-     "e24655141438e7a100b"},
-    {"4ccd089b28ff96da9db6c346ec114e0f5b8a319f35aba624da8cf6ed4fb8a6fb",
-     "3d4017c3e843895a92b70aa74d1b7ebc9c982ccf2ec4968cc0cd55f12af4660c", "72",
-     "92a009a9f0d4cab8720e820b5f642540a2b27b5416503f8fb3762223ebdb69da085ac1e43e15996e458f3613d0f11d8c387b2ea"
-     "eb4302"
-     "aeeb00d291612bb0c00"},
-    {"c5aa8df43f9f837bedb7442f31dcb7b166d38535076f094b85ce3a2e0b4458f7",
-     "fc51cd8e6218a1a38da47ed00230f0580816ed13ba3303ac5deb911548908025", "af82",
-     "6291d657deec24024827e69c3abe01a30ce548a284743a445e3680d7db5ac3ac18ff9b538d16f290ae67f760984dc6594a7c15e"
-     "9716ed"
-     "28dc027beceea1ec40a"},
-};
-
 TEST(Ed25519, Rfc8032Vectors) {
   for (const Rfc8032Vector& v : kRfc8032) {
     SCOPED_TRACE(v.public_key);
@@ -93,20 +42,8 @@ TEST(Ed25519, Rfc8032Vectors) {
     EXPECT_EQ(ToHex(key->public_key().raw.data(), 32), v.public_key);
     const std::string message = Unhex(v.message);
     const Ed25519Signature sig = key->Sign(message);
-    EXPECT_EQ(Hex(sig), v.signature);
+    EXPECT_EQ(Hex(sig), v.signature);  // so format/signature_test.cc's checks of v.signature apply to it
     EXPECT_TRUE(VerifySignature(key->public_key(), message, sig.data()));
-    // Any flipped bit of the signature or the message is refused.
-    for (size_t bit = 0; bit < 512; ++bit) {
-      Ed25519Signature bad = sig;
-      bad[bit / 8] ^= static_cast<uint8_t>(1u << (bit % 8));
-      EXPECT_FALSE(VerifySignature(key->public_key(), message, bad.data())) << "bit " << bit;
-    }
-    EXPECT_FALSE(VerifySignature(key->public_key(), message + "x", sig.data()));
-    if (!message.empty()) {
-      std::string m = message;
-      m[0] ^= 1;
-      EXPECT_FALSE(VerifySignature(key->public_key(), m, sig.data()));
-    }
   }
 }
 
@@ -159,23 +96,10 @@ TEST(Ed25519, FixtureKeyPairWrittenByOpensslCli) {
   ASSERT_TRUE(key.ok()) << key.status().ToString();
   auto pub = PublicKeyFromPem(ReadFileOrDie(SourcePath("fixtures/keys/test-ed25519.pub.pem")));
   ASSERT_TRUE(pub.ok()) << pub.status().ToString();
-  EXPECT_EQ(key->public_key(), *pub);
-  // Pinned: `openssl pkey -pubin -outform DER | tail -c 32` and `sha256sum` of those bytes.
-  EXPECT_EQ(ToHex(pub->raw.data(), 32), "d8914d566c988c265c18814f498316ca68ff015622484820a2435e319c29629b");
-  EXPECT_EQ(pub->KeyId(), "77e0fa09c1b10c24");
+  EXPECT_EQ(key->public_key(), *pub);  // its bytes and key id are pinned in format/signature_test.cc
   // Our PEM writers produce the same text as the OpenSSL CLI.
   EXPECT_EQ(key->PublicPem(), ReadFileOrDie(SourcePath("fixtures/keys/test-ed25519.pub.pem")));
   EXPECT_EQ(key->PrivatePem(), ReadFileOrDie(SourcePath("fixtures/keys/test-ed25519.pem")));
-}
-
-TEST(Ed25519, KeyIdIsFirstEightBytesOfSha256) {
-  PublicKey k;
-  k.raw.fill(0);
-  // SHA-256 of 32 zero bytes = 66687aadf862bd776c8fc18b8e9f8e20089714856ee233b3902a591d0d5f2925.
-  EXPECT_EQ(k.KeyId(), "66687aadf862bd77");
-  auto rfc = SigningKey::FromPem(SeedPem(kRfc8032[0].seed));
-  ASSERT_TRUE(rfc.ok());
-  EXPECT_EQ(rfc->public_key().KeyId(), "21fe31dfa154a261");
 }
 
 TEST(Ed25519, SigningKeyFromPemRefusesEverythingElse) {

@@ -58,59 +58,29 @@ class PyChecker {
 
   py::object Check(py::handle url, bool canonical) const {
     std::shared_ptr<const Checker> c = Get();
-    std::string_view view = TextView(url, "url");
     CheckOptions o;
     o.want_canonical = canonical;
-    Verdict v;
-    {
-      py::gil_scoped_release release;
-      v = c->Check(view, o);
-    }
-    return MakeVerdict(url, std::move(v));
+    return CheckText(url, "url", [&](std::string_view view) { return c->Check(view, o); });
   }
 
   py::list CheckMany(py::handle urls, bool canonical) const {
     std::shared_ptr<const Checker> c = Get();
-    std::vector<py::object> inputs;  // keep the objects (and so the views) alive while the GIL is released
-    std::vector<std::string_view> views;
-    for (py::handle u : urls) {
-      views.push_back(TextView(u, "url"));
-      inputs.push_back(py::reinterpret_borrow<py::object>(u));
-    }
     CheckOptions o;
     o.want_canonical = canonical;
-    std::vector<Verdict> verdicts;
-    {
-      py::gil_scoped_release release;
-      c->CheckBatch(views, &verdicts, o);
-    }
-    py::list out(inputs.size());
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      PyList_SET_ITEM(out.ptr(), static_cast<Py_ssize_t>(i), MakeVerdict(inputs[i], std::move(verdicts[i])).release().ptr());
-    }
-    return out;
+    return CheckTexts(urls, "url",
+                      [&](const std::vector<std::string_view>& views, std::vector<Verdict>* out) {
+                        c->CheckBatch(views, out, o);
+                      });
   }
 
   py::object CheckHost(py::handle host) const {
     std::shared_ptr<const Checker> c = Get();
-    std::string_view view = TextView(host, "host");
-    Verdict v;
-    {
-      py::gil_scoped_release release;
-      v = c->CheckHost(view);
-    }
-    return MakeVerdict(host, std::move(v));
+    return CheckText(host, "host", [&](std::string_view view) { return c->CheckHost(view); });
   }
 
   py::object CheckIp(py::handle ip) const {
     std::shared_ptr<const Checker> c = Get();
-    std::string_view view = TextView(ip, "ip");
-    Verdict v;
-    {
-      py::gil_scoped_release release;
-      v = c->CheckIp(view);
-    }
-    return MakeVerdict(ip, std::move(v));
+    return CheckText(ip, "ip", [&](std::string_view view) { return c->CheckIp(view); });
   }
 
   py::list Lists() const {

@@ -76,35 +76,23 @@ class PyClient {
 
   py::object Check(py::handle url, bool canonical, bool local) const {
     std::shared_ptr<const Client> c = Get();
-    std::string_view view = TextView(url, "url");
     CheckOptions o;
     o.want_canonical = canonical;
-    Verdict v;
-    {
-      py::gil_scoped_release release;
-      v = local ? c->CheckLocal(view, o) : c->Check(view, o);
-    }
-    return MakeVerdict(url, std::move(v));
+    return CheckText(url, "url", [&](std::string_view view) {
+      return local ? c->CheckLocal(view, o) : c->Check(view, o);
+    });
   }
 
   py::list CheckMany(py::handle urls, bool canonical, bool local) const {
     std::shared_ptr<const Client> c = Get();
-    std::vector<py::object> inputs;
-    std::vector<std::string_view> views;
-    for (py::handle u : urls) {
-      views.push_back(TextView(u, "url"));
-      inputs.push_back(py::reinterpret_borrow<py::object>(u));
-    }
     CheckOptions o;
     o.want_canonical = canonical;
-    std::vector<Verdict> verdicts(views.size());
-    {
-      py::gil_scoped_release release;
-      for (size_t i = 0; i < views.size(); ++i) verdicts[i] = local ? c->CheckLocal(views[i], o) : c->Check(views[i], o);
-    }
-    py::list out;
-    for (size_t i = 0; i < inputs.size(); ++i) out.append(MakeVerdict(inputs[i], std::move(verdicts[i])));
-    return out;
+    return CheckTexts(urls, "url",
+                      [&](const std::vector<std::string_view>& views, std::vector<Verdict>* out) {
+                        out->resize(views.size());
+                        for (size_t i = 0; i < views.size(); ++i)
+                          (*out)[i] = local ? c->CheckLocal(views[i], o) : c->Check(views[i], o);
+                      });
   }
 
   void Refresh() {

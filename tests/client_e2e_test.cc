@@ -77,7 +77,8 @@ class ClientE2E : public ::testing::Test {
     return Publish(Env::Default(), *key_, o);
   }
 
-  std::unique_ptr<Client> OpenClient(bool verify = true, std::vector<std::string> allow = {}) {
+  // The options of a client of this server subscribed to "phishing".
+  ClientOptions Options(bool verify = true, std::vector<std::string> allow = {}) const {
     ClientOptions co;
     co.data_dir = data_;
     co.server_url = url_;
@@ -86,7 +87,11 @@ class ClientE2E : public ::testing::Test {
     co.verify = verify;
     co.allowlist = std::move(allow);
     co.verify_deadline_ms = 2000;
-    auto c = Client::Open(co);
+    return co;
+  }
+
+  std::unique_ptr<Client> OpenClient(bool verify = true, std::vector<std::string> allow = {}) {
+    auto c = Client::Open(Options(verify, std::move(allow)));
     EXPECT_TRUE(c.ok()) << c.status().ToString();
     return c.ok() ? std::move(c).value() : nullptr;
   }
@@ -263,12 +268,7 @@ TEST_F(ClientE2E, MissingOrDamagedListMakesVerdictsStale) {
     o.inputs = {*ParseFeedSpec("plain:" + root_ + "/malware.txt")};
     ASSERT_TRUE(Publish(Env::Default(), *key_, o).ok());
   }
-  ClientOptions co;
-  co.data_dir = data_;
-  co.server_url = url_;
-  co.public_key_pems = {pub_pem_};
-  co.lists = {"phishing"};
-  co.verify = false;
+  ClientOptions co = Options(/*verify=*/false);
   {
     auto client = Client::Open(co);
     ASSERT_TRUE(client.ok());

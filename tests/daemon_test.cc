@@ -12,16 +12,24 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <atomic>
+#include <cctype>
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "http/http_test_util.h"
 #include "platform/env.h"
 #include "publish/publisher.h"
 #include "publish/server.h"
 #include "publish/signer.h"
 #include "tests/test_util.h"
+#include "urlguard/daemon.h"
 
 namespace urlguard {
 namespace {
@@ -144,7 +152,7 @@ TEST(Daemon, ServesLookupsStatusMetricsAndStopsCleanly) {
   auto metrics = api.Get("/metrics");
   ASSERT_TRUE(metrics);
   EXPECT_NE(metrics->body.find("urlguard_lookups_total{verdict=\"malicious\"} 1"), std::string::npos) << metrics->body;
-  EXPECT_NE(metrics->body.find("urlguard_list_version{list=\"phishing\"} 1"), std::string::npos);
+  EXPECT_NE(metrics->body.find("urlguard_client_list_version{list=\"phishing\"} 1"), std::string::npos);
   EXPECT_NE(metrics->body.find("urlguard_sync_attempts_total{result=\"updated\"} 1"), std::string::npos);
 
   // SIGHUP reloads (and keeps serving); SIGTERM stops with status 0 and says so to systemd.
@@ -257,6 +265,190 @@ TEST(Daemon, RefusesNonLoopbackListenAddress) {
   auto r = testing::RunCommand(testing::BinPath("urlguardd") + " --data-dir " + root + "/data --server http://127.0.0.1:1" +
                                " --public-key " + root + "/pub.pem --list x --listen 0.0.0.0:8089", "", root + "/err");
   EXPECT_EQ(r.exit_code, 4);
+}
+
+
+// ---- the loopback API's transport (DNS rebinding, CORS, listen address, dripping clients, smuggling) -------
+
+// A urlguardd on 127.0.0.1 with a port the system picked (read back from its start-up line), syncing from a
+// server that does not exist: verdicts are "safe" and stale, which is all these tests need.
+class RunningDaemon {
+ public:
+  explicit RunningDaemon(const std::string& name) : root_(testing::ScratchDir(name)) {
+    testing::WriteFileOrDie(root_ + "/pub.pem", std::move(SigningKey::Generate()).value().PublicPem());
+    NotifySocket notify(root_ + "/notify.sock");
+    pid_ = Spawn({testing::BinPath("urlguardd"), "--data-dir", root_ + "/data", "--server", "http://127.0.0.1:1",
+                  "--public-key", root_ + "/pub.pem", "--list", "phishing", "--listen", "127.0.0.1:0"},
+                 root_ + "/notify.sock", root_ + "/daemon.log");
+    if (!notify.WaitFor("READY=1", 20)) return;
+    const std::string log = testing::ReadFileOrDie(root_ + "/daemon.log");
+    const std::string marker = "lookup API on http://127.0.0.1:";
+    const size_t at = log.find(marker);
+    if (at != std::string::npos) port_ = std::atoi(log.c_str() + at + marker.size());
+  }
+  ~RunningDaemon() {
+    kill(pid_, SIGTERM);
+    EXPECT_EQ(WaitExit(pid_, 20), 0);
+  }
+  int port() const { return port_; }
+  std::string log() const { return testing::ReadFileOrDie(root_ + "/daemon.log"); }
+  std::string hostport() const { return "127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  std::string root_;
+  pid_t pid_ = -1;
+  int port_ = 0;
+};
+
+std::string CheckRequest(const std::string& host_line, const std::string& extra = "") {
+  return "GET /v1/check?url=http%3A%2F%2Fexample.com%2F HTTP/1.1\r\n" + host_line + extra +
+         "Connection: close\r\n\r\n";
+}
+
+bool HasHeader(const std::string& raw_response, const std::string& name_lower) {
+  const std::string head = raw_response.substr(0, raw_response.find("\r\n\r\n"));
+  std::string lower = head;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower.find("\r\n" + name_lower) != std::string::npos;
+}
+
+// A page on attacker.example that rebinds its name to 127.0.0.1 sends "Host: attacker.example[:PORT]": it is
+// refused (421, no verdict), as is a request without Host; loopback names with the daemon's port are answered.
+// No answer grants CORS access, not even to a preflight.
+TEST(DaemonApi, AnswersOnlyLoopbackHostsAndGrantsNoCors) {
+  RunningDaemon d("daemon-host");
+  ASSERT_GT(d.port(), 0) << d.log();
+  const std::string port = std::to_string(d.port());
+  const std::string origin = "Origin: http://attacker.example:" + port + "\r\n";
+  for (const std::string& host : std::vector<std::string>{
+           "Host: attacker.example\r\n", "Host: attacker.example:" + port + "\r\n", "", "Host: 127.0.0.1:1\r\n",
+           "Host: localhost.attacker.example:" + port + "\r\n"}) {
+    SCOPED_TRACE(host);
+    const auto out = testing_http::RawExchange(d.port(), CheckRequest(host, origin));
+    EXPECT_EQ(testing_http::StatusOf(out.response), 421) << out.response;
+    EXPECT_EQ(out.response.find("verdict"), std::string::npos) << out.response;
+    EXPECT_FALSE(HasHeader(out.response, "access-control-allow-")) << out.response;
+  }
+  for (const std::string& host : {"Host: localhost:" + port + "\r\n", "Host: 127.0.0.1:" + port + "\r\n",
+                                  "Host: LOCALHOST:" + port + "\r\n"}) {
+    SCOPED_TRACE(host);
+    const auto out = testing_http::RawExchange(d.port(), CheckRequest(host, origin));
+    EXPECT_EQ(testing_http::StatusOf(out.response), 200) << out.response;
+    EXPECT_NE(out.response.find("\"verdict\":\"safe\""), std::string::npos) << out.response;
+    EXPECT_FALSE(HasHeader(out.response, "access-control-allow-")) << out.response;
+  }
+  // Every route, and a CORS preflight: never an Access-Control-Allow-* header.
+  const std::string host = "Host: localhost:" + port + "\r\n";
+  for (const std::string& request :
+       {"GET /status HTTP/1.1\r\n" + host + origin + "Connection: close\r\n\r\n",
+        "GET /metrics HTTP/1.1\r\n" + host + origin + "Connection: close\r\n\r\n",
+        "GET /nope HTTP/1.1\r\n" + host + origin + "Connection: close\r\n\r\n",
+        "OPTIONS /v1/check?url=x HTTP/1.1\r\n" + host + origin +
+            "Access-Control-Request-Method: GET\r\nAccess-Control-Request-Headers: x-a\r\nConnection: close\r\n\r\n"}) {
+    const auto out = testing_http::RawExchange(d.port(), request);
+    EXPECT_NE(testing_http::StatusOf(out.response), 0) << request;
+    EXPECT_FALSE(HasHeader(out.response, "access-control-")) << out.response;
+    if (request.rfind("OPTIONS", 0) == 0) {
+      EXPECT_EQ(testing_http::StatusOf(out.response), 405) << out.response;
+    }
+  }
+}
+
+// --listen goes through the one listen-address parser: names are refused before anything else happens, even
+// ones that look like loopback.
+TEST(DaemonApi, RefusesListenNamesThatLookLikeLoopback) {
+  const std::string root = testing::ScratchDir("daemon-listen-name");
+  testing::WriteFileOrDie(root + "/pub.pem", std::move(SigningKey::Generate()).value().PublicPem());
+  for (const std::string listen : {"127.attacker.invalid:8089", "localhost:8089", "127.0.0.1.nip.io:8089"}) {
+    auto r = testing::RunCommand(testing::BinPath("urlguardd") + " --data-dir " + root + "/data --server " +
+                                     "http://127.0.0.1:1 --public-key " + root + "/pub.pem --list x --listen " + listen,
+                                 "", root + "/err");
+    EXPECT_EQ(r.exit_code, 4) << listen;
+    const std::string err = testing::ReadFileOrDie(root + "/err");
+    EXPECT_NE(err.find("not a numeric IP address"), std::string::npos) << err;
+    EXPECT_FALSE(Env::Default()->FileExists(root + "/data")) << "refused before touching the data directory";
+  }
+}
+
+// Clients that open connections and drip their headers a byte at a time (from 127.0.0.2) tie up no thread: a
+// well-behaved lookup from 127.0.0.1 is answered within a second with 20 and with 200 of them connected, and
+// the head deadline cuts every dripper although it never stops sending.
+TEST(DaemonApi, DrippingClientsDoNotStarveTheApi) {
+  RunningDaemon d("daemon-drip");
+  ASSERT_GT(d.port(), 0) << d.log();
+  const std::string partial = "GET /v1/check?url=http%3A%2F%2Fexample.com%2F HTTP/1.1\r\nHost: " + d.hostport() +
+                              "\r\nX-Drip: ";
+  std::vector<int> drippers;
+  std::atomic<bool> stop{false};
+  std::mutex mu;  // guards drippers
+  std::thread drip([&] {
+    while (!stop) {
+      {
+        std::lock_guard<std::mutex> l(mu);
+        for (int fd : drippers) (void)send(fd, "a", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  });
+  for (int attackers : {20, 200}) {
+    SCOPED_TRACE(attackers);
+    {
+      std::lock_guard<std::mutex> l(mu);
+      while (static_cast<int>(drippers.size()) < attackers) {
+        const int fd = testing_http::ConnectFrom(d.port(), "127.0.0.2", 1);
+        ASSERT_GE(fd, 0);
+        (void)testing_http::SendAll(fd, partial);
+        drippers.push_back(fd);
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    const auto start = std::chrono::steady_clock::now();
+    const auto out = testing_http::RawExchange(d.port(), CheckRequest("Host: " + d.hostport() + "\r\n"), "127.0.0.1",
+                                               /*timeout_seconds=*/1);
+    const auto elapsed = std::chrono::steady_clock::now() - start;
+    EXPECT_EQ(testing_http::StatusOf(out.response), 200) << out.response;
+    EXPECT_NE(out.response.find("\"verdict\""), std::string::npos);
+    EXPECT_LT(elapsed, std::chrono::seconds(1));
+    std::printf("lookup with %d drippers connected: %lld ms\n", attackers,
+                static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count()));
+  }
+  // Past the head deadline every dripper has been cut, although each sent a byte every 200 ms.
+  std::this_thread::sleep_for(std::chrono::seconds(kApiHeadDeadlineSeconds + 2));
+  stop = true;
+  drip.join();
+  int cut = 0;
+  for (int fd : drippers) {
+    char buf[512];
+    ssize_t n;
+    while ((n = recv(fd, buf, sizeof buf, MSG_DONTWAIT)) > 0) {
+    }
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) ++cut;
+    close(fd);
+  }
+  EXPECT_EQ(cut, static_cast<int>(drippers.size()));
+}
+
+// A request with two Content-Length headers (a proxy and the daemon could frame it differently) is refused with
+// 400 and the connection closed: the request hidden in its body is never answered.
+TEST(DaemonApi, RefusesAmbiguousFramingAndCloses) {
+  RunningDaemon d("daemon-smuggle");
+  ASSERT_GT(d.port(), 0) << d.log();
+  const std::string host = "Host: " + d.hostport() + "\r\n";
+  const std::string hidden = "GET /metrics HTTP/1.1\r\n" + host + "\r\n";
+  const std::string request = "GET /v1/check?url=a HTTP/1.1\r\n" + host + "Content-Length: 0\r\nContent-Length: " +
+                              std::to_string(hidden.size()) + "\r\n\r\n" + hidden;
+  const auto out = testing_http::RawExchange(d.port(), request);
+  EXPECT_EQ(testing_http::StatusOf(out.response), 400) << out.response;
+  EXPECT_TRUE(out.closed);
+  EXPECT_EQ(testing_http::CountResponses(out.response), 1) << out.response;
+  EXPECT_EQ(out.response.find("urlguard_"), std::string::npos) << out.response;
+  // A Content-Length and a Transfer-Encoding together: the same.
+  const auto te = testing_http::RawExchange(
+      d.port(), "GET /status HTTP/1.1\r\n" + host + "Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n" +
+                    hidden);
+  EXPECT_EQ(testing_http::StatusOf(te.response), 400) << te.response;
+  EXPECT_TRUE(te.closed);
+  EXPECT_EQ(testing_http::CountResponses(te.response), 1) << te.response;
 }
 
 }  // namespace

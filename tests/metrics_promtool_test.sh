@@ -64,7 +64,7 @@ for target in "urlguard-server $server/metrics" "urlguardd $api/metrics"; do
   # The series this test made sure exist: an empty or truncated body must not pass as "no problems".
   case $name in
     urlguard-server) want='urlguard_server_requests_total{endpoint="static",status="404"} 1' ;;
-    urlguardd) want='urlguard_list_version{list="phishing"} 1' ;;
+    urlguardd) want='urlguard_client_list_version{list="phishing"} 1' ;;
   esac
   grep -qF "$want" "$name.metrics" || { echo "FAIL: $name /metrics lacks '$want'"; failed=1; }
   if out=$(promtool check metrics < "$name.metrics" 2>&1) && [ -z "$out" ]; then

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <sstream>
 #include <string>
 #include <system_error>
@@ -122,6 +123,23 @@ inline RunResult RunCommand(const std::string& command, const std::string& stdin
   int status = ::pclose(p);
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
+}
+
+// n bytes of noise, the same for the same seed (incompressible input for codec tests).
+inline std::string RandomBytes(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::string s(n, '\0');
+  for (char& c : s) c = static_cast<char>(rng());
+  return s;
+}
+
+// n bytes of text shaped like a URL list: compressible, but not trivially.
+inline std::string Compressible(size_t n) {
+  std::string s;
+  s.reserve(n);
+  for (size_t i = 0; s.size() < n; ++i) s += "evil" + std::to_string(i % 977) + ".example/login.php\n";
+  s.resize(n);
+  return s;
 }
 
 }  // namespace urlguard::testing

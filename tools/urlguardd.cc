@@ -13,39 +13,36 @@
 //
 // systemd: Type=notify (READY=1 once the lists are mapped and the API listens; a no-op without NOTIFY_SOCKET),
 // SIGHUP re-reads the data directory and the public keys, SIGTERM/SIGINT stop cleanly. See
-// packaging/urlguardd.service.
+// packaging/urlguardd.service. The OS is reached through urlguard::Env (include/urlguard/env.h): the service
+// manager, the signals (diverted in main before any thread starts, so no thread can die of them) and the clock.
 #include <signal.h>
 
 #include <CLI/CLI.hpp>
-#include <atomic>
-#include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <iostream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "urlguard/daemon.h"
+#include "urlguard/env.h"
 
 namespace {
 
-std::atomic<bool> g_stop{false};
-std::atomic<bool> g_reload{false};
-
-void OnSignal(int sig) {
-  if (sig == SIGHUP) {
-    g_reload = true;
-  } else {
-    g_stop = true;
-  }
-}
+// How long the main loop waits for a signal between two sync checks.
+constexpr int64_t kTickMillis = 200;
 
 void Log(const std::string& msg) {
-  std::time_t t = std::time(nullptr);
+  const std::time_t t = static_cast<std::time_t>(urlguard::Env::Default()->NowUnixSeconds());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
   char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   std::fprintf(stderr, "%s urlguardd: %s\n", buf, msg.c_str());
+}
+
+void Notify(urlguard::Env* env, const std::string& state) {
+  if (auto s = env->NotifyServiceManager(state); !s.ok()) Log("cannot notify the service manager: " + s.ToString());
 }
 
 }  // namespace
@@ -66,18 +63,27 @@ int main(int argc, char** argv) {
                             "key rotation statement signed by a trusted key (repeatable)"))
       ->check(CLI::ExistingFile);
   repeatable(app.add_option("--list", options.lists, "list to keep current (repeatable; default: those installed)"));
-  app.add_option("--listen", listen, "loopback address for the lookup API (default 127.0.0.1:8089)");
+  app.add_option("--listen", listen,
+                 "numeric loopback address for the lookup API: 127.x.y.z:PORT or [::1]:PORT (default 127.0.0.1:8089; "
+                 "port 0 picks one)");
   app.add_option("--ca-bundle", options.ca_bundle, "CA bundle for https (default: the system's)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 4;
   }
-  std::string host;
-  int port = 0;
-  if (auto s = urlguard::ParseLoopbackListenAddress(listen, &host, &port); !s.ok()) {
-    std::cerr << "urlguardd: " << s.message() << '\n';
+  auto api = urlguard::NewLoopbackApiListener(listen);
+  if (!api.ok()) {
+    std::cerr << "urlguardd: --listen " << listen << ": " << api.status().message() << '\n';
     return 4;
+  }
+  urlguard::Env* env = urlguard::Env::Default();
+  options.env = env;
+  // Before any thread starts (the daemon's and the listener's inherit the mask).
+  auto signals = env->WatchSignals({SIGTERM, SIGINT, SIGHUP});
+  if (!signals.ok()) {
+    std::cerr << "urlguardd: " << signals.status().ToString() << '\n';
+    return 1;
   }
   options.log = Log;
   auto daemon = urlguard::Daemon::Open(options);
@@ -85,27 +91,27 @@ int main(int argc, char** argv) {
     std::cerr << "urlguardd: " << daemon.status().ToString() << '\n';
     return 1;
   }
-  std::unique_ptr<urlguard::ApiListener> api = urlguard::NewLoopbackApiListener();
   urlguard::Daemon* d = daemon->get();
-  if (auto s = api->Start(host, port, [d](const urlguard::ApiRequest& r) { return d->Handle(r); }); !s.ok()) {
-    std::cerr << "urlguardd: " << s.message() << '\n';
+  if (auto s = (*api)->Start([d](const urlguard::ApiRequest& r) { return d->Handle(r); }); !s.ok()) {
+    std::cerr << "urlguardd: " << s.ToString() << '\n';
     return 1;
   }
 
-  struct sigaction sa{};
-  sa.sa_handler = OnSignal;
-  sigaction(SIGTERM, &sa, nullptr);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGHUP, &sa, nullptr);
-
   const size_t lists = d->installed_lists();
-  Log("serving " + std::to_string(lists) + " installed list(s) from " + options.data_dir + ", lookup API on http://" +
-      listen + ", syncing from " + options.server_url);
-  urlguard::NotifyServiceManager("READY=1\nSTATUS=serving " + std::to_string(lists) + " lists");
+  Log("serving " + std::to_string(lists) + " installed list(s) from " + options.data_dir + ", lookup API on " +
+      (*api)->url() + ", syncing from " + options.server_url);
+  Notify(env, "READY=1\nSTATUS=serving " + std::to_string(lists) + " lists");
 
   int exit_code = 0;
-  while (!g_stop) {
-    if (g_reload.exchange(false)) {
+  while (true) {
+    auto signal = (*signals)->Wait(kTickMillis);
+    if (!signal.ok()) {
+      Log(signal.status().ToString());
+      exit_code = 1;
+      break;
+    }
+    if (*signal == SIGTERM || *signal == SIGINT) break;
+    if (*signal == SIGHUP) {
       if (auto s = d->Reload(); !s.ok()) {
         Log(s.ToString());
         exit_code = 1;
@@ -113,10 +119,9 @@ int main(int argc, char** argv) {
       }
     }
     (void)d->Tick();
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
-  urlguard::NotifyServiceManager("STOPPING=1");
+  Notify(env, "STOPPING=1");
   Log("stopping");
-  api->Stop();
+  (*api)->Stop();
   return exit_code;
 }

@@ -6,22 +6,25 @@
 //                              `urlguard check --json`); 400 without a url parameter
 //   GET /status             -> 200, RenderListStatusJson: per-list version, entries, age, expiry, sync results
 //   GET /metrics            -> 200, Prometheus text format (lookups by verdict, verification, cache, sync
-//                              attempts by result, per-list version/entries/age/staleness)
-//   anything else           -> 404 (405 for a method other than GET or HEAD)
+//                              attempts by result, per-list installed version/entries/age/staleness)
+//   anything else           -> 404 (405 for a method other than GET or HEAD, OPTIONS included)
 //
 //   auto d = urlguard::Daemon::Open(options);         // loads keys, creates the directory, takes its lock
-//   auto listener = urlguard::NewLoopbackApiListener();
-//   listener->Start("127.0.0.1", 8089, [&](const urlguard::ApiRequest& r) { return (*d)->Handle(r); });
-//   while (!stop) { (*d)->Tick(); sleep(200 ms); }     // syncs when due, logs through options.log
+//   auto listener = urlguard::NewLoopbackApiListener("127.0.0.1:8089");  // parses; kInvalidArgument
+//   (*listener)->Start([&](const urlguard::ApiRequest& r) { return (*d)->Handle(r); });
+//   while (!stop) { (*d)->Tick(); wait for a signal up to 200 ms; }     // syncs when due, logs via options.log
 //
 // The HTTP transport is a seam (ApiListener): the routing, bodies and status codes live in Daemon::Handle, so the
-// transport can be replaced without touching them.
+// transport can be replaced without touching them. What reaches Handle has passed the transport's checks (see
+// NewLoopbackApiListener): the API is for local programs, never for web pages a local browser shows, so a
+// request naming any other Host (DNS rebinding) is refused and no answer ever grants CORS access.
 //
 // Thread safety: Handle() may be called from any number of threads at once (it only reads the Client and the
 // counters). Tick() and Reload() are called from one thread (the daemon's main loop), concurrently with Handle().
 #ifndef URLGUARD_DAEMON_H_
 #define URLGUARD_DAEMON_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -102,27 +105,50 @@ class URLGUARD_EXPORT Daemon {
 
 using ApiHandler = std::function<ApiResponse(const ApiRequest&)>;
 
-// Serves the lookup API over HTTP/1.1 on one address.
+// Serves the lookup API over HTTP/1.1 on one loopback address.
 class URLGUARD_EXPORT ApiListener {
  public:
   virtual ~ApiListener() = default;
-  // Binds `host`:`port` and serves requests on background threads, calling `handler` (from several threads at
-  // once) for each. kUnavailable when the address cannot be bound. Call once.
-  virtual Status Start(const std::string& host, int port, ApiHandler handler) = 0;
-  // Stops serving and joins the threads. Idempotent.
+  // Binds the address given at creation and serves requests on background event threads, calling `handler`
+  // (from several threads at once; it must not block for long) for each request that passed the transport's
+  // checks. kIoError when the address cannot be bound (the message has errno's text). Call once.
+  virtual Status Start(ApiHandler handler) = 0;
+  // The bound port (the system's choice when the address said port 0); 0 before Start.
+  virtual int port() const = 0;
+  // "http://127.0.0.1:8089" with the bound port.
+  virtual std::string url() const = 0;
+  // Stops accepting, closes every connection and joins the threads. Idempotent.
   virtual void Stop() = 0;
 };
 
-// The current transport (cpp-httplib, request bodies capped at 64 KiB).
-URLGUARD_EXPORT std::unique_ptr<ApiListener> NewLoopbackApiListener();
+// The transport: the project's event-driven HTTP layer (libmicrohttpd; a few event threads, no thread per
+// connection). `listen_address` is "IPV4:PORT" or "[IPV6]:PORT" with a NUMERIC loopback host (127.0.0.0/8,
+// ::1) and a port 0..65535 (0: the system picks one), parsed by the one listen-address parser of urlguard's
+// servers; names are refused ("localhost:8089", "127.attacker.invalid:8089": a name is resolved at bind time
+// and may resolve anywhere). Failures: kInvalidArgument naming the problem.
+//
+// Before `handler` sees a request, the transport has enforced, each answered as shown and the connection
+// closed:
+//   - a Host header naming a numeric loopback address or "localhost" WITH the bound port, exactly one
+//     (else 421: a page on attacker.example that a DNS-rebinding attack points at 127.0.0.1 sends its own
+//     name);
+//   - unambiguous framing (two Content-Length headers, Content-Length with Transfer-Encoding, any coding
+//     but "chunked": 400, so nothing hidden in a body is answered);
+//   - GET or HEAD (else 405 before any body byte is read) and no request body (413);
+//   - a complete head within kApiHeadDeadlineSeconds of connecting, however slowly bytes drip in (cut);
+//     heads up to kApiMaxHeadBytes (431/414);
+//   - at most kApiMaxConnections connections, kApiMaxConnectionsPerAddress from one source address.
+// Answers never carry Access-Control-* headers (no CORS grant, also not to a preflight OPTIONS, which gets
+// 405), and carry "Cache-Control: no-store" and "X-Content-Type-Options: nosniff".
+URLGUARD_EXPORT Result<std::unique_ptr<ApiListener>> NewLoopbackApiListener(std::string_view listen_address);
 
-// Parses "HOST:PORT" ("[::1]:8089" for IPv6) and accepts only loopback hosts (127.0.0.0/8, ::1, localhost) and
-// ports 1..65535: the lookup API is for local programs only. kInvalidArgument otherwise.
-URLGUARD_EXPORT Status ParseLoopbackListenAddress(std::string_view address, std::string* host, int* port);
-
-// Tells systemd `state` ("READY=1", "STOPPING=1", "STATUS=...") over $NOTIFY_SOCKET, as sd_notify does; a no-op
-// when the variable is unset. Best effort: errors are ignored.
-URLGUARD_EXPORT void NotifyServiceManager(const std::string& state);
+// The transport's limits (see NewLoopbackApiListener).
+inline constexpr int kApiHeadDeadlineSeconds = 5;
+inline constexpr int kApiIdleTimeoutSeconds = 15;
+inline constexpr size_t kApiMaxHeadBytes = 16 * 1024;  // a URL to check travels in the request line
+inline constexpr unsigned kApiMaxConnections = 1024;
+inline constexpr unsigned kApiMaxConnectionsPerAddress = 64;
+inline constexpr int kApiEventThreads = 2;
 
 }  // namespace urlguard
 

@@ -14,27 +14,15 @@
 #include <string>
 #include <string_view>
 
+#include "core/sha256.h"
 #include "core/url_canon.h"
 #include "core/url_extract.h"
 
 namespace {
 
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 bool DecodeHex(std::string_view hex, std::string* out) {
-  out->clear();
-  if (hex.size() % 2 != 0) return false;
-  for (size_t i = 0; i < hex.size(); i += 2) {
-    const int hi = HexValue(hex[i]), lo = HexValue(hex[i + 1]);
-    if (hi < 0 || lo < 0) return false;
-    out->push_back(static_cast<char>(hi << 4 | lo));
-  }
-  return true;
+  out->assign(hex.size() / 2, '\0');
+  return urlguard::FromHex(hex, reinterpret_cast<uint8_t*>(out->data()), out->size());
 }
 
 void AppendLookupHosts(const urlguard::CanonicalUrl& url, std::string* line) {
