@@ -11,7 +11,9 @@ packages=(build-essential cmake ninja-build pkg-config git
           # checked by their own tools: Unbound + dig (the RPZ export), promtool (/metrics), systemd-analyze (unit)
           unbound bind9-dnsutils prometheus systemd
           # a real HTTP proxy for the --proxy tests; help2man and groff for the man pages (man/)
-          tinyproxy help2man groff)
+          tinyproxy help2man groff
+          # the Debian packages (debian/, tests/package_test.sh); ccache makes repeated builds of the suites cheap
+          debhelper dh-python dpkg-dev lintian ccache)
 if [ "${1:-}" = "--with-qt" ]; then
   packages+=(qt6-base-dev qt6-webengine-dev libgl-dev xvfb)
 fi

@@ -2,13 +2,18 @@
 # Every test: install dependencies, then
 #   1. a -Werror build with the Qt demo browser and the whole CTest suite (unit, end-to-end, C API, CLI, install,
 #      headless browser),
-#   2. an ASan+UBSan build and the same suite,
-#   3. a ThreadSanitizer build of the concurrency tests (lookups during generation swaps),
-#   4. each libFuzzer target for a few seconds on its own (clang).
+#   2. the Debian packages (debian/): built, installed, smoke-tested and purged (tests/package_test.sh),
+#   3. an ASan+UBSan build and the same suite,
+#   4. a ThreadSanitizer build of the concurrency tests (lookups during generation swaps),
+#   5. each libFuzzer target for a few seconds on its own (clang).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh --with-qt
 jobs=$(nproc)
+# Every build below (the suites and the package build) goes through ccache: a second run recompiles only what changed.
+if command -v ccache > /dev/null; then
+  export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
+fi
 fuzz_seconds=${URLGUARD_FUZZ_SECONDS:-10}
 
 run_suite() {  # NAME BUILD_DIR CMAKE_ARGS...
@@ -22,6 +27,9 @@ run_suite() {  # NAME BUILD_DIR CMAKE_ARGS...
 }
 
 run_suite "release" build-test -DCMAKE_BUILD_TYPE=RelWithDebInfo -DURLGUARD_BUILD_DEMO=ON
+
+echo "== debian packages: dpkg-buildpackage, lintian, apt-get install, smoke tests, apt-get purge =="
+tests/package_test.sh build-pkg
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   run_suite "asan+ubsan" build-asan -DCMAKE_BUILD_TYPE=Debug -DURLGUARD_SANITIZE=ON
 
