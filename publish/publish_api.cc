@@ -91,20 +91,17 @@ Result<RotationStatementFile> WriteRotationStatement(const std::string& old_priv
   auto new_key = PublicKeyFromPem(*new_pem);
   if (!new_key.ok()) return new_key.status().WithContext(new_public_key_path);
   const int64_t t = options.not_before_unix ? options.not_before_unix : env->NowUnixSeconds();
-  Result<std::string> statement = Status::Ok();
-  if (options.grace_seconds == 0 && options.high_water_resets.empty()) {
-    statement = MakeRotationStatement(*old_key, *new_key, t);  // format v1
-  } else {
-    RotationStatement content;
-    content.new_key = *new_key;
-    content.not_before_unix = t;
-    if (options.grace_seconds < 0 || options.grace_seconds > kMaxRotationGraceSeconds) {
-      return Status::InvalidArgument("grace must be 0 .. " + std::to_string(kMaxRotationGraceSeconds) + " s");
-    }
-    content.old_key_until_unix = t + options.grace_seconds;
-    for (const auto& [list, version] : options.high_water_resets) content.resets.push_back({list, version, t});
-    statement = MakeRotationStatementV2(*old_key, content);
+  const bool v1 = options.grace_seconds == 0 && options.high_water_resets.empty();
+  if (options.grace_seconds < 0 || options.grace_seconds > kMaxRotationGraceSeconds) {
+    return Status::InvalidArgument("grace must be 0 .. " + std::to_string(kMaxRotationGraceSeconds) + " s");
   }
+  RotationStatement content;
+  content.new_key = *new_key;
+  content.not_before_unix = t;
+  content.old_key_until_unix = t + options.grace_seconds;
+  for (const auto& [list, version] : options.high_water_resets) content.resets.push_back({list, version, t});
+  Result<std::string> statement = v1 ? MakeRotationStatement(*old_key, *new_key, t)  // format v1
+                                     : MakeRotationStatementV2(*old_key, content);
   if (!statement.ok()) return statement.status();
   URLGUARD_RETURN_IF_ERROR(WriteFileAtomic(env, out_path, *statement));
   return RotationStatementFile{out_path, old_key->public_key().KeyId(), new_key->KeyId()};
