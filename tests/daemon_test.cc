@@ -93,21 +93,32 @@ int WaitExit(pid_t pid, int seconds) {
   return -1;
 }
 
-TEST(Daemon, ServesLookupsStatusMetricsAndStopsCleanly) {
-  const std::string root = testing::ScratchDir("daemon");
+// Signs `feed` (plain entries) as list "phishing" in ROOT/repo with a fresh key (public half at ROOT/pub.pem) and
+// serves the repository on 127.0.0.1. Returns the running server; `*url` is its base URL.
+std::unique_ptr<Server> PublishAndServe(const std::string& root, const std::string& feed, std::string* url) {
   SigningKey key = std::move(SigningKey::Generate()).value();
   testing::WriteFileOrDie(root + "/pub.pem", key.PublicPem());
-  testing::WriteFileOrDie(root + "/feed.txt", "evil.example\nhttp://secure-bank.example/login.php\n");
+  testing::WriteFileOrDie(root + "/feed.txt", feed);
   PublishOptions po;
   po.repo_dir = root + "/repo";
   po.list = "phishing";
   po.inputs = {*ParseFeedSpec("plain:" + root + "/feed.txt")};
-  ASSERT_TRUE(Publish(Env::Default(), key, po).ok());
+  Status published = Publish(Env::Default(), key, po).status();
+  EXPECT_TRUE(published.ok()) << published.ToString();
   ServerOptions so;
   so.repo_dir = po.repo_dir;
   auto server = Server::Start(so);
-  ASSERT_TRUE(server.ok()) << server.status().ToString();
-  const std::string url = "http://127.0.0.1:" + std::to_string((*server)->port());
+  EXPECT_TRUE(server.ok()) << server.status().ToString();
+  if (!published.ok() || !server.ok()) return nullptr;
+  *url = "http://127.0.0.1:" + std::to_string((*server)->port());
+  return std::move(*server);
+}
+
+TEST(Daemon, ServesLookupsStatusMetricsAndStopsCleanly) {
+  const std::string root = testing::ScratchDir("daemon");
+  std::string url;
+  std::unique_ptr<Server> server = PublishAndServe(root, "evil.example\nhttp://secure-bank.example/login.php\n", &url);
+  ASSERT_NE(server, nullptr);
   const int api_port = 20000 + static_cast<int>(getpid() % 20000);
 
   NotifySocket notify(root + "/notify.sock");
@@ -171,19 +182,9 @@ TEST(Daemon, ServesLookupsStatusMetricsAndStopsCleanly) {
 // same data directory (a hit decided by the verification API, a clean URL, an invalid input).
 TEST(Daemon, CheckJsonIsTheSameObjectAsTheCli) {
   const std::string root = testing::ScratchDir("daemon-same-json");
-  SigningKey key = std::move(SigningKey::Generate()).value();
-  testing::WriteFileOrDie(root + "/pub.pem", key.PublicPem());
-  testing::WriteFileOrDie(root + "/feed.txt", "evil.example\nhttp://secure-bank.example/login.php\n203.0.113.0/24\n");
-  PublishOptions po;
-  po.repo_dir = root + "/repo";
-  po.list = "phishing";
-  po.inputs = {*ParseFeedSpec("plain:" + root + "/feed.txt")};
-  ASSERT_TRUE(Publish(Env::Default(), key, po).ok());
-  ServerOptions so;
-  so.repo_dir = po.repo_dir;
-  auto server = Server::Start(so);
-  ASSERT_TRUE(server.ok()) << server.status().ToString();
-  const std::string url = "http://127.0.0.1:" + std::to_string((*server)->port());
+  std::string url;
+  std::unique_ptr<Server> server = PublishAndServe(root, "evil.example\nhttp://secure-bank.example/login.php\n203.0.113.0/24\n", &url);
+  ASSERT_NE(server, nullptr);
   const int api_port = 20000 + static_cast<int>((getpid() + 7919) % 20000);
   const std::string data = root + "/data";
   // Install the list first (one pass), so the daemon serves it from its first request on.
