@@ -105,12 +105,18 @@ class FleetPg : public ::testing::Test {
   std::unique_ptr<SigningKey> key_;
 };
 
+// The golden file without its '#' header lines (which say where it came from).
 std::string ReadGolden(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  std::string out, line;
+  while (std::getline(in, line)) {
+    if (!line.starts_with("#")) out += line + "\n";
+  }
+  return out;
 }
+constexpr char kGoldenHeader[] =
+    "# PgState::DumpSchema() of a database migrated to schema version 1 (docs/postgres-schema.md).\n"
+    "# Compared by tests/fleet_pg_test.cc; regenerate with URLGUARD_UPDATE_GOLDEN=1 only with a new migration.\n";
 
 TEST_F(FleetPg, SchemaMatchesGoldenAndMigratesFromEmpty) {
   {  // an empty database has no schema
@@ -128,7 +134,7 @@ TEST_F(FleetPg, SchemaMatchesGoldenAndMigratesFromEmpty) {
   auto dump = (*state)->DumpSchema();
   ASSERT_TRUE(dump.ok()) << dump.status().ToString();
   const std::string golden = testing::SourcePath("fixtures/golden/postgres_schema_v1.txt");
-  if (std::getenv("URLGUARD_UPDATE_GOLDEN") != nullptr) testing::WriteFileOrDie(golden, *dump);
+  if (std::getenv("URLGUARD_UPDATE_GOLDEN") != nullptr) testing::WriteFileOrDie(golden, kGoldenHeader + *dump);
   EXPECT_EQ(*dump, ReadGolden(golden)) << "the PostgreSQL schema changed: add a migration, bump kPgSchemaVersion and "
                                           "regenerate the golden file with URLGUARD_UPDATE_GOLDEN=1";
 

@@ -1,0 +1,181 @@
+// Copyright urlguard authors.
+//
+// pg_ingest_bench: how fast feeds go into the PostgreSQL state (publish/pg_state.h, issue 10: "millions of
+// changes an hour fit on one PostgreSQL node"). Starts a throwaway PostgreSQL 15 cluster on 127.0.0.1
+// (tests/pg_cluster.h), then, in the same run:
+//   - batched:  PgState::IngestFeed of N new entries (COPY into a temp table + one INSERT ... ON CONFLICT per
+//               kPgIngestBatchRows), then the same N again (all known: the seen-count update path), then the
+//               same feed with 10 % of it replaced (N/10 removals + N/10 additions);
+//   - baseline: one INSERT ... ON CONFLICT round trip per entry (the naive way), on a sample of N/20 entries,
+//               in one transaction, into another list.
+// Reports entries/s by wall time and the CPU seconds of this process and of its PostgreSQL backend (the
+// machine is shared: wall time alone misleads).
+//
+//   pg_ingest_bench [--entries N] [--json]      (N default 500000; --json or URLGUARD_BENCH_JSON=1: JSON rows)
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/entry.h"
+#include "publish/pg_state.h"
+#include "tests/pg_cluster.h"
+
+namespace urlguard {
+namespace {
+
+double ProcessCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+// utime + stime of another process, from /proc (the PostgreSQL backend serving our connection).
+double OtherCpuSeconds(int64_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t close = s.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream rest(s.substr(close + 2));
+  std::string field;
+  double utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && rest >> field; ++i) {
+    if (i == 14) utime = std::strtod(field.c_str(), nullptr);
+    if (i == 15) stime = std::strtod(field.c_str(), nullptr);
+  }
+  return (utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+struct Measure {
+  double wall = 0, cpu_client = 0, cpu_server = 0;
+};
+
+template <typename F>
+Measure Time(int64_t backend, F&& f) {
+  const auto w0 = std::chrono::steady_clock::now();
+  const double c0 = ProcessCpuSeconds(), s0 = OtherCpuSeconds(backend);
+  f();
+  Measure m;
+  m.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
+  m.cpu_client = ProcessCpuSeconds() - c0;
+  m.cpu_server = OtherCpuSeconds(backend) - s0;
+  return m;
+}
+
+std::vector<PgIngestEntry> Entries(size_t n, size_t offset) {
+  std::vector<PgIngestEntry> out;
+  out.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    auto k = EntryKeyFor("host" + std::to_string(offset + i) + ".bench-" + std::to_string((offset + i) % 997) +
+                         ".example");
+    if (!k.ok()) std::abort();
+    out.push_back({std::move(k).value(), "phishing"});
+  }
+  return out;
+}
+
+void Die(const Status& s) {
+  std::fprintf(stderr, "pg_ingest_bench: %s\n", s.ToString().c_str());
+  std::exit(1);
+}
+
+int Main(int argc, char** argv) {
+  size_t n = 500000;
+  bool json = std::getenv("URLGUARD_BENCH_JSON") != nullptr && std::strcmp(std::getenv("URLGUARD_BENCH_JSON"), "1") == 0;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--json") == 0) {
+      json = true;
+    } else if (std::strcmp(argv[i], "--entries") == 0 && i + 1 < argc) {
+      n = std::strtoull(argv[++i], nullptr, 10);
+    } else {
+      std::fprintf(stderr, "usage: pg_ingest_bench [--entries N] [--json]\n");
+      return 4;
+    }
+  }
+  if (!testing::PgCluster::Available()) {
+    std::fprintf(stderr, "pg_ingest_bench: %s\n", testing::PgCluster::SkipReason().c_str());
+    return 1;
+  }
+  std::string error;
+  auto cluster = testing::PgCluster::Start("bench", &error);
+  if (!cluster) {
+    std::fprintf(stderr, "pg_ingest_bench: %s\n", error.c_str());
+    return 1;
+  }
+  auto state = PgState::Open(cluster->conninfo());
+  if (!state.ok()) Die(state.status());
+  auto pid = (*state)->connection()->Exec("SELECT pg_backend_pid()");
+  if (!pid.ok()) Die(pid.status());
+  const int64_t backend = pid->int64(0, 0);
+
+  const std::vector<PgIngestEntry> feed = Entries(n, 0);
+  Result<PgIngestReport> r = Status::Ok();
+  const Measure fresh = Time(backend, [&] { r = (*state)->IngestFeed("bench", "feed-a", feed, 1'700'000'000, true); });
+  if (!r.ok()) Die(r.status());
+  const Measure again = Time(backend, [&] { r = (*state)->IngestFeed("bench", "feed-a", feed, 1'700'000'100, true); });
+  if (!r.ok()) Die(r.status());
+  std::vector<PgIngestEntry> churned(feed.begin() + static_cast<std::ptrdiff_t>(n / 10), feed.end());
+  for (PgIngestEntry& e : Entries(n / 10, n)) churned.push_back(std::move(e));
+  const Measure churn = Time(backend, [&] { r = (*state)->IngestFeed("bench", "feed-a", churned, 1'700'000'200, true); });
+  if (!r.ok()) Die(r.status());
+  const uint64_t churn_changes = r->new_entries + r->removed;
+
+  // Baseline: one round trip per entry.
+  const std::vector<PgIngestEntry> sample = Entries(std::max<size_t>(n / 20, 1), 10 * n);
+  const Measure naive = Time(backend, [&] {
+    PgConnection* c = (*state)->connection();
+    if (!c->Run("BEGIN").ok()) std::abort();
+    for (const PgIngestEntry& e : sample) {
+      const Sha256Digest d = Sha256(e.key.expression);
+      Status s = c->Run(
+          "INSERT INTO entries AS e (list, sha256, expression, layer, threat, feeds, first_seen, last_seen)"
+          " VALUES ('naive', $1, $2, $3, $4, ARRAY['feed-a'], now(), now())"
+          " ON CONFLICT (list, sha256) DO UPDATE SET seen_count = e.seen_count + 1, last_seen = EXCLUDED.last_seen",
+          {PgParam::Bytes(std::string_view(reinterpret_cast<const char*>(d.data()), d.size())),
+           PgParam::Text(e.key.expression), PgParam::Int(static_cast<int>(e.key.layer)), PgParam::Text(e.threat)});
+      if (!s.ok()) Die(s);
+    }
+    if (!c->Run("COMMIT").ok()) std::abort();
+  });
+
+  const double eps_fresh = static_cast<double>(n) / fresh.wall;
+  const double eps_again = static_cast<double>(n) / again.wall;
+  const double eps_churn = static_cast<double>(churned.size()) / churn.wall;
+  const double eps_naive = static_cast<double>(sample.size()) / naive.wall;
+  auto line = [](const char* what, size_t rows, const Measure& m) {
+    std::printf("%-44s %9zu rows  %7.2f s wall  %8.0f entries/s  cpu: client %.2f s, postgres %.2f s\n", what, rows,
+                m.wall, static_cast<double>(rows) / m.wall, m.cpu_client, m.cpu_server);
+  };
+  if (json) {
+    std::printf("{\"row\": \"pg_ingest_eps\", \"value\": %.0f, \"unit\": \"entries/s\", \"baselines\": "
+                "{\"one_upsert_per_entry\": %.0f}, \"note\": \"%zu new entries, batched COPY + INSERT ON CONFLICT; "
+                "cpu client %.2f s, postgres %.2f s, wall %.2f s\"}\n",
+                eps_fresh, eps_naive, n, fresh.cpu_client, fresh.cpu_server, fresh.wall);
+    std::printf("{\"row\": \"pg_ingest_eps_known\", \"value\": %.0f, \"unit\": \"entries/s\", \"baselines\": "
+                "{\"one_upsert_per_entry\": %.0f}, \"note\": \"%zu entries all seen before (seen-count updates)\"}\n",
+                eps_again, eps_naive, n);
+    std::printf("{\"row\": \"pg_ingest_eps_churn\", \"value\": %.0f, \"unit\": \"entries/s\", \"baselines\": "
+                "{\"one_upsert_per_entry\": %.0f}, \"note\": \"feed re-ingested with %llu changes (10%% replaced)\"}\n",
+                eps_churn, eps_naive, static_cast<unsigned long long>(churn_changes));
+  } else {
+    std::printf("PostgreSQL ingest (throwaway cluster on 127.0.0.1, fsync off), %zu entries\n", n);
+    line("batched, all new", n, fresh);
+    line("batched, all seen before", n, again);
+    line("batched, 10% replaced", churned.size(), churn);
+    line("baseline: one upsert round trip per entry", sample.size(), naive);
+    std::printf("batched / baseline: %.1fx\n", eps_fresh / eps_naive);
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace urlguard
+
+int main(int argc, char** argv) { return urlguard::Main(argc, argv); }
