@@ -33,10 +33,68 @@ bool IpPrefixLengths::Valid() const {
 // Layout (docs/snapshot-format.md):
 //   header (64 bytes) | list name, zero-padded to 8 | layer table (64 bytes per layer)
 //   | layer bodies, each at a 64-byte aligned offset | SHA-256 of all preceding bytes (32 bytes)
-Result<std::string> BuildSnapshot(const SnapshotContent& content) {
-  if (!IsValidListName(content.list_name)) {
-    return Status::InvalidArgument("list name must be 1-64 bytes of [a-z0-9_-]: '" + content.list_name + "'");
+Result<SnapshotHead> BuildSnapshotHead(const SnapshotHeaderFields& header,
+                                       const std::vector<SnapshotTableEntry>& layers) {
+  if (!IsValidListName(header.list_name)) {
+    return Status::InvalidArgument("list name must be 1-64 bytes of [a-z0-9_-]: '" +
+                                   std::string(header.list_name) + "'");
   }
+  if (layers.empty() || layers.size() > kMaxSnapshotLayers) {
+    return Status::InvalidArgument("a snapshot holds 1 to 3 layers");
+  }
+  uint64_t total_entries = 0;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const SnapshotTableEntry& l = layers[i];
+    if (i > 0 && l.kind <= layers[i - 1].kind) return Status::InvalidArgument("duplicate layer");
+    if (l.kind != LayerKind::kIp && !l.ip_prefixes.Empty()) {
+      return Status::InvalidArgument("IP prefix lengths on a non-ip layer");
+    }
+    if (!l.ip_prefixes.Valid()) return Status::InvalidArgument("invalid IP prefix lengths");
+    total_entries += l.entries;
+  }
+
+  SnapshotHead head;
+  const size_t name_padded = (header.list_name.size() + 7) / 8 * 8;
+  const size_t table_offset = kSnapshotHeaderBytes + name_padded;
+  uint64_t offset = table_offset + layers.size() * kSnapshotLayerEntryBytes;
+  for (const SnapshotTableEntry& l : layers) {
+    offset = (offset + 63) / 64 * 64;
+    head.body_offsets.push_back(offset);
+    if (l.body_bytes > kMaxSnapshotBytes) return Status::ResourceExhausted("snapshot over 4 GiB");
+    offset += l.body_bytes;
+  }
+  head.file_size = offset + 32;
+  if (head.file_size > kMaxSnapshotBytes) return Status::ResourceExhausted("snapshot over 4 GiB");
+
+  std::string& out = head.bytes;
+  out.reserve(table_offset + layers.size() * kSnapshotLayerEntryBytes);
+  out.append(kSnapshotMagic, 8);
+  AppendLE32(&out, kSnapshotFormatVersion);
+  AppendLE32(&out, static_cast<uint32_t>(table_offset));
+  AppendLE64(&out, header.version);
+  AppendLE64(&out, static_cast<uint64_t>(header.created_unix));
+  AppendLE64(&out, head.file_size);
+  AppendLE32(&out, static_cast<uint32_t>(layers.size()));
+  AppendLE32(&out, static_cast<uint32_t>(header.list_name.size()));
+  AppendLE64(&out, 0);  // flags, reserved
+  AppendLE64(&out, total_entries);
+  out.append(header.list_name);
+  PadTo(&out, 8);
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const SnapshotTableEntry& l = layers[i];
+    out.push_back(static_cast<char>(l.kind));
+    out.push_back(static_cast<char>(l.filter));
+    AppendLE16(&out, 0);
+    AppendLE32(&out, 0);
+    AppendLE64(&out, head.body_offsets[i]);
+    AppendLE64(&out, l.body_bytes);
+    AppendLE64(&out, l.entries);
+    out.append(reinterpret_cast<const char*>(l.ip_prefixes.bits.data()), 32);
+  }
+  return head;
+}
+
+Result<std::string> BuildSnapshot(const SnapshotContent& content) {
   if (content.layers.empty() || content.layers.size() > kMaxSnapshotLayers) {
     return Status::InvalidArgument("a snapshot holds 1 to 3 layers");
   }
@@ -44,12 +102,9 @@ Result<std::string> BuildSnapshot(const SnapshotContent& content) {
   for (const LayerContent& l : content.layers) layers.push_back(&l);
   std::sort(layers.begin(), layers.end(),
             [](const LayerContent* a, const LayerContent* b) { return a->kind < b->kind; });
-  for (size_t i = 1; i < layers.size(); ++i) {
-    if (layers[i]->kind == layers[i - 1]->kind) return Status::InvalidArgument("duplicate layer");
-  }
 
   std::vector<std::string> bodies;
-  uint64_t total_entries = 0;
+  std::vector<SnapshotTableEntry> table;
   for (const LayerContent* l : layers) {
     if (l->filter == FilterKind::kFingerprintArray) {
       const auto& f = l->fingerprints;
@@ -67,52 +122,22 @@ Result<std::string> BuildSnapshot(const SnapshotContent& content) {
       if (!check.ok()) return check.status().WithContext("bloom layer");
       bodies.push_back(l->bloom_body);
     }
-    if (l->kind != LayerKind::kIp && !l->ip_prefixes.Empty()) {
-      return Status::InvalidArgument("IP prefix lengths on a non-ip layer");
-    }
-    if (!l->ip_prefixes.Valid()) return Status::InvalidArgument("invalid IP prefix lengths");
-    total_entries += l->filter == FilterKind::kFingerprintArray ? l->fingerprints.size() : l->entries;
+    SnapshotTableEntry e;
+    e.kind = l->kind;
+    e.filter = l->filter;
+    e.body_bytes = bodies.back().size();
+    e.entries = l->filter == FilterKind::kFingerprintArray ? l->fingerprints.size() : l->entries;
+    e.ip_prefixes = l->ip_prefixes;
+    table.push_back(e);
   }
+  URLGUARD_ASSIGN_OR_RETURN(
+      SnapshotHead head,
+      BuildSnapshotHead({content.list_name, content.version, content.created_unix}, table));
 
-  const size_t name_padded = (content.list_name.size() + 7) / 8 * 8;
-  const size_t table_offset = kSnapshotHeaderBytes + name_padded;
-  size_t offset = table_offset + layers.size() * kSnapshotLayerEntryBytes;
-  std::vector<uint64_t> body_offsets;
-  for (const std::string& b : bodies) {
-    offset = (offset + 63) / 64 * 64;
-    body_offsets.push_back(offset);
-    offset += b.size();
-  }
-  const uint64_t file_size = offset + 32;
-  if (file_size > kMaxSnapshotBytes) return Status::ResourceExhausted("snapshot over 4 GiB");
-
-  std::string out;
-  out.reserve(file_size);
-  out.append(kSnapshotMagic, 8);
-  AppendLE32(&out, kSnapshotFormatVersion);
-  AppendLE32(&out, static_cast<uint32_t>(table_offset));
-  AppendLE64(&out, content.version);
-  AppendLE64(&out, static_cast<uint64_t>(content.created_unix));
-  AppendLE64(&out, file_size);
-  AppendLE32(&out, static_cast<uint32_t>(layers.size()));
-  AppendLE32(&out, static_cast<uint32_t>(content.list_name.size()));
-  AppendLE64(&out, 0);  // flags, reserved
-  AppendLE64(&out, total_entries);
-  out.append(content.list_name);
-  PadTo(&out, 8);
-  for (size_t i = 0; i < layers.size(); ++i) {
-    const LayerContent* l = layers[i];
-    out.push_back(static_cast<char>(l->kind));
-    out.push_back(static_cast<char>(l->filter));
-    AppendLE16(&out, 0);
-    AppendLE32(&out, 0);
-    AppendLE64(&out, body_offsets[i]);
-    AppendLE64(&out, bodies[i].size());
-    AppendLE64(&out, l->filter == FilterKind::kFingerprintArray ? l->fingerprints.size() : l->entries);
-    out.append(reinterpret_cast<const char*>(l->ip_prefixes.bits.data()), 32);
-  }
+  std::string out = std::move(head.bytes);
+  out.reserve(head.file_size);
   for (size_t i = 0; i < bodies.size(); ++i) {
-    while (out.size() < body_offsets[i]) out.push_back('\0');
+    out.resize(head.body_offsets[i], '\0');
     out.append(bodies[i]);
   }
   Sha256Digest digest = Sha256(out);

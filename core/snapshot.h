@@ -81,6 +81,38 @@ struct SnapshotContent {
 // fingerprints or a too-large result.
 Result<std::string> BuildSnapshot(const SnapshotContent& content);
 
+// ---- The header and layer table, shared by BuildSnapshot and SnapshotWriter (core/snapshot_writer.h) ----
+// Both writers call BuildSnapshotHead, so the bytes before the first body exist in one place only.
+
+// The header fields that are not derived from the layers.
+struct SnapshotHeaderFields {
+  std::string_view list_name;
+  uint64_t version = 0;
+  int64_t created_unix = 0;
+};
+
+// One layer table entry, before offsets are known.
+struct SnapshotTableEntry {
+  LayerKind kind = LayerKind::kDomain;
+  FilterKind filter = FilterKind::kFingerprintArray;
+  uint64_t body_bytes = 0;
+  uint64_t entries = 0;
+  IpPrefixLengths ip_prefixes;
+};
+
+// Everything of a snapshot's layout that follows from its header fields and its layers' body sizes.
+struct SnapshotHead {
+  std::string bytes;                  // header, list name and layer table: the file's first bytes
+  std::vector<uint64_t> body_offsets;  // per table entry, each a multiple of 64
+  uint64_t file_size = 0;             // including the trailing SHA-256
+};
+
+// Lays out a snapshot of `layers` (sorted by kind) and serializes its head. kInvalidArgument for a bad list
+// name, no layer or more than kMaxSnapshotLayers, layers not in ascending kind order or repeated ("duplicate
+// layer"), IP prefix lengths on a non-ip layer or invalid ones; kResourceExhausted over kMaxSnapshotBytes.
+Result<SnapshotHead> BuildSnapshotHead(const SnapshotHeaderFields& header,
+                                       const std::vector<SnapshotTableEntry>& layers);
+
 // One layer of an open snapshot. Cheap to copy; points into the mapping.
 struct LayerView {
   LayerKind kind = LayerKind::kDomain;
