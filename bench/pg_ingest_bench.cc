@@ -6,6 +6,8 @@
 //   - batched:  PgState::IngestFeed of N new entries (COPY into a temp table + one INSERT ... ON CONFLICT per
 //               kPgIngestBatchRows), then the same N again (all known: the seen-count update path), then the
 //               same feed with 10 % of it replaced (N/10 removals + N/10 additions);
+//   - verify lookups: a 5-prefix lookup as one PostgreSQL query per request against the in-memory table that
+//               PgHashSource keeps (why urlguard-server --state loads versions into memory);
 //   - baseline: one INSERT ... ON CONFLICT round trip per entry (the naive way), on a sample of N/20 entries,
 //               in one transaction, into another list.
 // Reports entries/s by wall time and the CPU seconds of this process and of its PostgreSQL backend (the
@@ -14,6 +16,7 @@
 //   pg_ingest_bench [--entries N] [--json]      (N default 500000; --json or URLGUARD_BENCH_JSON=1: JSON rows)
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -145,6 +148,60 @@ int Main(int argc, char** argv) {
     if (!c->Run("COMMIT").ok()) std::abort();
   });
 
+  // Verify servers: a query per verify request (5 prefixes, one range scan of the primary key each, one round
+  // trip) against the in-memory table PgHashSource keeps (binary search of a sorted array), same keys.
+  constexpr int kLookups = 2000;
+  std::vector<Sha256Digest> sorted;
+  sorted.reserve(feed.size());
+  for (const PgIngestEntry& e : feed) sorted.push_back(Sha256(e.key.expression));
+  for (const PgIngestEntry& e : churned) sorted.push_back(Sha256(e.key.expression));  // every key of the list
+  std::sort(sorted.begin(), sorted.end());
+  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  std::sort(sorted.begin(), sorted.end());
+  auto prefix_of = [](const Sha256Digest& d) {
+    return (uint32_t{d[0]} << 24) | (uint32_t{d[1]} << 16) | (uint32_t{d[2]} << 8) | uint32_t{d[3]};
+  };
+  uint64_t pg_hits = 0, mem_hits = 0;
+  const Measure per_query = Time(backend, [&] {
+    PgConnection* c = (*state)->connection();
+    for (int i = 0; i < kLookups; ++i) {
+      std::string sql = "SELECT sha256, layer, threat FROM entries WHERE list = 'bench' AND removed_version IS NULL AND (";
+      std::vector<PgParam> params;
+      for (int j = 0; j < 5; ++j) {
+        const Sha256Digest& d = sorted[(static_cast<size_t>(i) * 7919 + static_cast<size_t>(j) * 104729) % sorted.size()];
+        std::string lo(reinterpret_cast<const char*>(d.data()), 4);
+        uint32_t p = prefix_of(d) + 1;
+        std::string hi = {static_cast<char>(p >> 24), static_cast<char>(p >> 16), static_cast<char>(p >> 8),
+                          static_cast<char>(p)};
+        if (j != 0) sql += " OR ";
+        sql += "(sha256 >= $" + std::to_string(2 * j + 1) + " AND sha256 < $" + std::to_string(2 * j + 2) + ")";
+        params.push_back(PgParam::Bytes(lo));
+        params.push_back(PgParam::Bytes(hi));
+      }
+      auto r = c->Exec(sql + ")", params);
+      if (!r.ok()) Die(r.status());
+      pg_hits += static_cast<uint64_t>(r->rows());
+    }
+  });
+  const Measure in_memory = Time(backend, [&] {
+    for (int i = 0; i < kLookups; ++i) {
+      for (int j = 0; j < 5; ++j) {
+        const uint32_t p = prefix_of(sorted[(static_cast<size_t>(i) * 7919 + static_cast<size_t>(j) * 104729) % sorted.size()]);
+        auto it = std::lower_bound(sorted.begin(), sorted.end(), p,
+                                   [&](const Sha256Digest& d, uint32_t q) { return prefix_of(d) < q; });
+        for (; it != sorted.end() && prefix_of(*it) == p; ++it) ++mem_hits;
+      }
+    }
+  });
+  if (pg_hits != mem_hits) {
+    std::fprintf(stderr, "pg_ingest_bench: the query found %llu records, the table %llu\n",
+                 static_cast<unsigned long long>(pg_hits), static_cast<unsigned long long>(mem_hits));
+    return 1;
+  }
+  const double query_us = per_query.wall * 1e6 / kLookups;
+  const double query_cpu_us = (per_query.cpu_client + per_query.cpu_server) * 1e6 / kLookups;
+  const double memory_us = in_memory.wall * 1e6 / kLookups;
+
   const double eps_fresh = static_cast<double>(n) / fresh.wall;
   const double eps_again = static_cast<double>(n) / again.wall;
   const double eps_churn = static_cast<double>(churned.size()) / churn.wall;
@@ -168,6 +225,10 @@ int Main(int argc, char** argv) {
     std::printf("{\"row\": \"pg_ingest_eps_churn\", \"value\": %.0f, \"unit\": \"entries/s\", \"baselines\": "
                 "{\"one_upsert_per_entry\": %.0f}, \"note\": \"feed re-ingested with %llu changes (10%% replaced)\"}\n",
                 eps_churn, eps_naive, static_cast<unsigned long long>(churn_changes));
+    std::printf("{\"row\": \"pg_verify_query_us\", \"value\": %.1f, \"unit\": \"us\", \"baselines\": "
+                "{\"in_memory_table\": %.2f}, \"note\": \"5-prefix verify lookup over %zu keys as one PostgreSQL "
+                "query per request (cpu %.1f us client+server) vs the in-memory table urlguard-server --state keeps\"}\n",
+                query_us, memory_us, n, query_cpu_us);
   } else {
     std::printf("PostgreSQL ingest (throwaway cluster on 127.0.0.1, fsync off), %zu entries\n", n);
     line("batched, all new", n, fresh);
@@ -175,6 +236,8 @@ int Main(int argc, char** argv) {
     line("batched, 10% replaced", churned.size(), churn);
     line("baseline: one upsert round trip per entry", sample.size(), naive);
     std::printf("batched / baseline: %.1fx\n", eps_fresh / eps_naive);
+    std::printf("verify lookup (5 prefixes, %zu keys): one PostgreSQL query %.1f us wall (%.1f us cpu client+server); "
+                "in-memory table %.2f us\n", n, query_us, query_cpu_us, memory_us);
   }
   return 0;
 }

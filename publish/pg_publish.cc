@@ -89,4 +89,23 @@ Result<StateIngestReport> IngestIntoState(const StateIngestOptions& o) {
   return report;
 }
 
+Result<std::vector<int64_t>> CountSeenEntriesInState(const std::string& state, const std::vector<std::string>& entries) {
+  if (!IsPostgresStateUri(state)) return Status::InvalidArgument("--state takes a postgresql:// connection URI");
+  std::vector<Sha256Digest> keys;
+  std::vector<bool> valid;
+  for (const std::string& e : entries) {
+    auto k = EntryKeyFor(e);
+    valid.push_back(k.ok());
+    if (k.ok()) keys.push_back(Sha256(k->expression));
+  }
+  auto pg = PgState::Open(state);
+  if (!pg.ok()) return pg.status();
+  auto counts = (*pg)->SeenCounts(keys);
+  if (!counts.ok()) return counts.status();
+  std::vector<int64_t> out;
+  size_t next = 0;
+  for (bool v : valid) out.push_back(v ? (*counts)[next++] : -1);
+  return out;
+}
+
 }  // namespace urlguard

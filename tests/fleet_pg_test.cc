@@ -177,6 +177,12 @@ TEST_F(FleetPg, IngestTracksProvenanceSeenCountsAndRemovals) {
   auto seen = (*state)->SeenCounts({Sha256("evil.example/"), Sha256("other.example/"), Sha256("never.example/")});
   ASSERT_TRUE(seen.ok());
   EXPECT_EQ(*seen, (std::vector<int64_t>{2, 1, 0}));
+  // The same counts through the command line.
+  auto cli = testing::RunCommand(testing::BinPath("urlguard-publish") + " seen --state '" + conninfo_ +
+                                 "' evil.example never.example");
+  EXPECT_EQ(cli.exit_code, 0);
+  EXPECT_NE(cli.out.find("evil.example: seen in about 2 runs"), std::string::npos) << cli.out;
+  EXPECT_NE(cli.out.find("never.example: never seen"), std::string::npos) << cli.out;
 
   // Feed a drops evil.example (b still lists it) and the range (nobody does any more).
   WriteFeed(a, {"http://bank.example/login.php"});

@@ -8,7 +8,7 @@
 //                            [--expires-in 24h] [--keep K] [--emergency on|off] [--fp-rate P] [--threat T]
 //   urlguard-publish publish --state postgresql://... --repo DIR --key PRIVATE.pem --list NAME [options as above]
 //   urlguard-publish ingest  --state postgresql://... --list NAME --input [FORMAT:]FILE... [--threat T] [--add-only]
-//   urlguard-publish seen    --repo DIR ENTRY...
+//   urlguard-publish seen    --repo DIR ENTRY...   |   seen --state postgresql://... ENTRY...
 //   urlguard-publish rotate  --key OLD.pem --new-key NEW.pub.pem --out STATEMENT [--not-before UNIX]
 //                            [--grace SECONDS] [--reset LIST=VERSION ...]
 //   urlguard-publish index   --repo DIR --key PRIVATE.pem
@@ -189,8 +189,9 @@ int RunRotate(const std::string& old_key_path, const std::string& new_pub_path, 
   return 0;
 }
 
-int RunSeen(const std::string& repo, const std::vector<std::string>& entries) {
-  auto counts = urlguard::CountSeenEntries(repo, entries);
+int RunSeen(const std::string& repo, const std::string& state, const std::vector<std::string>& entries) {
+  auto counts = state.empty() ? urlguard::CountSeenEntries(repo, entries)
+                              : urlguard::CountSeenEntriesInState(state, entries);
   if (!counts.ok()) return Fail(counts.status());
   for (size_t i = 0; i < entries.size(); ++i) {
     int64_t c = (*counts)[i];
@@ -303,7 +304,9 @@ int main(int argc, char** argv) {
                    "only add: do not remove what a feed no longer lists (default: each file is its feed's whole content)");
 
   auto* seen = app.add_subcommand("seen", "have these entries been ingested before, and how often?");
-  seen->add_option("--repo", repo, "repository directory")->required();
+  auto* seen_repo = seen->add_option("--repo", repo, "repository directory");
+  auto* seen_state = seen->add_option("--state", state, "postgresql://... : the shared counts of ingest runs");
+  seen_repo->excludes(seen_state);
   seen->add_option("entries", entries, "URLs, domains or IPs")->required();
 
   auto* rotate = app.add_subcommand("rotate", "sign a statement that moves clients' trust from this key to a new one");
@@ -350,7 +353,13 @@ int main(int argc, char** argv) {
     return RunPublish(repo, key, list, inputs, expires_in, keep, emergency, fp_rate, threat, state);
   }
   if (*ingest) return RunIngest(state, list, inputs, threat, add_only);
-  if (*seen) return RunSeen(repo, entries);
+  if (*seen) {
+    if (repo.empty() == state.empty()) {
+      std::cerr << "urlguard-publish: seen needs --repo DIR or --state postgresql://...\n";
+      return 4;
+    }
+    return RunSeen(repo, state, entries);
+  }
   if (*rotate) return RunRotate(key, new_key, out, not_before, grace, reset_specs);
   if (*index) return RunIndex(repo, key);
   if (*exp) return RunExport(repo, list, out, action, origin);

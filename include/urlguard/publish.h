@@ -196,6 +196,10 @@ struct StateIngestReport {
 // nothing of the failed feed is kept), the feeds' read errors, kInternal (SQL).
 Result<StateIngestReport> IngestIntoState(const StateIngestOptions& options);
 
+// How many ingest runs into the PostgreSQL state at `state` contained each entry (summed over lists; shared by
+// every ingest worker): -1 for an invalid entry, 0 for never. kUnavailable when PostgreSQL is down.
+Result<std::vector<int64_t>> CountSeenEntriesInState(const std::string& state, const std::vector<std::string>& entries);
+
 // ---- DNS export -------------------------------------------------------------------------------------------
 
 struct RpzExportOptions {
