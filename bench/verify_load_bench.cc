@@ -27,7 +27,7 @@
 
 #include "core/sha256.h"
 #include "platform/env.h"
-#include "publish/hash_store.h"
+#include "bench/sqlite_hash_store.h"
 #include "urlguard/server.h"
 
 namespace urlguard {
