@@ -58,15 +58,7 @@ class Server::Impl {
   Impl(std::unique_ptr<ServerApp> app, ListenAddress listen) : app_(std::move(app)), listen_(std::move(listen)) {}
 
   Status Start(const ServerOptions& options, std::string cert_pem, std::string key_pem) {
-    HttpServerOptions h;
-    h.listen = listen_;
-    h.event_threads = options.worker_threads;
-    h.max_connections = options.max_connections;
-    h.max_connections_per_address = options.max_connections_per_address;
-    h.idle_timeout_seconds = options.idle_timeout_seconds;
-    h.head_deadline_seconds = options.head_deadline_seconds;
-    h.body_deadline_seconds = options.body_deadline_seconds;
-    h.max_body_bytes = options.max_body_bytes;
+    HttpServerOptions h = ServerHttpOptions(options, listen_);
     h.tls_cert_pem = std::move(cert_pem);
     h.tls_key_pem = std::move(key_pem);
     ServerApp* app = app_.get();

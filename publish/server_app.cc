@@ -47,6 +47,19 @@ Status ValidateServerOptions(const ServerOptions& o) {
   return Status::Ok();
 }
 
+HttpServerOptions ServerHttpOptions(const ServerOptions& options, const ListenAddress& listen) {
+  HttpServerOptions h;
+  h.listen = listen;
+  h.event_threads = options.worker_threads;
+  h.max_connections = options.max_connections;
+  h.max_connections_per_address = options.max_connections_per_address;
+  h.idle_timeout_seconds = options.idle_timeout_seconds;
+  h.head_deadline_seconds = options.head_deadline_seconds;
+  h.body_deadline_seconds = options.body_deadline_seconds;
+  h.max_body_bytes = options.max_body_bytes;
+  return h;
+}
+
 Result<std::unique_ptr<ServerApp>> ServerApp::Create(const ServerOptions& options, Env* env,
                                                      std::unique_ptr<VerifyHashSource> source) {
   URLGUARD_RETURN_IF_ERROR(ValidateServerOptions(options));

@@ -21,6 +21,7 @@
 #include <optional>
 #include <string>
 
+#include "http/http_server.h"
 #include "http/request.h"
 #include "publish/verify_hash_source.h"
 #include "publish/server_metrics.h"
@@ -65,6 +66,9 @@ class ServerApp {
 
 // Checks the options a ServerApp uses (kInvalidArgument naming the option).
 Status ValidateServerOptions(const ServerOptions& options);
+
+// The http/ layer's options for a server with `options` listening on `listen` (without TLS material).
+HttpServerOptions ServerHttpOptions(const ServerOptions& options, const ListenAddress& listen);
 
 }  // namespace urlguard
 
