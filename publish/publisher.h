@@ -11,7 +11,7 @@
 //   REPO/public/v1/lists/LIST/LIST.rpz             the DNS export, when made (publish/rpz_export.h)
 //   REPO/private/lists/LIST/V.ugs                  the publisher's own copies of recent versions (diff bases)
 //   REPO/private/lists/LIST/V.entries              their domain and ip entries in clear (publish/entry_list.h)
-//   REPO/private/hashes.sqlite                     full-hash store for the verify API (publish/hash_store.h)
+//   REPO/private/lists/LIST/V.ugh                  full hashes of version V for the verify API (format/full_hash_file.h)
 //   REPO/private/seen.bin                          the "seen before?" filter (publish/seen_filter.h)
 //   REPO/private/publish.lock                      one publisher at a time
 // Only public/ is ever served.
@@ -58,8 +58,8 @@ struct PublishOptions {
 
   // Fleet mode (publish/version_store.h, docs/runbook-publishers.md). With a version store, the version number
   // comes from the store's last committed version under its per-list lock (not from the private copies), the
-  // version is committed to the store before manifest.json/manifest.sig are written, the repository file lock,
-  // hashes.sqlite and seen.bin are not used (the store holds full hashes and seen counts), and a public manifest
+  // version is committed to the store before manifest.json/manifest.sig are written, the repository file lock and
+  // seen.bin are not used (the store holds the seen counts; V.ugh is still written, after the commit), and a public manifest
   // that lags the store's last committed version (a publisher killed between its commit and its manifest write)
   // is first rewritten from the store, byte for byte. Not owned; nullptr: today's single-machine behaviour.
   VersionStore* version_store = nullptr;

@@ -2,9 +2,12 @@
 //
 // The publisher fleet on a real PostgreSQL 15 (tests/pg_cluster.h starts a throwaway cluster on 127.0.0.1):
 // the schema golden and migrations, ingest -> publish -> a client syncs and trusts the signed result, two
-// publishers racing on one list, a publisher killed -9 before and after its commit, and a store that is down.
+// publishers racing on one list, a publisher killed -9 before and after its commit, a store that is down, and a
+// verify server answering from PostgreSQL through a PostgreSQL restart.
 // Skipped (with the reason) only when the PostgreSQL server binaries are not installed.
 #include <gtest/gtest.h>
+
+#include <httplib.h>
 
 #include <atomic>
 #include <cstdlib>
@@ -15,7 +18,6 @@
 #include "format/manifest.h"
 #include "format/signature.h"
 #include "platform/env.h"
-#include "publish/hash_store.h"
 #include "publish/pg_publish.h"
 #include "publish/pg_state.h"
 #include "publish/publisher.h"
@@ -251,8 +253,6 @@ TEST_F(FleetPg, IngestPublishAndAClientTrustsTheSignedResult) {
   EXPECT_EQ((*latest)[0].oldest_first_seen_unix, 1'700'000'200);  // fresh.example: the publish lag's start
 
   // A client syncs the files (served by the reference server) and trusts the signed version 2.
-  auto store = FullHashStore::Open(JoinPath(repo_, "private/hashes.sqlite"), /*read_only=*/false);
-  ASSERT_TRUE(store.ok());  // the file server needs a (here empty) local store; verify servers read PostgreSQL
   ServerOptions so;
   so.repo_dir = repo_;
   auto server = Server::Start(so);
@@ -428,6 +428,89 @@ TEST_F(FleetPg, AStoreThatIsDownIsAnErrorTheCliReports) {
                           "' --list phishing --input " + feed, "", err);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(testing::ReadFileOrDie(err).find("ingest"), std::string::npos);
+}
+
+// Fetches GET `path` from the server (plain HTTP on loopback).
+std::string HttpGet(int port, const std::string& path) {
+  httplib::Client c("127.0.0.1", port);
+  c.set_read_timeout(5, 0);
+  auto r = c.Get(path);
+  return r ? r->body : std::string();
+}
+
+TEST_F(FleetPg, VerifyServerAnswersFromPostgresAndKeepsAnsweringThroughARestart) {
+  const std::string feed = root_ + "/feed.txt";
+  std::vector<std::string> lines = {"evil.example", "http://secure-bank.example/login.php"};
+  for (int i = 0; i < 200; ++i) lines.push_back("filler" + std::to_string(i) + ".bad.example");
+  WriteFeed(feed, lines);
+  ASSERT_TRUE(Ingest(feed).ok());
+  ASSERT_TRUE(PublishOnce(/*now=*/0).ok());
+
+  ServerOptions so;
+  so.repo_dir = repo_;
+  so.state = conninfo_;
+  so.hash_refresh_millis = 200;
+  auto server = Server::Start(so);
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  const int port = (*server)->port();
+  std::string metrics = HttpGet(port, "/metrics");
+  EXPECT_NE(metrics.find("urlguard_server_loaded_version{list=\"phishing\"} 1"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("urlguard_server_store_up 1"), std::string::npos) << metrics;
+
+  // A client with verification on: a listed URL is confirmed by the server's full hashes (from PostgreSQL).
+  auto verified = [&](const std::string& dir, const std::string& url) {
+    ClientOptions co;
+    co.data_dir = root_ + "/" + dir;
+    co.server_url = (*server)->base_url();
+    co.public_key_pems = {key_->PublicPem()};
+    co.lists = {"phishing"};
+    co.verify = true;
+    co.verify_deadline_ms = 3000;
+    auto client = Client::Open(co);
+    EXPECT_TRUE(client.ok()) << client.status().ToString();
+    if (!client.ok()) return VerdictKind::kSafe;
+    auto sync = (*client)->SyncNow();
+    EXPECT_TRUE(sync.ok());
+    Verdict v = (*client)->Check(url);
+    EXPECT_EQ(v.error, "");
+    return v.kind;
+  };
+  EXPECT_EQ(verified("c1", "http://evil.example/"), VerdictKind::kMalicious);
+
+  // PostgreSQL goes down: the server says so, and keeps answering from the version it holds.
+  ASSERT_TRUE(Cluster()->Stop());
+  for (int i = 0; i < 50 && HttpGet(port, "/metrics").find("urlguard_server_store_up 0") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  metrics = HttpGet(port, "/metrics");
+  EXPECT_NE(metrics.find("urlguard_server_store_up 0"), std::string::npos) << metrics;
+  EXPECT_EQ(verified("c2", "http://secure-bank.example/login.php"), VerdictKind::kMalicious);
+
+  // Back: the next version is loaded (completely, then swapped in) and answered for.
+  ASSERT_TRUE(Cluster()->StartAgain()) << Cluster()->LogTail();
+  lines.push_back("fresh.example");
+  WriteFeed(feed, lines);
+  ASSERT_TRUE(Ingest(feed).ok());
+  ASSERT_TRUE(PublishOnce(/*now=*/0).ok());
+  for (int i = 0; i < 100 && HttpGet(port, "/metrics").find("urlguard_server_loaded_version{list=\"phishing\"} 2") ==
+                                 std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  metrics = HttpGet(port, "/metrics");
+  EXPECT_NE(metrics.find("urlguard_server_loaded_version{list=\"phishing\"} 2"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("urlguard_server_store_up 1"), std::string::npos) << metrics;
+  EXPECT_EQ(verified("c3", "http://fresh.example/"), VerdictKind::kMalicious);
+  (*server)->Stop();
+}
+
+TEST_F(FleetPg, VerifyServerDoesNotStartWithoutItsStore) {
+  ServerOptions so;
+  std::filesystem::create_directories(repo_ + "/public");
+  so.repo_dir = repo_;
+  so.state = "postgresql://postgres@127.0.0.1:" + std::to_string(Cluster()->port() + 1) + "/x";
+  auto server = Server::Start(so);
+  ASSERT_FALSE(server.ok());
+  EXPECT_EQ(server.status().code(), StatusCode::kUnavailable) << server.status().ToString();
 }
 
 }  // namespace
