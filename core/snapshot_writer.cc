@@ -12,7 +12,7 @@ namespace {
 
 // Spilled regions are copied into the file through a mapping, this many bytes at a time; each piece is handed
 // back to the kernel once copied.
-constexpr size_t kCopyChunkBytes = size_t{1} << 20;
+constexpr size_t kCopyChunkBytes = size_t{256} << 10;
 
 }  // namespace
 

@@ -71,8 +71,8 @@ Result<std::string> ApplyDiffToSnapshot(const SnapshotView& old, const Diff& dif
 
 namespace {
 
-// Old fingerprints between two hand-backs of the streamed pages to the kernel (about 2 MB of remainders).
-constexpr uint64_t kReleaseEveryEntries = uint64_t{1} << 20;
+// Old fingerprints between two hand-backs of the streamed pages to the kernel (about 270 kB of remainders at 16 bits each).
+constexpr uint64_t kReleaseEveryEntries = uint64_t{1} << 17;
 
 }  // namespace
 
@@ -130,6 +130,9 @@ Status WriteDiffAppliedSnapshot(Env* env, const std::string& path, const Snapsho
     plans.push_back({kind, old_layer, d});
   }
   if (specs.empty()) return Status::Corruption("the diff leaves the list empty");
+
+  // Whatever opening the old state made resident (its index) goes back now; the cursors read it again in turn.
+  if (old_file != nullptr) ReleaseMappedPages(*old_file, 0, old_file->size());
 
   SnapshotWriterOptions options;
   options.install = false;

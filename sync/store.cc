@@ -17,7 +17,7 @@ namespace {
 constexpr std::string_view kCurrentTmpSuffix = ".tmp";
 constexpr std::string_view kCorruptSuffix = ".corrupt";
 // Snapshot files are checksummed this many bytes at a time (see VerifySnapshotFile).
-constexpr size_t kVerifyChunkBytes = size_t{1} << 20;
+constexpr size_t kVerifyChunkBytes = size_t{256} << 10;
 
 }  // namespace
 
@@ -70,6 +70,7 @@ Status VerifySnapshotFile(Env* env, const std::string& path, std::string_view li
   if (!view.ok()) return view.status();
   // The full SHA-256, as SnapshotView::VerifyChecksum computes it, but in pieces whose pages go back to the
   // kernel once hashed: verifying a 100 M-entry list must not make it resident (docs/performance.md).
+  ReleaseMappedPages(m, 0, m.size());  // the index pages Open() read
   Sha256Hasher hasher;
   const size_t content = m.size() - 32;
   for (size_t off = 0; off < content; off += kVerifyChunkBytes) {
