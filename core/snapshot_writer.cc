@@ -85,11 +85,15 @@ Result<std::unique_ptr<SnapshotWriter>> SnapshotWriter::Create(Env* env, const s
                                                                const std::vector<StreamLayerSpec>& layers,
                                                                const SnapshotWriterOptions& options) {
   std::unique_ptr<SnapshotWriter> w(new SnapshotWriter(env, path, options));
-  std::vector<SnapshotTableEntry> table;
+  SnapshotHead head;
+  head.list_name = header.list_name;
+  head.version = header.version;
+  head.created_unix = header.created_unix;
+  head.key_hash = header.key_hash;
   for (const StreamLayerSpec& spec : layers) {
     Layer l;
     l.spec = spec;
-    SnapshotTableEntry e;
+    SnapshotLayerHead e;
     e.kind = spec.kind;
     e.filter = spec.filter;
     e.entries = spec.entries;
@@ -101,27 +105,29 @@ Result<std::unique_ptr<SnapshotWriter>> SnapshotWriter::Create(Env* env, const s
         return Status::InvalidArgument("more entries than fingerprints below the universe");
       }
       l.geometry = FingerprintSetGeometryFor(spec.entries, spec.universe);
-      e.body_bytes = l.geometry.body_bytes();
+      e.body_length = l.geometry.body_bytes();
     } else if (spec.filter == FilterKind::kBlockedBloom) {
       auto check = BlockedBloomView::Open(reinterpret_cast<const uint8_t*>(spec.bloom_body.data()),
                                           spec.bloom_body.size());
       if (!check.ok()) return check.status().WithContext("bloom layer");
-      e.body_bytes = spec.bloom_body.size();
+      e.body_length = spec.bloom_body.size();
     } else {
       return Status::InvalidArgument("unknown filter kind");
     }
     w->layers_.push_back(l);
-    table.push_back(e);
+    head.layers.push_back(e);
   }
-  URLGUARD_ASSIGN_OR_RETURN(SnapshotHead head, BuildSnapshotHead(header, table));
-  for (size_t i = 0; i < w->layers_.size(); ++i) w->layers_[i].body_offset = head.body_offsets[i];
-  w->file_size_ = head.file_size;
+  std::string head_bytes;
+  SnapshotLayout layout;
+  URLGUARD_RETURN_IF_ERROR(SerializeSnapshotHead(head, &head_bytes, &layout));
+  for (size_t i = 0; i < w->layers_.size(); ++i) w->layers_[i].body_offset = layout.body_offsets[i];
+  w->file_size_ = layout.file_size;
 
   auto file = CreateTempFile(env, w->tmp_path_);
   if (!file.ok()) return file.status();
   w->file_ = std::move(file).value();
   w->file_buffer_.reserve(options.buffer_bytes);
-  URLGUARD_RETURN_IF_ERROR(w->Emit(head.bytes));
+  URLGUARD_RETURN_IF_ERROR(w->Emit(head_bytes));
   URLGUARD_RETURN_IF_ERROR(w->StartLayer());
   return w;
 }

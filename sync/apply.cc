@@ -24,6 +24,7 @@ Result<std::string> ApplyDiffToSnapshot(const SnapshotView& old, const Diff& dif
   content.list_name = m.list;
   content.version = m.version;
   content.created_unix = m.created_unix;
+  content.key_hash = old.key_hash();  // a diff never changes how keys are hashed
   for (int li = 0; li < kLayerKindCount; ++li) {
     const LayerKind kind = static_cast<LayerKind>(li);
     const LayerView* old_layer = old.layer(kind);
@@ -136,7 +137,9 @@ Status WriteDiffAppliedSnapshot(Env* env, const std::string& path, const Snapsho
 
   SnapshotWriterOptions options;
   options.install = false;
-  auto writer = SnapshotWriter::Create(env, path, {m.list, m.version, m.created_unix}, specs, options);
+  // A diff never changes how keys are hashed: the new state keeps the old one's key hash (and format version).
+  auto writer = SnapshotWriter::Create(env, path, {m.list, m.version, m.created_unix, old.key_hash()}, specs,
+                                       options);
   if (!writer.ok()) {
     if (writer.status().code() == StatusCode::kInvalidArgument) {
       return Status::Corruption("rebuilt state is invalid: " + writer.status().message());

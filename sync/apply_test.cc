@@ -51,11 +51,13 @@ std::vector<uint64_t> RandomSet(std::mt19937_64& rng, uint64_t n, uint64_t unive
 // The url layer holds n fingerprints (universe n * 2^14, as the publisher picks for 0.006% false positives),
 // `changes` of which change (half removed, half added); with all_layers, a small domain and ip layer too, the
 // domain layer only removing and the ip layer unchanged.
-UpdateCase MakeCase(uint64_t n, uint64_t changes, bool all_layers, uint64_t seed = 1) {
+UpdateCase MakeCase(uint64_t n, uint64_t changes, bool all_layers,
+                    KeyHashKind key_hash = KeyHashKind::kXxh3, uint64_t seed = 1) {
   std::mt19937_64 rng(seed);
   UpdateCase c;
   SnapshotContent old_c, new_c;
   old_c.list_name = new_c.list_name = kList;
+  old_c.key_hash = new_c.key_hash = key_hash;
   old_c.version = 1;
   new_c.version = 2;
   old_c.created_unix = kT0;
@@ -161,9 +163,12 @@ std::set<std::string> ListFiles(const std::string& dir) {
   return out;
 }
 
-TEST(StreamingApply, InstallsThePublishersExactBytes) {
+class StreamingApplyKeyHash : public ::testing::TestWithParam<KeyHashKind> {};
+
+TEST_P(StreamingApplyKeyHash, InstallsThePublishersExactBytes) {
   TempDir dir("apply-exact");
-  const UpdateCase c = MakeCase(20000, 2000, /*all_layers=*/true);
+  // Format 1 (SHA-256 keys) and 2 (XXH3 keys): the new state keeps the old one's key hash.
+  const UpdateCase c = MakeCase(20000, 2000, /*all_layers=*/true, GetParam());
   auto store = StoreWithV1(Env::Default(), dir.path(), c);
   ASSERT_TRUE(StreamInstall(*store, c, c.diff, c.manifest).ok());
   EXPECT_EQ(store->state().FindInstalled(kList)->version, 2u);
@@ -176,6 +181,9 @@ TEST(StreamingApply, InstallsThePublishersExactBytes) {
   ASSERT_TRUE(reference.ok()) << reference.status().ToString();
   EXPECT_EQ(*reference, c.new_bytes);
 }
+
+INSTANTIATE_TEST_SUITE_P(BothFormats, StreamingApplyKeyHash,
+                         ::testing::Values(KeyHashKind::kSha256Prefix, KeyHashKind::kXxh3));
 
 TEST(StreamingApply, BadDiffFoundHalfwayKeepsTheOldStateAndLeavesNoFiles) {
   TempDir dir("apply-bad");
