@@ -72,8 +72,8 @@ Result<std::string> ApplyDiffToSnapshot(const SnapshotView& old, const Diff& dif
 
 namespace {
 
-// Old fingerprints between two hand-backs of the streamed pages to the kernel (about 270 kB of remainders at 16 bits each).
-constexpr uint64_t kReleaseEveryEntries = uint64_t{1} << 17;
+// Old fingerprints between two hand-backs of the streamed pages to the kernel (about 150 kB of remainders and unary at 18 bits each).
+constexpr uint64_t kReleaseEveryEntries = uint64_t{1} << 16;
 
 }  // namespace
 

@@ -17,7 +17,7 @@ namespace {
 constexpr std::string_view kCurrentTmpSuffix = ".tmp";
 constexpr std::string_view kCorruptSuffix = ".corrupt";
 // Snapshot files are checksummed this many bytes at a time (see VerifySnapshotFile).
-constexpr size_t kVerifyChunkBytes = size_t{256} << 10;
+constexpr size_t kVerifyChunkBytes = size_t{128} << 10;
 
 }  // namespace
 

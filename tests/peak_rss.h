@@ -17,6 +17,20 @@
 
 namespace urlguard::testing {
 
+// Sanitizer runtimes keep shadow memory for what the program touches (ThreadSanitizer: several times every byte
+// read, mapped files included) and a quarantine of freed heap: RSS then measures the tool, not the code.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+inline constexpr bool kRssMeasurable = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+inline constexpr bool kRssMeasurable = false;
+#else
+inline constexpr bool kRssMeasurable = true;
+#endif
+#else
+inline constexpr bool kRssMeasurable = true;
+#endif
+
 // A "Vm...:" field of /proc/self/status in bytes, or -1 when it cannot be read.
 inline int64_t ProcStatusBytes(const char* field) {
   std::FILE* f = std::fopen("/proc/self/status", "r");
