@@ -29,7 +29,7 @@ Tools change while this benchmark lives; everything that depends on their flags 
   WRK_SECONDS, WRK_CONNECTIONS   the verify load (default 10 s, 8 connections, one wrk thread)
 
 Usage: bench/scale_bench.py [--sizes 1M,10M] [--bin build-rel/bin] [--bench-bin build-rel/bench]
-                            [--work /tmp/urlguard-scale] [--keep] [--json]
+                            [--work /tmp/urlguard-scale] [--keep] [--json] [--raw FILE] [--from-raw FILE]
 """
 import argparse
 import glob
@@ -47,6 +47,7 @@ LIST = "bench"
 BROWSING_URLS = 100000
 CHANGES_REMOVED = 25000
 CHANGES_ADDED = 25000
+BYTES_PER_ENTRY_ON_DISK = 250
 
 
 def parse_size(text):
@@ -164,12 +165,12 @@ class Server:
 
 
 def find_list_file(data_dir):
-    """The installed list file (largest regular file below the data directory)."""
+    """(bytes, path) of the installed list file: the largest *.ugs file below the data directory."""
     best = (0, "")
     for root, _, names in os.walk(data_dir):
         for n in names:
             p = os.path.join(root, n)
-            if os.path.isfile(p) and not os.path.islink(p):
+            if n.endswith(".ugs") and os.path.isfile(p) and not os.path.islink(p):
                 best = max(best, (os.path.getsize(p), p))
     return best
 
@@ -239,10 +240,22 @@ def measure(n, args, bins):
                                        stdout=subprocess.DEVNULL)
         if rc not in (0, 1, 2, 3):  # exit bits report hits; 4 and above are errors
             check(rc, "check", "", err)
-        m = re.search(r"first pass (\d+) ns per lookup \(cold\), then (\d+) ns per lookup warm", err)
-        r["lookup_cold_ns"] = int(m.group(1)) if m else None
-        r["lookup_warm_ns"] = int(m.group(2)) if m else None
+        # "first pass N ns per lookup (cold), then M ns per lookup warm ..." (tools/urlguard_cli.cc); read loosely.
+        m = re.search(r"(\d+(?:\.\d+)?) ns per lookup \(cold\)", err)
+        r["lookup_cold_ns"] = float(m.group(1)) if m else None
+        m = re.search(r"(\d+(?:\.\d+)?) ns per lookup warm", err)
+        r["lookup_warm_ns"] = float(m.group(1)) if m else None
+        if r["lookup_warm_ns"] is None:
+            log("could not read the lookup time from urlguard check --timing: " + err.strip()[-300:])
         r["check_rss_kb"] = st.get("max_rss_kb")
+        # The same URLs through bench/scale_lookup on the installed list file: wall and thread CPU per URL.
+        _, list_path = find_list_file(data)
+        if os.access(bins["scale_lookup"], os.X_OK) and list_path:
+            rc, out, err, st = run_timed([bins["scale_lookup"], "--json", browse, list_path])
+            check(rc, "scale_lookup", out, err)
+            row = json.loads(out.strip().splitlines()[-1])
+            r["lookup_cpu_ns"], r["lookup_wall_ns"] = row["value"], row["baselines"]["wall"]
+            r["lookup_cold_cpu_ns"] = row["baselines"]["cold cpu"]
 
         # 6. Verify API under load.
         r["server_rss_kb"] = proc_rss_kb(server.proc.pid)
@@ -252,6 +265,7 @@ def measure(n, args, bins):
         rc, out, err, st = run_timed(wrk)
         check(rc, "wrk", out, err)
         cpu1 = proc_cpu_seconds(server.proc.pid)
+        r["server_rss_after_kb"] = proc_rss_kb(server.proc.pid)
         m = re.search(r"Requests/sec:\s+([\d.]+)", out)
         total = re.search(r"(\d+) requests in", out)
         non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
@@ -311,16 +325,76 @@ def rows_for(results):
         ("sync_v2_rss_ratio", "diff update above idle / list file", "x",
          lambda r: (r["sync_v2"]["max_rss_kb"] - r["sync_idle"]["max_rss_kb"]) * 1e3 / r["list_file_bytes"]
          if r["list_file_bytes"] else None, "target <= 1"),
-        ("lookup_warm_ns", "lookup per URL (warm)", "ns", lambda r: r["lookup_warm_ns"],
-         "urlguard check --timing, 100 k browsing URLs, one thread"),
-        ("lookup_cold_ns", "lookup per URL (first pass)", "ns", lambda r: r["lookup_cold_ns"], "includes page faults"),
+        ("lookup_cpu_ns", "lookup per URL, warm: CPU", "ns", lambda r: r["lookup_cpu_ns"],
+         "bench/scale_lookup on the installed list, 100 k browsing URLs (1% hits), one thread, thread CPU time"),
+        ("lookup_wall_ns", "lookup per URL, warm: wall", "ns", lambda r: r["lookup_wall_ns"], "scale_lookup"),
+        ("lookup_cold_cpu_ns", "lookup per URL, first pass: CPU", "ns", lambda r: r["lookup_cold_cpu_ns"],
+         "page faults on the mapping"),
+        ("check_warm_ns", "urlguard check --timing, warm (wall)", "ns", lambda r: r["lookup_warm_ns"],
+         "the CLI through the client's data directory"),
+        ("check_cold_ns", "urlguard check --timing, first pass (wall)", "ns", lambda r: r["lookup_cold_ns"], ""),
         ("verify_rps", "verify API", "req/s", lambda r: r["verify_rps"], "wrk -t1 -c8, 1-5 prefixes, 20% listed"),
         ("verify_cpu_us", "verify: server CPU per request", "us", lambda r: r["verify_server_cpu_us"],
          "/proc/PID/stat; steadier than req/s on a busy machine"),
         ("gen_v1_wall", "gen_corpus v1 + changes: wall", "s", lambda r: r["gen_v1"]["wall_s"], "streaming"),
         ("gen_v1_rss", "gen_corpus: peak RSS", "MB", lambda r: r["gen_v1"]["max_rss_kb"] / 1e3, "constant in N"),
+        ("verify_server_rss", "verify server RSS after the load", "MB", lambda r: r["server_rss_after_kb"] / 1e3,
+         "urlguard-server, store of N hashes"),
         ("load_avg", "load average before", "", lambda r: r["load_before"], "2 cores"),
     ]
+
+
+def target_lines(results):
+    """Issue 13's targets, for the sizes this run has: [(text, JSON row or None)]."""
+    out = []
+    by = {r["entries"]: r for r in results}
+    big = max(by) if by else None
+
+    def verdict(ok, at_size=True):
+        if not at_size:
+            return "not judged below 100M"
+        return "met" if ok else "NOT met"
+
+    judged = big is not None and big >= 100 * 10**6
+
+    if big is not None:
+        r = by[big]
+        rss = safe(lambda r: r["publish_v1"]["max_rss_kb"] / 1e6, r)
+        if rss is not None:
+            out.append(("publisher peak RSS at %s: %.2f GB (target <= 1 GB at 100M): %s" % (
+                size_label(big), rss, verdict(rss <= 1.0, judged)), None))
+        v2 = safe(lambda r: r["publish_v2"]["wall_s"], r)
+        if v2 is not None:
+            out.append(("50 k-change version at %s: %.1f s wall, %.1f s CPU (target <= 30 s at 100M): %s" % (
+                size_label(big), v2, r["publish_v2"]["cpu_s"], verdict(v2 <= 30, judged)), None))
+        if big >= 100 * 10**6:
+            v1 = safe(lambda r: r["publish_v1"]["wall_s"], r)
+            out.append(("first version at %s: %.0f s (target <= 15 min): %s" % (size_label(big), v1, verdict(v1 <= 900)),
+                        None))
+    for n, r in sorted(by.items()):
+        ratio = safe(lambda r: (r["sync_v2"]["max_rss_kb"] - r["sync_idle"]["max_rss_kb"]) * 1e3 / r["list_file_bytes"], r)
+        if ratio is not None:
+            out.append(("client diff update at %s: %.2fx the list file above idle (target <= 1x): %s" % (
+                size_label(n), ratio, verdict(ratio <= 1.0)), None))
+    small = min(by) if by else None
+    ref = 10 * 10**6 if 10 * 10**6 in by and big != 10 * 10**6 else small
+    lookup_key = "lookup_cpu_ns" if all(r.get("lookup_cpu_ns") for r in results) else "lookup_warm_ns"
+    for key, what, limit, better in ((lookup_key, "lookup per URL", 1.5, "<="), ("verify_rps", "verify API", 0.7, ">=")):
+        base_n = ref if key == lookup_key else small
+        if big is None or base_n is None or base_n == big:
+            continue
+        a, b = by[big].get(key), by[base_n].get(key)
+        if not a or not b:
+            continue
+        ratio = a / b
+        ok = ratio <= limit if better == "<=" else ratio >= limit
+        out.append(("%s at %s vs %s: %.2fx (target %s %.1fx at 100M): %s" % (
+            what, size_label(big), size_label(base_n), ratio, better, limit, verdict(ok, judged)),
+            {"row": "scale.%s_ratio.%s_vs_%s" % (key.split("_")[0], size_label(big), size_label(base_n)),
+             "value": round(ratio, 3), "unit": "x", "baselines": {size_label(base_n): b},
+             "note": "%s at %s over %s (issue 13 target %s %.1f)" % (what, size_label(big), size_label(base_n), better,
+                                                                    limit)}))
+    return out
 
 
 def safe(fn, r):
@@ -352,17 +426,31 @@ def main():
     ap.add_argument("--json", action="store_true", default=os.environ.get("URLGUARD_BENCH_JSON") == "1",
                     help="print one JSON row per measure and size (also URLGUARD_BENCH_JSON=1)")
     ap.add_argument("--raw", help="also write every measurement to this JSON file")
+    ap.add_argument("--from-raw", help="print the table and rows of an earlier --raw file instead of measuring")
     args = ap.parse_args()
+    if args.from_raw:
+        with open(args.from_raw) as f:
+            report(json.load(f), args)
+        return
     sizes = [parse_size(s) for s in args.sizes.split(",") if s]
-    bins = {"gen_corpus": os.path.join(args.bench_bin, "gen_corpus")}
+    bins = {b: os.path.join(args.bench_bin, b) for b in ("gen_corpus", "scale_lookup")}
     for b in ("urlguard", "urlguard-publish", "urlguard-server"):
         bins[b] = os.path.join(args.bin, b)
     for b, p in bins.items():
-        if not os.access(p, os.X_OK):
+        if b != "scale_lookup" and not os.access(p, os.X_OK):
             raise SystemExit("scale_bench: %s not found at %s (build it, or pass --bin / --bench-bin)" % (b, p))
     for tool in ("/usr/bin/time", shutil.which("wrk")):
         if not tool or not os.access(tool, os.X_OK):
             raise SystemExit("scale_bench: needs /usr/bin/time and wrk (apt-get install time wrk)")
+
+    # Disk: about 200 bytes per entry at once today (two feeds of 39 B per entry, the SQLite store and its WAL,
+    # the private copies); refuse early rather than fill the disk halfway through a 100 M run.
+    os.makedirs(args.work, exist_ok=True)
+    need = max(sizes) * BYTES_PER_ENTRY_ON_DISK
+    free = shutil.disk_usage(args.work).free
+    if free < need:
+        raise SystemExit("scale_bench: %s has %.1f GB free, %s entries need about %.1f GB" %
+                         (args.work, free / 1e9, size_label(max(sizes)), need / 1e9))
 
     results = []
     for n in sizes:
@@ -371,7 +459,10 @@ def main():
     if args.raw:
         with open(args.raw, "w") as f:
             json.dump(results, f, indent=1)
+    report(results, args)
 
+
+def report(results, args):
     rows = rows_for(results)
     labels = [size_label(r["entries"]) for r in results]
     width = max(len(row[1]) + len(row[2]) + 3 for row in rows)
@@ -381,7 +472,15 @@ def main():
         head = name + (" (%s)" % unit if unit else "")
         print("%-*s" % (width, head) + "".join("%14s" % fmt(safe(fn, r)) for r in results))
     print("hash store files: " + ", ".join(results[0]["hash_store_files"]) if results else "")
+    targets = target_lines(results)
+    if targets:
+        print("\nissue 13 targets (sizes as measured in this run):")
+        for line, _ in targets:
+            print("  " + line)
     if args.json:
+        for _, row in targets:
+            if row is not None:
+                print(json.dumps(row))
         base = results[0]
         for rid, name, unit, fn, note in rows:
             for r in results:
