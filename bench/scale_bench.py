@@ -25,7 +25,7 @@ Tools change while this benchmark lives; everything that depends on their flags 
   SERVER_FLAGS       extra flags for urlguard-server (default "--throttle 59 --max-requests-per-second 0 --workers 2")
   SYNC_FLAGS         extra flags for `urlguard sync`
   HASH_STORE_GLOBS   space-separated globs below REPO/private that make up the full-hash store
-                     (default: everything but lists/, seen*, publish.lock, *.pem)
+                     (default "hashes.sqlite hashes.sqlite-wal lists/*/*.ugh")
   WRK_SECONDS, WRK_CONNECTIONS   the verify load (default 10 s, 8 connections, one wrk thread)
 
 Usage: bench/scale_bench.py [--sizes 1M,10M] [--bin build-rel/bin] [--bench-bin build-rel/bench]
@@ -108,21 +108,16 @@ def file_bytes(path):
     return os.path.getsize(path) if os.path.exists(path) else None
 
 
+# The verify server's store below REPO/private: the SQLite store of older publishers (and its WAL), or the
+# mapped full-hash files, one per list (docs/full-hash-format.md, docs/repository-layout.md).
+DEFAULT_HASH_STORE_GLOBS = "hashes.sqlite hashes.sqlite-wal lists/*/*.ugh"
+
+
 def hash_store_bytes(repo):
     private = os.path.join(repo, "private")
-    globs = os.environ.get("HASH_STORE_GLOBS")
     files = set()
-    if globs:
-        for g in globs.split():
-            files.update(p for p in glob.glob(os.path.join(private, g)) if os.path.isfile(p))
-    else:
-        for root, dirs, names in os.walk(private):
-            if os.path.relpath(root, private).split(os.sep)[0] == "lists":
-                continue
-            for n in names:
-                if n.startswith("seen") or n == "publish.lock" or n.endswith(".pem"):
-                    continue
-                files.add(os.path.join(root, n))
+    for g in os.environ.get("HASH_STORE_GLOBS", DEFAULT_HASH_STORE_GLOBS).split():
+        files.update(p for p in glob.glob(os.path.join(private, g)) if os.path.isfile(p))
     return sum(os.path.getsize(p) for p in files), sorted(os.path.relpath(p, private) for p in files)
 
 
