@@ -3,9 +3,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <map>
 
 #include "core/diff_codec.h"
+#include "core/byte_io.h"
 #include "core/entry.h"
 #include "core/snapshot.h"
 #include "format/deflate.h"
@@ -14,8 +16,9 @@
 #include "publish/hash_store.h"
 #include "publish/list_index_writer.h"
 #include "publish/list_builder.h"
+#include "publish/ingest.h"
 #include "publish/seen_filter.h"
-#include "format/manifest.h"
+#include "publish/state_file.h"
 
 namespace urlguard {
 namespace {
@@ -88,6 +91,120 @@ std::string DiffName(uint64_t from, uint64_t to) {
   return "diff-" + std::to_string(from) + "-" + std::to_string(to) + ".ugd.z";
 }
 
+// Per-layer counts and the ip layer's prefix lengths of a merged record stream.
+struct LayerCounts {
+  uint64_t entries[3] = {0, 0, 0};
+  IpPrefixLengths ip_prefixes;
+  void Add(const KeyRecord& r) {
+    ++entries[r.layer];
+    if (r.layer == static_cast<uint8_t>(LayerKind::kIp)) {
+      if (r.ipv6) {
+        ip_prefixes.AddV6(r.prefix_length);
+      } else {
+        ip_prefixes.AddV4(r.prefix_length);
+      }
+    }
+  }
+  uint64_t total() const { return entries[0] + entries[1] + entries[2]; }
+};
+
+// The one seam between the sorted records and the snapshot: today the layers are built in memory and serialized
+// by BuildSnapshot (8 bytes per entry while it runs); core/snapshot_writer.h replaces it with a streaming write.
+Result<SnapshotContent> SnapshotContentFromState(const std::string& state_path, const BuildOptions& bo,
+                                                 const LayerCounts& counts) {
+  SnapshotContent content;
+  content.list_name = bo.list_name;
+  content.version = bo.version;
+  content.created_unix = bo.created_unix;
+  URLGUARD_ASSIGN_OR_RETURN(auto reader, StateFileReader::Open(state_path));
+  LayerContent layers[3];
+  for (int li = 0; li < 3; ++li) {
+    layers[li].kind = static_cast<LayerKind>(li);
+    layers[li].filter = FilterKind::kFingerprintArray;
+    layers[li].universe = bo.universe_override[li];
+    layers[li].entries = counts.entries[li];
+    layers[li].fingerprints.reserve(counts.entries[li]);
+  }
+  layers[static_cast<int>(LayerKind::kIp)].ip_prefixes = counts.ip_prefixes;
+  KeyRecord r;
+  for (;;) {
+    URLGUARD_ASSIGN_OR_RETURN(bool has, reader->Next(&r));
+    if (!has) break;
+    std::vector<uint64_t>& fps = layers[r.layer].fingerprints;
+    // Keys ascend within a layer and MulHi64 is monotone: only equal neighbours (collisions) to drop.
+    uint64_t fp = MulHi64(r.key, layers[r.layer].universe);
+    if (fps.empty() || fps.back() != fp) fps.push_back(fp);
+  }
+  for (LayerContent& l : layers) {
+    if (l.entries != 0) content.layers.push_back(std::move(l));
+  }
+  return content;
+}
+
+// Writes the DNS export's entry list (publish/entry_list.h) from the merged clear records, streaming.
+Status WriteEntryListFrom(Env* env, const std::string& path, const std::string& list, uint64_t version,
+                          uint64_t url_entries, ClearSorter* clear) {
+  URLGUARD_ASSIGN_OR_RETURN(auto file, CreateTempFile(env, path + ".tmp"));
+  std::string buf = "urlguard-entries 1\nlist " + list + "\nversion " + std::to_string(version) +
+                    "\nurl-entries " + std::to_string(url_entries) + "\n";
+  uint64_t n = 0;
+  ClearRecord c;
+  for (;;) {
+    URLGUARD_ASSIGN_OR_RETURN(bool has, clear->Next(&c));
+    if (!has) break;
+    buf += c.kind == 0 ? "domain " : "ip ";
+    buf += c.view();
+    buf += '\n';
+    ++n;
+    if (buf.size() >= (size_t{1} << 20)) {
+      URLGUARD_RETURN_IF_ERROR(file->Append(buf));
+      buf.clear();
+    }
+  }
+  buf += "end " + std::to_string(n) + "\n";
+  URLGUARD_RETURN_IF_ERROR(file->Append(buf));
+  URLGUARD_RETURN_IF_ERROR(file->Sync());
+  URLGUARD_RETURN_IF_ERROR(file->Close());
+  URLGUARD_RETURN_IF_ERROR(env->RenameFile(path + ".tmp", path));
+  return env->SyncDir(DirName(path));
+}
+
+// The full-hash store, from records in (sha256, layer) order; also collects the seen filter's keys.
+// Today: SQLite's ReplaceList (publish/hash_store.h) from a vector; format/full_hash_file.h's streaming writer
+// replaces it.
+Status WriteFullHashes(const std::string& repo_dir, const std::string& list, const std::vector<std::string>& threats,
+                       ShaSorter* by_sha, std::vector<uint64_t>* seen_keys) {
+  std::vector<FullHashRecord> hashes;
+  KeyRecord r;
+  for (;;) {
+    URLGUARD_ASSIGN_OR_RETURN(bool has, by_sha->Next(&r));
+    if (!has) break;
+    FullHashRecord rec;
+    std::memcpy(rec.sha256.data(), r.sha256, 32);
+    rec.list = list;
+    rec.layer = static_cast<LayerKind>(r.layer);
+    rec.threat = threats[r.threat];
+    seen_keys->push_back(DigestPrefix64(rec.sha256));
+    hashes.push_back(std::move(rec));
+  }
+  auto store = FullHashStore::Open(JoinPath(repo_dir, "private/hashes.sqlite"), /*read_only=*/false);
+  if (!store.ok()) return store.status();
+  return (*store)->ReplaceList(list, hashes);
+}
+
+// The new version's number: one more than the newest private copy. (A shared VersionStore hooks in here.)
+uint64_t AllocateVersion(const std::vector<uint64_t>& versions) { return versions.empty() ? 1 : versions.back() + 1; }
+
+// Step 4: the manifest and its signature, written last so every file they name exists. A client that reads the new
+// manifest with the old signature (or the reverse) sees a bad signature and retries later.
+Status CommitManifest(Env* env, const SigningKey& key, const std::string& public_dir, const Manifest& m) {
+  URLGUARD_RETURN_IF_ERROR(ValidateManifest(m));
+  std::string manifest = SerializeManifest(m);
+  std::string signature = MakeManifestSignatureFile(key, manifest);
+  URLGUARD_RETURN_IF_ERROR(WritePublic(env, JoinPath(public_dir, "manifest.sig"), signature));
+  return WritePublic(env, JoinPath(public_dir, "manifest.json"), manifest);
+}
+
 }  // namespace
 
 std::string PublicListDir(const std::string& repo, const std::string& list) {
@@ -119,55 +236,33 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
   PublishReport report;
   const int64_t now = o.now_unix != 0 ? o.now_unix : env->NowUnixSeconds();
 
-  // 1. Read and parse every input; map entries to keys.
-  ListBuilder builder;
-  std::vector<FullHashRecord> hashes;
-  std::vector<uint64_t> seen_keys;
-  EntryList clear;  // the DNS-expressible entries in clear, for DNS exports (publish/entry_list.h)
-  clear.list = o.list;
-  for (const FeedSpec& spec : o.inputs) {
-    auto data = ReadFeedFile(env, spec.path);
-    if (!data.ok()) return data.status().WithContext(spec.path);
-    std::vector<FeedEntry> entries;
-    std::vector<FeedProblem> problems;
-    FeedStats stats;
-    Status parsed = ParseFeed(spec, *data, &entries, &problems, &stats);
-    if (!parsed.ok()) return parsed.WithContext(spec.path);
-    report.input_lines += stats.lines;
-    report.rejected += problems.size();
-    for (FeedProblem& p : problems) {
-      if (report.problems.size() < kMaxReportedFeedProblems) report.problems.push_back(std::move(p));
-    }
-    for (const FeedEntry& e : entries) {
-      ++report.input_entries;
-      auto k = EntryKeyFor(e.value);
-      if (!k.ok()) {
-        ++report.rejected;
-        if (report.problems.size() < kMaxReportedFeedProblems) {
-          report.problems.push_back(FeedProblem{spec.path, e.line, k.status().message()});
-        }
-        continue;
-      }
-      builder.AddKey(*k);
-      if (k->layer == LayerKind::kDomain) {
-        clear.domains.push_back(k->expression.substr(0, k->expression.size() - 1));  // "evil.example/"
-      } else if (k->layer == LayerKind::kIp) {
-        clear.ip_ranges.push_back(k->expression);
-      }
-      Sha256Digest digest = Sha256(k->expression);
-      seen_keys.push_back(DigestPrefix64(digest));
-      FullHashRecord rec;
-      rec.sha256 = digest;
-      rec.list = o.list;
-      rec.layer = k->layer;
-      rec.threat = !e.threat.empty() && IsValidThreatName(e.threat) ? e.threat : threat_default;
-      hashes.push_back(std::move(rec));
-      if (progress && (report.input_entries & 0xffff) == 0) progress(report.input_entries);
-    }
-  }
-  if (builder.added() == 0) return Status::InvalidArgument("no valid entry in the inputs");
+  // 0. Scratch space: a killed run's spill files are removed here.
+  const std::string tmp_dir = JoinPath(o.repo_dir, "private/tmp");
+  URLGUARD_RETURN_IF_ERROR(RemoveTree(env, tmp_dir));
+  URLGUARD_RETURN_IF_ERROR(env->CreateDirs(tmp_dir, /*private_dir=*/true));
+  const int threads = std::max(1, o.threads);
+  const size_t budget = std::max(o.memory_budget, kMinSortBudget * 4);
 
-  // 2. The previous version, its universes, and the new version number.
+  // 1. Read and parse every input into sorted runs of fixed-size records (publish/ingest.h).
+  ThreatTable threats;
+  KeySorter keys(env, {tmp_dir, "keys", budget / 10 * 4, threads});
+  ClearSorter clear(env, {tmp_dir, "clear", budget / 10 * 2, threads});
+  IngestOptions io;
+  io.threads = threads;
+  io.block_bytes = o.block_bytes != 0 ? o.block_bytes : kDefaultIngestBlockBytes;
+  io.default_threat = threat_default;
+  io.max_problems = kMaxReportedFeedProblems;
+  IngestReport ingest;
+  URLGUARD_RETURN_IF_ERROR(IngestFeeds(env, o.inputs, io, &threats, &keys, &clear, &ingest,
+                                       progress ? std::function<void(uint64_t)>(progress) : nullptr));
+  report.input_lines = ingest.lines;
+  report.input_entries = ingest.entries;
+  report.rejected = ingest.rejected;
+  report.problems = std::move(ingest.problems);
+  if (keys.added() == 0) return Status::InvalidArgument("no valid entry in the inputs");
+  URLGUARD_RETURN_IF_ERROR(keys.Finish());
+
+  // 2. The version number (and the previous versions: diff bases and universes).
   std::vector<uint64_t> versions = PrivateVersions(env, private_dir);
   std::vector<OpenSnapshot> previous;  // newest last
   for (size_t i = versions.size() > o.keep ? versions.size() - o.keep : 0; i < versions.size(); ++i) {
@@ -175,9 +270,37 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
     if (!s.ok()) return s.status();
     previous.push_back(std::move(s).value());
   }
-  const uint64_t version = versions.empty() ? 1 : versions.back() + 1;
+  const uint64_t version = AllocateVersion(versions);
   report.version = version;
   report.first_version = previous.empty();
+
+  // 3. The merged records: the private state file (sorted by layer and key), counts, and the second order.
+  std::vector<std::string> threat_names = threats.names();
+  std::vector<std::string> sorted_threats = threat_names;
+  std::sort(sorted_threats.begin(), sorted_threats.end());
+  std::vector<uint16_t> remap(threat_names.size());
+  for (size_t i = 0; i < threat_names.size(); ++i) {
+    remap[i] = static_cast<uint16_t>(
+        std::lower_bound(sorted_threats.begin(), sorted_threats.end(), threat_names[i]) - sorted_threats.begin());
+  }
+  ShaSorter by_sha(env, {tmp_dir, "sha", budget / 10 * 4, 1});
+  LayerCounts counts;
+  {
+    URLGUARD_ASSIGN_OR_RETURN(auto state, StateFileWriter::Create(env, JoinPath(private_dir, StateFileName(version)),
+                                                                  o.list, version, sorted_threats));
+    KeyRecord r;
+    for (;;) {
+      URLGUARD_ASSIGN_OR_RETURN(bool has, keys.Next(&r));
+      if (!has) break;
+      r.threat = remap[r.threat];
+      r.seq = 0;
+      counts.Add(r);
+      URLGUARD_RETURN_IF_ERROR(state->Add(r));
+      URLGUARD_RETURN_IF_ERROR(by_sha.Add(0, r));
+    }
+    URLGUARD_RETURN_IF_ERROR(state->Finish());
+  }
+  report.spilled_runs = keys.spilled_runs() + clear.spilled_runs();
 
   BuildOptions bo;
   bo.list_name = o.list;
@@ -186,28 +309,26 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
   bo.fp_rate = o.fp_rate;
   for (int li = 0; li < kLayerKindCount; ++li) {
     LayerKind kind = static_cast<LayerKind>(li);
-    uint64_t needed = builder.UniverseFor(kind, o.fp_rate);
+    uint64_t needed = UniverseForCount(kind, counts.total(), counts.ip_prefixes, o.fp_rate);
     uint64_t prev = previous.empty() ? 0 : LayerUniverse(previous.back().view, kind);
     if (prev != 0 && prev >= needed && static_cast<double>(prev) <= kMaxUniverseSlack * static_cast<double>(needed)) {
       bo.universe_override[li] = prev;
     } else {
       double u = std::ceil(static_cast<double>(needed) * kUniverseHeadroom);
       bo.universe_override[li] = u >= 9.2e18 ? (uint64_t{1} << 63) : static_cast<uint64_t>(u);
-      if (prev != 0) report.universe_changed = true;
+      if (prev != 0 && counts.entries[li] != 0) report.universe_changed = true;
     }
   }
-  LayerBuildStats stats[3];
-  auto content = builder.Finish(bo, stats);
+  for (int li = 0; li < 3; ++li) report.entries[li] = counts.entries[li];
+  auto content = SnapshotContentFromState(JoinPath(private_dir, StateFileName(version)), bo, counts);
   if (!content.ok()) return content.status();
-  for (int li = 0; li < 3; ++li) report.entries[li] = stats[li].entries;
   auto snapshot = BuildSnapshot(*content);
   if (!snapshot.ok()) return snapshot.status();
   report.snapshot_bytes = snapshot->size();
   URLGUARD_RETURN_IF_ERROR(WriteFileAtomic(env, JoinPath(private_dir, std::to_string(version) + ".ugs"), *snapshot));
-  clear.version = version;
-  clear.url_entries = stats[static_cast<int>(LayerKind::kUrl)].entries;
-  URLGUARD_RETURN_IF_ERROR(
-      WriteFileAtomic(env, JoinPath(private_dir, EntryListFileName(version)), SerializeEntryList(std::move(clear))));
+  URLGUARD_RETURN_IF_ERROR(clear.Finish());
+  URLGUARD_RETURN_IF_ERROR(WriteEntryListFrom(env, JoinPath(private_dir, EntryListFileName(version)), o.list, version,
+                                              counts.entries[static_cast<int>(LayerKind::kUrl)], &clear));
 
   std::vector<uint64_t> new_fps[3];
   IpPrefixLengths ip_prefixes;
@@ -284,19 +405,15 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
 
   // 4. The manifest and its signature: written last, so every file they name exists. A client that reads the new
   // manifest with the old signature (or the reverse) sees a bad signature and retries later.
-  URLGUARD_RETURN_IF_ERROR(ValidateManifest(m));
-  std::string manifest = SerializeManifest(m);
-  std::string signature = MakeManifestSignatureFile(key, manifest);
-  URLGUARD_RETURN_IF_ERROR(WritePublic(env, JoinPath(public_dir, "manifest.sig"), signature));
   report.manifest_path = JoinPath(public_dir, "manifest.json");
-  URLGUARD_RETURN_IF_ERROR(WritePublic(env, report.manifest_path, manifest));
+  URLGUARD_RETURN_IF_ERROR(CommitManifest(env, key, public_dir, m));
   // The signed index of every list the repository serves (docs/list-index.md), now naming this version.
   URLGUARD_RETURN_IF_ERROR(WriteListIndex(env, key, o.repo_dir, now));
 
   // 5. Full hashes for the verify API, and the seen filter.
-  auto store = FullHashStore::Open(JoinPath(o.repo_dir, "private/hashes.sqlite"), /*read_only=*/false);
-  if (!store.ok()) return store.status();
-  URLGUARD_RETURN_IF_ERROR((*store)->ReplaceList(o.list, hashes));
+  URLGUARD_RETURN_IF_ERROR(by_sha.Finish());
+  std::vector<uint64_t> seen_keys;
+  URLGUARD_RETURN_IF_ERROR(WriteFullHashes(o.repo_dir, o.list, sorted_threats, &by_sha, &seen_keys));
   const std::string seen_path = JoinPath(o.repo_dir, "private/seen.bin");
   auto seen = SeenFilter::Load(env, seen_path);
   if (!seen.ok() && seen.status().code() != StatusCode::kNotFound) return seen.status();
@@ -313,6 +430,7 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
     if (v + o.keep < version) {
       (void)env->RemoveFile(JoinPath(private_dir, std::to_string(v) + ".ugs"));
       (void)env->RemoveFile(JoinPath(private_dir, EntryListFileName(v)));
+      (void)env->RemoveFile(JoinPath(private_dir, StateFileName(v)));
     }
   }
   auto names = env->ListDir(public_dir);
@@ -325,6 +443,7 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
       if (!keep) (void)env->RemoveFile(JoinPath(public_dir, n));
     }
   }
+  (void)RemoveTree(env, tmp_dir);
   return report;
 }
 

@@ -11,6 +11,8 @@
 //   REPO/public/v1/lists/LIST/LIST.rpz             the DNS export, when made (publish/rpz_export.h)
 //   REPO/private/lists/LIST/V.ugs                  the publisher's own copies of recent versions (diff bases)
 //   REPO/private/lists/LIST/V.entries              their domain and ip entries in clear (publish/entry_list.h)
+//   REPO/private/lists/LIST/V.state                every entry's record, sorted (publish/state_file.h)
+//   REPO/private/tmp/                              spilled sort runs of a run in progress (emptied at start)
 //   REPO/private/hashes.sqlite                     full-hash store for the verify API (publish/hash_store.h)
 //   REPO/private/seen.bin                          the "seen before?" filter (publish/seen_filter.h)
 //   REPO/private/publish.lock                      one publisher at a time
@@ -53,6 +55,12 @@ struct PublishOptions {
   uint32_t min_wait_seconds = 1800;  // clients poll at most this often
   std::string default_threat;       // for entries whose feed names none; empty = the list name
   int64_t now_unix = 0;             // 0: the Env's clock
+  // Bytes of sort buffers the run may hold (records of 56 bytes; domain and ip names of 256); above it, sorted
+  // runs spill to REPO/private/tmp/ and are merged (publish/external_sort.h). Peak memory is this plus a fixed
+  // overhead (docs/repository-layout.md, "Memory budget").
+  size_t memory_budget = size_t{1} << 30;
+  int threads = 2;                  // parse, canonicalize and hash on this many threads
+  size_t block_bytes = 0;           // feed read block; 0: kDefaultIngestBlockBytes
 };
 
 struct PublishReport {
@@ -77,6 +85,7 @@ struct PublishReport {
   };
   std::vector<DiffInfo> diffs;
   std::string manifest_path;
+  size_t spilled_runs = 0;           // sorted runs written to disk (0: everything fit in the budget)
 };
 
 // Called now and then with the number of entries processed so far.
