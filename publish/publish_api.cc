@@ -172,6 +172,8 @@ Result<ListPublishReport> PublishList(const ListPublishOptions& o) {
   po.emergency = o.emergency;
   po.fp_rate = o.fp_rate;
   po.default_threat = o.default_threat;
+  po.memory_budget = o.memory_budget;
+  po.threads = o.threads;
   auto r = Publish(env, *key, po, o.progress);
   if (!r.ok()) return r.status();
   ListPublishReport out;

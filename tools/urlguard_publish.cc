@@ -6,6 +6,7 @@
 //   urlguard-publish keygen  --out DIR
 //   urlguard-publish publish --repo DIR --key PRIVATE.pem --list NAME --input [FORMAT:]FILE...
 //                            [--expires-in 24h] [--keep K] [--emergency on|off] [--fp-rate P] [--threat T]
+//                            [--memory-budget BYTES|NM|NG] [--threads N]
 //   urlguard-publish seen    --repo DIR ENTRY...
 //   urlguard-publish rotate  --key OLD.pem --new-key NEW.pub.pem --out STATEMENT [--not-before UNIX]
 //                            [--grace SECONDS] [--reset LIST=VERSION ...]
@@ -94,7 +95,27 @@ int RunKeygen(const std::string& dir) {
 
 int RunPublish(const std::string& repo, const std::string& key_path, const std::string& list,
                const std::vector<std::string>& inputs, const std::string& expires_in, uint32_t keep,
-               const std::string& emergency, double fp_rate, const std::string& threat) {
+               const std::string& emergency, double fp_rate, const std::string& threat,
+               const std::string& memory_budget, int threads) {
+  // --memory-budget: bytes, or a number with K, M or G (powers of 1024).
+  uint64_t budget = 0;
+  {
+    size_t used = 0;
+    unsigned long long n = 0;
+    try {
+      n = std::stoull(memory_budget, &used);
+    } catch (...) {
+      used = 0;
+    }
+    std::string unit = memory_budget.substr(used);
+    int shift = unit.empty() ? 0 : unit == "K" || unit == "k" ? 10 : unit == "M" || unit == "m" ? 20
+                                 : unit == "G" || unit == "g" ? 30 : -1;
+    if (used == 0 || shift < 0 || n == 0 || n > (uint64_t{1} << (62 - shift))) {
+      std::cerr << "urlguard-publish: --memory-budget takes bytes or a number with K, M or G (e.g. 512M, 2G)\n";
+      return 4;
+    }
+    budget = n << shift;
+  }
   auto expires = urlguard::ParseDurationSeconds(expires_in);
   if (!expires.ok()) {
     std::cerr << "urlguard-publish: --expires-in takes a duration such as 90m, 24h or 7d\n";
@@ -111,6 +132,8 @@ int RunPublish(const std::string& repo, const std::string& key_path, const std::
   o.emergency = emergency == "on";
   o.fp_rate = fp_rate;
   o.default_threat = threat;
+  o.memory_budget = static_cast<size_t>(budget);
+  o.threads = threads;
   o.progress = [&](uint64_t n) { progress.Show(n); };
   auto report = urlguard::PublishList(o);
   progress.Done();
@@ -222,6 +245,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", urlguard::VersionString("urlguard-publish"),
                        "print the version and the format versions");
   app.require_subcommand(1);
+  std::string memory_budget = "1G";
+  int threads = 2;
   std::string list, out, filter = "fingerprint-array", repo, key, expires_in = "24h", emergency = "off", threat;
   std::vector<std::string> inputs, entries;
   double fp_rate = 0.001;
@@ -263,6 +288,10 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"on", "off"}));
   publish->add_option("--fp-rate", fp_rate, "target false-positive rate per URL (default 0.001)");
   publish->add_option("--threat", threat, "threat type for entries whose feed names none (default: the list name)");
+  publish->add_option("--memory-budget", memory_budget,
+                      "sort memory; above it sorted runs spill to REPO/private/tmp (bytes, or 512M, 2G; default 1G)");
+  publish->add_option("--threads", threads, "parse and hash on this many threads (default 2)")
+      ->check(CLI::Range(1, 64));
 
   auto* seen = app.add_subcommand("seen", "have these entries been ingested before, and how often?");
   seen->add_option("--repo", repo, "repository directory")->required();
@@ -304,7 +333,8 @@ int main(int argc, char** argv) {
   }
   if (*build) return RunBuild(list, inputs, out, fp_rate, filter, version);
   if (*keygen) return RunKeygen(out);
-  if (*publish) return RunPublish(repo, key, list, inputs, expires_in, keep, emergency, fp_rate, threat);
+  if (*publish) return RunPublish(repo, key, list, inputs, expires_in, keep, emergency, fp_rate, threat, memory_budget,
+                                    threads);
   if (*seen) return RunSeen(repo, entries);
   if (*rotate) return RunRotate(key, new_key, out, not_before, grace, reset_specs);
   if (*index) return RunIndex(repo, key);

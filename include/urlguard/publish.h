@@ -129,6 +129,9 @@ struct ListPublishOptions {
   bool emergency = false;            // clients treat local hits as malicious without verifying
   double fp_rate = 0.001;
   std::string default_threat;        // for entries whose feed names none; empty = the list name
+  // Sort buffers the run may hold; above it sorted runs spill to REPO/private/tmp/ (docs/repository-layout.md).
+  size_t memory_budget = size_t{1} << 30;
+  int threads = 2;                   // parse, canonicalize and hash on this many threads
   PublishProgressFn progress;        // optional
   Env* env = nullptr;
 };
