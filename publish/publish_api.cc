@@ -160,13 +160,23 @@ Result<ListPublishReport> PublishList(const ListPublishOptions& o) {
   Env* env = OrDefault(o.env);
   auto key = LoadSigningKey(env, o.private_key_path);
   if (!key.ok()) return key.status();
-  auto specs = ParseInputs(o.inputs);
-  if (!specs.ok()) return specs.status();
-  if (o.expires_in_seconds <= 0) return Status::InvalidArgument("the expiry must be positive");
   PublishOptions po;
+  if (o.add.empty() && o.remove.empty()) {
+    auto specs = ParseInputs(o.inputs);
+    if (!specs.ok()) return specs.status();
+    po.inputs = *specs;
+  } else {
+    if (!o.inputs.empty()) return Status::InvalidArgument("give --input (a full version) or --add/--remove, not both");
+    for (const auto& [from, to] : {std::pair{&o.add, &po.add_inputs}, std::pair{&o.remove, &po.remove_inputs}}) {
+      if (from->empty()) continue;
+      auto specs = ParseInputs(*from);
+      if (!specs.ok()) return specs.status();
+      *to = *specs;
+    }
+  }
+  if (o.expires_in_seconds <= 0) return Status::InvalidArgument("the expiry must be positive");
   po.repo_dir = o.repo_dir;
   po.list = o.list;
-  po.inputs = *specs;
   po.expires_in_seconds = o.expires_in_seconds;
   po.keep = o.keep;
   po.emergency = o.emergency;

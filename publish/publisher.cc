@@ -19,6 +19,7 @@
 #include "publish/ingest.h"
 #include "publish/seen_filter.h"
 #include "publish/state_file.h"
+#include "publish/version_merge.h"
 
 namespace urlguard {
 namespace {
@@ -108,15 +109,21 @@ struct LayerCounts {
   uint64_t total() const { return entries[0] + entries[1] + entries[2]; }
 };
 
-// The one seam between the sorted records and the snapshot: today the layers are built in memory and serialized
-// by BuildSnapshot (8 bytes per entry while it runs); core/snapshot_writer.h replaces it with a streaming write.
-Result<SnapshotContent> SnapshotContentFromState(const std::string& state_path, const BuildOptions& bo,
-                                                 const LayerCounts& counts) {
+// Second pass over the merged records (tmp/merged.run, provisional threat ids): writes the private state file
+// with the final threat table and ids, and builds the snapshot's layers. The one seam between the sorted records
+// and the snapshot: today the layers are held in memory and serialized by BuildSnapshot (8 bytes per entry while it
+// runs); core/snapshot_writer.h replaces that with a streaming write.
+Result<SnapshotContent> WriteStateAndBuildContent(Env* env, const std::string& merged_path,
+                                                  const std::string& state_path, const std::string& list,
+                                                  const std::vector<std::string>& final_threats,
+                                                  const std::vector<uint16_t>& final_id, const BuildOptions& bo,
+                                                  const LayerCounts& counts) {
   SnapshotContent content;
   content.list_name = bo.list_name;
   content.version = bo.version;
   content.created_unix = bo.created_unix;
-  URLGUARD_ASSIGN_OR_RETURN(auto reader, StateFileReader::Open(state_path));
+  URLGUARD_ASSIGN_OR_RETURN(auto state, StateFileWriter::Create(env, state_path, list, bo.version, final_threats));
+  URLGUARD_ASSIGN_OR_RETURN(auto reader, RunFileReader::Open(merged_path, sizeof(KeyRecord), kStateBufferBytes));
   LayerContent layers[3];
   for (int li = 0; li < 3; ++li) {
     layers[li].kind = static_cast<LayerKind>(li);
@@ -130,11 +137,14 @@ Result<SnapshotContent> SnapshotContentFromState(const std::string& state_path, 
   for (;;) {
     URLGUARD_ASSIGN_OR_RETURN(bool has, reader->Next(&r));
     if (!has) break;
+    r.threat = final_id[r.threat];
+    URLGUARD_RETURN_IF_ERROR(state->Add(r));
     std::vector<uint64_t>& fps = layers[r.layer].fingerprints;
     // Keys ascend within a layer and MulHi64 is monotone: only equal neighbours (collisions) to drop.
     uint64_t fp = MulHi64(r.key, layers[r.layer].universe);
     if (fps.empty() || fps.back() != fp) fps.push_back(fp);
   }
+  URLGUARD_RETURN_IF_ERROR(state->Finish());
   for (LayerContent& l : layers) {
     if (l.entries != 0) content.layers.push_back(std::move(l));
   }
@@ -143,7 +153,7 @@ Result<SnapshotContent> SnapshotContentFromState(const std::string& state_path, 
 
 // Writes the DNS export's entry list (publish/entry_list.h) from the merged clear records, streaming.
 Status WriteEntryListFrom(Env* env, const std::string& path, const std::string& list, uint64_t version,
-                          uint64_t url_entries, ClearSorter* clear) {
+                          uint64_t url_entries, ClearVersionMerge* clear) {
   URLGUARD_ASSIGN_OR_RETURN(auto file, CreateTempFile(env, path + ".tmp"));
   std::string buf = "urlguard-entries 1\nlist " + list + "\nversion " + std::to_string(version) +
                     "\nurl-entries " + std::to_string(url_entries) + "\n";
@@ -173,7 +183,7 @@ Status WriteEntryListFrom(Env* env, const std::string& path, const std::string& 
 // Today: SQLite's ReplaceList (publish/hash_store.h) from a vector; format/full_hash_file.h's streaming writer
 // replaces it.
 Status WriteFullHashes(const std::string& repo_dir, const std::string& list, const std::vector<std::string>& threats,
-                       ShaSorter* by_sha, std::vector<uint64_t>* seen_keys) {
+                       const std::vector<uint16_t>& final_id, ShaSorter* by_sha, std::vector<uint64_t>* seen_keys) {
   std::vector<FullHashRecord> hashes;
   KeyRecord r;
   for (;;) {
@@ -183,7 +193,7 @@ Status WriteFullHashes(const std::string& repo_dir, const std::string& list, con
     std::memcpy(rec.sha256.data(), r.sha256, 32);
     rec.list = list;
     rec.layer = static_cast<LayerKind>(r.layer);
-    rec.threat = threats[r.threat];
+    rec.threat = threats[final_id[r.threat]];
     seen_keys->push_back(DigestPrefix64(rec.sha256));
     hashes.push_back(std::move(rec));
   }
@@ -216,7 +226,11 @@ std::string PrivateListDir(const std::string& repo, const std::string& list) {
 
 Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOptions& o, const ProgressFn& progress) {
   if (!IsValidListName(o.list)) return Status::InvalidArgument("list name must be 1-64 bytes of [a-z0-9_-]: " + o.list);
-  if (o.inputs.empty()) return Status::InvalidArgument("no inputs");
+  const bool incremental = !o.add_inputs.empty() || !o.remove_inputs.empty();
+  if (incremental && !o.inputs.empty()) {
+    return Status::InvalidArgument("give either inputs (a full version) or added/removed feeds (an incremental one)");
+  }
+  if (!incremental && o.inputs.empty()) return Status::InvalidArgument("no inputs");
   if (o.expires_in_seconds <= 0) return Status::InvalidArgument("expiry must be in the future");
   if (o.expires_in_seconds > kMaxManifestLifetimeSeconds) {  // clients refuse longer-lived manifests
     return Status::InvalidArgument("expiry more than " + std::to_string(kMaxManifestLifetimeSeconds) +
@@ -244,23 +258,47 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
   const size_t budget = std::max(o.memory_budget, kMinSortBudget * 4);
 
   // 1. Read and parse every input into sorted runs of fixed-size records (publish/ingest.h).
-  ThreatTable threats;
-  KeySorter keys(env, {tmp_dir, "keys", budget / 10 * 4, threads});
-  ClearSorter clear(env, {tmp_dir, "clear", budget / 10 * 2, threads});
   IngestOptions io;
   io.threads = threads;
   io.block_bytes = o.block_bytes != 0 ? o.block_bytes : kDefaultIngestBlockBytes;
   io.default_threat = threat_default;
   io.max_problems = kMaxReportedFeedProblems;
-  IngestReport ingest;
-  URLGUARD_RETURN_IF_ERROR(IngestFeeds(env, o.inputs, io, &threats, &keys, &clear, &ingest,
-                                       progress ? std::function<void(uint64_t)>(progress) : nullptr));
-  report.input_lines = ingest.lines;
-  report.input_entries = ingest.entries;
-  report.rejected = ingest.rejected;
-  report.problems = std::move(ingest.problems);
-  if (keys.added() == 0) return Status::InvalidArgument("no valid entry in the inputs");
+  const std::function<void(uint64_t)> progress_fn = progress ? std::function<void(uint64_t)>(progress) : nullptr;
+  auto add_report = [&](IngestReport& in) {
+    report.input_lines += in.lines;
+    report.input_entries += in.entries;
+    report.rejected += in.rejected;
+    for (FeedProblem& p : in.problems) {
+      if (report.problems.size() < kMaxReportedFeedProblems) report.problems.push_back(std::move(p));
+    }
+  };
+  ThreatTable threats;
+  KeySorter keys(env, {tmp_dir, "keys", budget / 10 * 4, threads});
+  ClearSorter clear(env, {tmp_dir, "clear", budget / 10 * 2, threads});
+  {
+    // Incremental: the added feeds come after the state (their records win over the state's), numbered from 1.
+    io.first_feed_index = incremental ? 1 : 0;
+    IngestReport ingest;
+    URLGUARD_RETURN_IF_ERROR(IngestFeeds(env, incremental ? o.add_inputs : o.inputs, io, &threats, &keys, &clear,
+                                         &ingest, progress_fn));
+    add_report(ingest);
+  }
+  if (!incremental && keys.added() == 0) return Status::InvalidArgument("no valid entry in the inputs");
   URLGUARD_RETURN_IF_ERROR(keys.Finish());
+  URLGUARD_RETURN_IF_ERROR(clear.Finish());
+  // Removed entries (incremental): their own small sorters; threat names do not matter for a removal.
+  ThreatTable removed_threats;
+  KeySorter removed_keys(env, {tmp_dir, "rmkeys", budget / 10, threads});
+  ClearSorter removed_clear(env, {tmp_dir, "rmclear", budget / 20, threads});
+  if (incremental) {
+    IngestReport ingest;
+    io.first_feed_index = 1 + o.add_inputs.size();
+    URLGUARD_RETURN_IF_ERROR(IngestFeeds(env, o.remove_inputs, io, &removed_threats, &removed_keys, &removed_clear,
+                                         &ingest, progress_fn));
+    add_report(ingest);
+    URLGUARD_RETURN_IF_ERROR(removed_keys.Finish());
+    URLGUARD_RETURN_IF_ERROR(removed_clear.Finish());
+  }
 
   // 2. The version number (and the previous versions: diff bases and universes).
   std::vector<uint64_t> versions = PrivateVersions(env, private_dir);
@@ -274,33 +312,58 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
   report.version = version;
   report.first_version = previous.empty();
 
-  // 3. The merged records: the private state file (sorted by layer and key), counts, and the second order.
-  std::vector<std::string> threat_names = threats.names();
-  std::vector<std::string> sorted_threats = threat_names;
-  std::sort(sorted_threats.begin(), sorted_threats.end());
-  std::vector<uint16_t> remap(threat_names.size());
-  for (size_t i = 0; i < threat_names.size(); ++i) {
-    remap[i] = static_cast<uint16_t>(
-        std::lower_bound(sorted_threats.begin(), sorted_threats.end(), threat_names[i]) - sorted_threats.begin());
+  // 3. The merged records, in (layer, key) order: a scratch copy with provisional threat ids (the union of every
+  // name in play), the counts, the threat names actually used, and the second order (by SHA-256).
+  std::unique_ptr<StateFileReader> old_state;
+  std::unique_ptr<EntryListReader> old_entries;
+  std::vector<std::string> union_threats = threats.names();  // provisional id = position
+  std::vector<uint16_t> old_to_union;
+  if (incremental) {
+    if (versions.empty()) {
+      return Status::FailedPrecondition("an incremental version needs a previous one: publish with --input first");
+    }
+    const uint64_t base = versions.back();
+    URLGUARD_ASSIGN_OR_RETURN(old_state, StateFileReader::Open(JoinPath(private_dir, StateFileName(base))));
+    URLGUARD_ASSIGN_OR_RETURN(old_entries, EntryListReader::Open(JoinPath(private_dir, EntryListFileName(base))));
+    for (const std::string& name : old_state->threats()) {
+      auto at = std::find(union_threats.begin(), union_threats.end(), name);
+      old_to_union.push_back(static_cast<uint16_t>(at - union_threats.begin()));
+      if (at == union_threats.end()) union_threats.push_back(name);
+    }
+    if (union_threats.size() > kMaxThreatNames) return Status::ResourceExhausted("too many threat names");
   }
+  VersionMerge merged_keys(old_state.get(), old_to_union, incremental ? &removed_keys : nullptr, &keys);
   ShaSorter by_sha(env, {tmp_dir, "sha", budget / 10 * 4, 1});
   LayerCounts counts;
+  std::vector<bool> used(union_threats.size());
+  const std::string merged_path = JoinPath(tmp_dir, "merged.run");
   {
-    URLGUARD_ASSIGN_OR_RETURN(auto state, StateFileWriter::Create(env, JoinPath(private_dir, StateFileName(version)),
-                                                                  o.list, version, sorted_threats));
+    URLGUARD_ASSIGN_OR_RETURN(auto merged, RunFileWriter::Create(env, merged_path));
     KeyRecord r;
     for (;;) {
-      URLGUARD_ASSIGN_OR_RETURN(bool has, keys.Next(&r));
+      URLGUARD_ASSIGN_OR_RETURN(bool has, merged_keys.Next(&r));
       if (!has) break;
-      r.threat = remap[r.threat];
       r.seq = 0;
+      used[r.threat] = true;
       counts.Add(r);
-      URLGUARD_RETURN_IF_ERROR(state->Add(r));
+      URLGUARD_RETURN_IF_ERROR(merged->Append(&r, sizeof(r)));
       URLGUARD_RETURN_IF_ERROR(by_sha.Add(0, r));
     }
-    URLGUARD_RETURN_IF_ERROR(state->Finish());
+    URLGUARD_RETURN_IF_ERROR(merged->Close());
   }
-  report.spilled_runs = keys.spilled_runs() + clear.spilled_runs();
+  if (counts.total() == 0) return Status::InvalidArgument("no valid entry in the new version");
+  std::vector<std::string> final_threats;
+  for (size_t i = 0; i < union_threats.size(); ++i) {
+    if (used[i]) final_threats.push_back(union_threats[i]);
+  }
+  std::sort(final_threats.begin(), final_threats.end());
+  std::vector<uint16_t> final_id(union_threats.size());
+  for (size_t i = 0; i < union_threats.size(); ++i) {
+    final_id[i] = static_cast<uint16_t>(std::lower_bound(final_threats.begin(), final_threats.end(),
+                                                         union_threats[i]) - final_threats.begin());
+  }
+  report.spilled_runs = keys.spilled_runs() + clear.spilled_runs() + removed_keys.spilled_runs() +
+                        removed_clear.spilled_runs();
 
   BuildOptions bo;
   bo.list_name = o.list;
@@ -320,15 +383,17 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
     }
   }
   for (int li = 0; li < 3; ++li) report.entries[li] = counts.entries[li];
-  auto content = SnapshotContentFromState(JoinPath(private_dir, StateFileName(version)), bo, counts);
+  auto content = WriteStateAndBuildContent(env, merged_path, JoinPath(private_dir, StateFileName(version)), o.list,
+                                           final_threats, final_id, bo, counts);
   if (!content.ok()) return content.status();
   auto snapshot = BuildSnapshot(*content);
   if (!snapshot.ok()) return snapshot.status();
   report.snapshot_bytes = snapshot->size();
   URLGUARD_RETURN_IF_ERROR(WriteFileAtomic(env, JoinPath(private_dir, std::to_string(version) + ".ugs"), *snapshot));
-  URLGUARD_RETURN_IF_ERROR(clear.Finish());
+  (void)env->RemoveFile(merged_path);
+  ClearVersionMerge merged_clear(old_entries.get(), incremental ? &removed_clear : nullptr, &clear);
   URLGUARD_RETURN_IF_ERROR(WriteEntryListFrom(env, JoinPath(private_dir, EntryListFileName(version)), o.list, version,
-                                              counts.entries[static_cast<int>(LayerKind::kUrl)], &clear));
+                                              counts.entries[static_cast<int>(LayerKind::kUrl)], &merged_clear));
 
   std::vector<uint64_t> new_fps[3];
   IpPrefixLengths ip_prefixes;
@@ -413,7 +478,7 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
   // 5. Full hashes for the verify API, and the seen filter.
   URLGUARD_RETURN_IF_ERROR(by_sha.Finish());
   std::vector<uint64_t> seen_keys;
-  URLGUARD_RETURN_IF_ERROR(WriteFullHashes(o.repo_dir, o.list, sorted_threats, &by_sha, &seen_keys));
+  URLGUARD_RETURN_IF_ERROR(WriteFullHashes(o.repo_dir, o.list, final_threats, final_id, &by_sha, &seen_keys));
   const std::string seen_path = JoinPath(o.repo_dir, "private/seen.bin");
   auto seen = SeenFilter::Load(env, seen_path);
   if (!seen.ok() && seen.status().code() != StatusCode::kNotFound) return seen.status();

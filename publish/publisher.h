@@ -47,7 +47,12 @@ constexpr size_t kMaxReportedFeedProblems = 200;
 struct PublishOptions {
   std::string repo_dir;
   std::string list;
-  std::vector<FeedSpec> inputs;
+  std::vector<FeedSpec> inputs;         // a full version: the list's whole content
+  // An incremental version (when either is set; `inputs` must then be empty): the previous version's state
+  // (REPO/private/lists/LIST/V.state) minus the entries of `remove_inputs` plus those of `add_inputs`. Gives the
+  // same files as a full version from the resulting content.
+  std::vector<FeedSpec> add_inputs;
+  std::vector<FeedSpec> remove_inputs;
   int64_t expires_in_seconds = 24 * 3600;
   uint32_t keep = 5;                // diffs from up to this many previous versions
   bool emergency = false;           // manifest policy flag

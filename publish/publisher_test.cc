@@ -160,5 +160,77 @@ TEST(PublisherScaleTest, KilledWhileSpillingLeavesThePreviousVersionAndNoStrayFi
   EXPECT_TRUE(!left.ok() || left->empty());
 }
 
+std::vector<std::string> Lines(const std::string& path) {
+  std::vector<std::string> out;
+  std::ifstream f(path);
+  for (std::string line; std::getline(f, line);) out.push_back(line);
+  return out;
+}
+
+void WriteLines(const std::string& path, const std::vector<std::string>& lines) {
+  std::ofstream f(path);
+  for (const std::string& l : lines) f << l << "\n";
+}
+
+TEST(PublisherScaleTest, IncrementalVersionEqualsAFullRebuild) {
+  testing::TempDir tmp("pubscale");
+  SigningKey key = TestKey();
+  std::string base = WriteFeed(tmp.path(), "base.txt", 60'000);
+  std::vector<std::string> base_lines = Lines(base);
+  // Remove every 100th line (and one entry never listed); add 700 new entries and 50 already listed.
+  std::vector<std::string> removed, added, rebuilt;
+  for (size_t i = 0; i < base_lines.size(); ++i) {
+    if (i % 100 == 7) {
+      removed.push_back(base_lines[i]);
+    } else {
+      rebuilt.push_back(base_lines[i]);
+    }
+  }
+  removed.push_back("never-listed.example");
+  for (int i = 0; i < 700; ++i) added.push_back("https://added" + std::to_string(i) + ".example/x");
+  for (int i = 0; i < 50; ++i) added.push_back(rebuilt[static_cast<size_t>(i) * 37]);
+  for (const std::string& a : added) rebuilt.push_back(a);
+  const std::string add_path = tmp.path() + "/add.txt", remove_path = tmp.path() + "/remove.txt",
+                    full_path = tmp.path() + "/full.txt";
+  WriteLines(add_path, added);
+  WriteLines(remove_path, removed);
+  WriteLines(full_path, rebuilt);
+
+  const std::string inc = tmp.path() + "/inc", full = tmp.path() + "/full";
+  for (const std::string& repo : {inc, full}) {
+    ASSERT_TRUE(Publish(Env::Default(), key, Options(repo, {base}, size_t{1} << 30, 1700000000)).ok());
+  }
+  PublishOptions io = Options(inc, {}, size_t{4} << 20, 1700003600);  // tight: spills
+  io.add_inputs = {FeedSpec{FeedFormat::kPlain, "", add_path}};
+  io.remove_inputs = {FeedSpec{FeedFormat::kPlain, "", remove_path}};
+  auto ri = Publish(Env::Default(), key, io);
+  ASSERT_TRUE(ri.ok()) << ri.status().ToString();
+  auto rf = Publish(Env::Default(), key, Options(full, {full_path}, size_t{1} << 30, 1700003600));
+  ASSERT_TRUE(rf.ok()) << rf.status().ToString();
+  EXPECT_EQ(ri->version, 2u);
+  EXPECT_EQ(rf->version, 2u);
+  EXPECT_EQ(ri->input_entries, added.size() + removed.size());  // the incremental run read only the changes
+  for (int li = 0; li < 3; ++li) {
+    EXPECT_EQ(ri->entries[li], rf->entries[li]);
+    EXPECT_EQ(ri->added[li], rf->added[li]);
+    EXPECT_EQ(ri->removed[li], rf->removed[li]);
+  }
+  EXPECT_EQ(ri->removed[0] + ri->removed[1] + ri->removed[2], removed.size() - 1);
+  EXPECT_EQ(ri->added[0] + ri->added[1] + ri->added[2], 700u);
+  ExpectSameVersion(inc, full, 2);
+  const std::string pub = "/public/v1/lists/phishing/";
+  EXPECT_TRUE(Read(inc + pub + "diff-1-2.ugd.z") == Read(full + pub + "diff-1-2.ugd.z"));
+  EXPECT_TRUE(Read(inc + "/private/seen.bin") == Read(full + "/private/seen.bin"));
+}
+
+TEST(PublisherScaleTest, IncrementalNeedsAPreviousVersion) {
+  testing::TempDir tmp("pubscale");
+  SigningKey key = TestKey();
+  std::string add = WriteFeed(tmp.path(), "add.txt", 10);
+  PublishOptions o = Options(tmp.path() + "/repo", {}, size_t{1} << 30, 1700000000);
+  o.add_inputs = {FeedSpec{FeedFormat::kPlain, "", add}};
+  EXPECT_EQ(Publish(Env::Default(), key, o).status().code(), StatusCode::kFailedPrecondition);
+}
+
 }  // namespace
 }  // namespace urlguard

@@ -4,7 +4,8 @@
 //
 //   urlguard-publish build   --list NAME --input [FORMAT:]FILE... --out SNAPSHOT [--fp-rate P] [--filter KIND]
 //   urlguard-publish keygen  --out DIR
-//   urlguard-publish publish --repo DIR --key PRIVATE.pem --list NAME --input [FORMAT:]FILE...
+//   urlguard-publish publish --repo DIR --key PRIVATE.pem --list NAME (--input [FORMAT:]FILE... |
+//                            --add [FORMAT:]FILE... --remove [FORMAT:]FILE...)
 //                            [--expires-in 24h] [--keep K] [--emergency on|off] [--fp-rate P] [--threat T]
 //                            [--memory-budget BYTES|NM|NG] [--threads N]
 //   urlguard-publish seen    --repo DIR ENTRY...
@@ -96,7 +97,8 @@ int RunKeygen(const std::string& dir) {
 int RunPublish(const std::string& repo, const std::string& key_path, const std::string& list,
                const std::vector<std::string>& inputs, const std::string& expires_in, uint32_t keep,
                const std::string& emergency, double fp_rate, const std::string& threat,
-               const std::string& memory_budget, int threads) {
+               const std::string& memory_budget, int threads, const std::vector<std::string>& add,
+               const std::vector<std::string>& remove) {
   // --memory-budget: bytes, or a number with K, M or G (powers of 1024).
   uint64_t budget = 0;
   {
@@ -132,6 +134,8 @@ int RunPublish(const std::string& repo, const std::string& key_path, const std::
   o.emergency = emergency == "on";
   o.fp_rate = fp_rate;
   o.default_threat = threat;
+  o.add = add;
+  o.remove = remove;
   o.memory_budget = static_cast<size_t>(budget);
   o.threads = threads;
   o.progress = [&](uint64_t n) { progress.Show(n); };
@@ -246,6 +250,7 @@ int main(int argc, char** argv) {
                        "print the version and the format versions");
   app.require_subcommand(1);
   std::string memory_budget = "1G";
+  std::vector<std::string> add_feeds, remove_feeds;
   int threads = 2;
   std::string list, out, filter = "fingerprint-array", repo, key, expires_in = "24h", emergency = "off", threat;
   std::vector<std::string> inputs, entries;
@@ -256,10 +261,10 @@ int main(int argc, char** argv) {
   int64_t not_before = 0;
   int64_t grace = 0;
   std::vector<std::string> reset_specs;
-  auto add_inputs = [&](CLI::App* cmd) {
+  auto add_inputs = [&](CLI::App* cmd, bool required = true) {
     cmd->add_option("--input", inputs, "[FORMAT:]FILE (repeatable): plain, hosts, abp, phishtank-csv, phishtank-json, "
                                        "urlhaus-csv, openphish, drop-json, drop-txt, csv:COLUMN; auto-detected")
-        ->required()
+        ->required(required)
         ->expected(1)
         ->allow_extra_args(false)
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
@@ -281,7 +286,15 @@ int main(int argc, char** argv) {
   publish->add_option("--repo", repo, "repository directory (created if missing)")->required();
   publish->add_option("--key", key, "private key PEM (from keygen)")->required()->check(CLI::ExistingFile);
   publish->add_option("--list", list, "list name ([a-z0-9_-])")->required();
-  add_inputs(publish);
+  add_inputs(publish, /*required=*/false);
+  publish->add_option("--add", add_feeds, "incremental version: [FORMAT:]FILE of entries to add (repeatable)")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  publish->add_option("--remove", remove_feeds, "incremental version: [FORMAT:]FILE of entries to remove (repeatable)")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   publish->add_option("--expires-in", expires_in, "how long clients may serve this version (default 24h)");
   publish->add_option("--keep", keep, "diffs from this many previous versions (default 5)");
   publish->add_option("--emergency", emergency, "on: clients treat local hits as malicious without verifying")
@@ -334,7 +347,7 @@ int main(int argc, char** argv) {
   if (*build) return RunBuild(list, inputs, out, fp_rate, filter, version);
   if (*keygen) return RunKeygen(out);
   if (*publish) return RunPublish(repo, key, list, inputs, expires_in, keep, emergency, fp_rate, threat, memory_budget,
-                                    threads);
+                                    threads, add_feeds, remove_feeds);
   if (*seen) return RunSeen(repo, entries);
   if (*rotate) return RunRotate(key, new_key, out, not_before, grace, reset_specs);
   if (*index) return RunIndex(repo, key);
