@@ -3,7 +3,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <climits>
 #include <cstring>
+
+#include <zlib.h>
 #include <map>
 
 #include "core/diff_codec.h"
@@ -81,6 +84,52 @@ std::vector<uint64_t> LayerFingerprints(const SnapshotView& v, LayerKind kind) {
 uint64_t LayerUniverse(const SnapshotView& v, LayerKind kind) {
   const LayerView* l = v.layer(kind);
   return l != nullptr && l->filter == FilterKind::kFingerprintArray ? l->fingerprints.universe() : 0;
+}
+
+// Writes zlib(`data`) to `path` (atomically: a temporary file, fsync, rename) through a 1 MiB output buffer, so the
+// compressed copy is never held whole; fills `ref`'s size, SHA-256 and inflated size. Same bytes as DeflateBytes.
+Status WriteDeflated(Env* env, const std::string& path, std::string_view data, ManifestFile* ref) {
+  constexpr size_t kChunk = size_t{1} << 20;
+  URLGUARD_ASSIGN_OR_RETURN(auto file, CreateTempFile(env, path + ".tmp"));
+  z_stream z{};
+  if (deflateInit(&z, kDeflateLevel) != Z_OK) return Status::Internal("deflateInit failed");
+  Sha256Hasher hasher;
+  std::string out(kChunk, '\0');
+  uint64_t written = 0;
+  size_t in_offset = 0;
+  int rc = Z_OK;
+  Status status;
+  do {
+    if (z.avail_in == 0 && in_offset < data.size()) {
+      const size_t piece = std::min<size_t>(data.size() - in_offset, UINT_MAX);
+      z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data() + in_offset));
+      z.avail_in = static_cast<uInt>(piece);
+      in_offset += piece;
+    }
+    z.next_out = reinterpret_cast<Bytef*>(out.data());
+    z.avail_out = static_cast<uInt>(kChunk);
+    rc = deflate(&z, in_offset == data.size() ? Z_FINISH : Z_NO_FLUSH);
+    if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) {
+      status = Status::Internal("deflate failed");
+      break;
+    }
+    std::string_view piece(out.data(), kChunk - z.avail_out);
+    hasher.Update(piece);
+    written += piece.size();
+    status = file->Append(piece);
+  } while (status.ok() && rc != Z_STREAM_END);
+  deflateEnd(&z);
+  if (status.ok()) status = file->Sync();
+  if (status.ok()) status = file->Close();
+  if (status.ok()) status = env->RenameFile(path + ".tmp", path);
+  if (!status.ok()) {
+    (void)env->RemoveFile(path + ".tmp");
+    return status.WithContext(path);
+  }
+  ref->size = written;
+  ref->sha256 = hasher.Finish();
+  ref->inflated_size = data.size();
+  return env->SyncDir(DirName(path));
 }
 
 Status WritePublic(Env* env, const std::string& path, std::string_view bytes) {
@@ -179,12 +228,21 @@ Status WriteEntryListFrom(Env* env, const std::string& path, const std::string& 
   return env->SyncDir(DirName(path));
 }
 
-// The full-hash store, from records in (sha256, layer) order; also collects the seen filter's keys.
-// Today: SQLite's ReplaceList (publish/hash_store.h) from a vector; format/full_hash_file.h's streaming writer
-// replaces it.
-Status WriteFullHashes(const std::string& repo_dir, const std::string& list, const std::vector<std::string>& threats,
-                       const std::vector<uint16_t>& final_id, ShaSorter* by_sha, std::vector<uint64_t>* seen_keys) {
+// The full-hash store, from records in (sha256, layer) order. Today: SQLite's ReplaceList (publish/hash_store.h)
+// from a vector (the last per-entry seam in memory); format/full_hash_file.h's streaming writer replaces it.
+// Also records the run in the seen filter the way SeenFilter::RecordRun does (every distinct key queried before
+// any is recorded), streaming: the keys (the first 8 bytes of each SHA-256, so already ascending) are queried as
+// they pass and spooled to tmp/seen.run, then recorded from it.
+Status WriteFullHashesAndSeen(Env* env, const std::string& repo_dir, const std::string& tmp_dir,
+                              const std::string& list, const std::vector<std::string>& threats,
+                              const std::vector<uint16_t>& final_id, ShaSorter* by_sha, SeenFilter* seen,
+                              SeenRunSummary* run) {
   std::vector<FullHashRecord> hashes;
+  const std::string seen_run = JoinPath(tmp_dir, "seen.run");
+  URLGUARD_ASSIGN_OR_RETURN(auto keys, RunFileWriter::Create(env, seen_run));
+  *run = SeenRunSummary{};
+  bool have_last = false;
+  uint64_t last = 0;
   KeyRecord r;
   for (;;) {
     URLGUARD_ASSIGN_OR_RETURN(bool has, by_sha->Next(&r));
@@ -194,9 +252,34 @@ Status WriteFullHashes(const std::string& repo_dir, const std::string& list, con
     rec.list = list;
     rec.layer = static_cast<LayerKind>(r.layer);
     rec.threat = threats[final_id[r.threat]];
-    seen_keys->push_back(DigestPrefix64(rec.sha256));
+    const uint64_t key = DigestPrefix64(rec.sha256);
     hashes.push_back(std::move(rec));
+    ++run->keys;
+    if (have_last && key == last) {
+      ++run->duplicates;
+      continue;
+    }
+    have_last = true;
+    last = key;
+    ++run->distinct;
+    if (seen->Query(key).seen_before) {
+      ++run->seen_before;
+    } else {
+      ++run->new_keys;
+    }
+    URLGUARD_RETURN_IF_ERROR(keys->Append(&key, sizeof(key)));
   }
+  URLGUARD_RETURN_IF_ERROR(keys->Close());
+  {
+    URLGUARD_ASSIGN_OR_RETURN(auto reader, RunFileReader::Open(seen_run, sizeof(uint64_t), kMinRunReadBuffer));
+    uint64_t key;
+    for (;;) {
+      URLGUARD_ASSIGN_OR_RETURN(bool has, reader->Next(&key));
+      if (!has) break;
+      (void)seen->Record(key);
+    }
+  }
+  (void)env->RemoveFile(seen_run);
   auto store = FullHashStore::Open(JoinPath(repo_dir, "private/hashes.sqlite"), /*read_only=*/false);
   if (!store.ok()) return store.status();
   return (*store)->ReplaceList(list, hashes);
@@ -395,10 +478,11 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
   URLGUARD_RETURN_IF_ERROR(WriteEntryListFrom(env, JoinPath(private_dir, EntryListFileName(version)), o.list, version,
                                               counts.entries[static_cast<int>(LayerKind::kUrl)], &merged_clear));
 
-  std::vector<uint64_t> new_fps[3];
+  static const std::vector<uint64_t> kNoFingerprints;
+  const std::vector<uint64_t>* new_fps[3] = {&kNoFingerprints, &kNoFingerprints, &kNoFingerprints};
   IpPrefixLengths ip_prefixes;
   for (const LayerContent& l : content->layers) {
-    new_fps[static_cast<int>(l.kind)] = l.fingerprints;
+    new_fps[static_cast<int>(l.kind)] = &l.fingerprints;
     if (l.kind == LayerKind::kIp) ip_prefixes = l.ip_prefixes;
   }
 
@@ -415,16 +499,12 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
   m.state_bytes = snapshot->size();
   m.ip_prefix_lengths = ip_prefixes.bits;
   for (int li = 0; li < 3; ++li) {
-    m.entries[li] = new_fps[li].size();
-    m.universe[li] = new_fps[li].empty() ? 0 : bo.universe_override[li];
+    m.entries[li] = new_fps[li]->size();
+    m.universe[li] = new_fps[li]->empty() ? 0 : bo.universe_override[li];
   }
-  std::string wire = DeflateBytes(*snapshot, kDeflateLevel);
-  report.snapshot_wire_bytes = wire.size();
   m.snapshot.path = SnapshotName(version);
-  m.snapshot.size = wire.size();
-  m.snapshot.sha256 = Sha256(wire);
-  m.snapshot.inflated_size = snapshot->size();
-  URLGUARD_RETURN_IF_ERROR(WritePublic(env, JoinPath(public_dir, m.snapshot.path), wire));
+  URLGUARD_RETURN_IF_ERROR(WriteDeflated(env, JoinPath(public_dir, m.snapshot.path), *snapshot, &m.snapshot));
+  report.snapshot_wire_bytes = m.snapshot.size;
 
   for (const OpenSnapshot& prev : previous) {
     Diff diff;
@@ -438,14 +518,14 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
       const LayerView* old_layer = prev.view.layer(kind);
       if (old_layer != nullptr && old_layer->filter != FilterKind::kFingerprintArray) compatible = false;
       uint64_t old_u = LayerUniverse(prev.view, kind);
-      uint64_t new_u = new_fps[li].empty() ? 0 : bo.universe_override[li];
+      uint64_t new_u = new_fps[li]->empty() ? 0 : bo.universe_override[li];
       if (old_u == 0 && new_u == 0) continue;
       if (old_u != 0 && new_u != 0 && old_u != new_u) {
         compatible = false;
         break;
       }
       std::vector<uint64_t> old_fps = LayerFingerprints(prev.view, kind);
-      LayerDiff d = MakeLayerDiff(kind, new_u != 0 ? new_u : old_u, old_fps, new_fps[li]);
+      LayerDiff d = MakeLayerDiff(kind, new_u != 0 ? new_u : old_u, old_fps, *new_fps[li]);
       changed += d.added.size() + d.removed_positions.size();
       if (&prev == &previous.back()) {
         report.added[li] = d.added.size();
@@ -477,14 +557,14 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
 
   // 5. Full hashes for the verify API, and the seen filter.
   URLGUARD_RETURN_IF_ERROR(by_sha.Finish());
-  std::vector<uint64_t> seen_keys;
-  URLGUARD_RETURN_IF_ERROR(WriteFullHashes(o.repo_dir, o.list, final_threats, final_id, &by_sha, &seen_keys));
   const std::string seen_path = JoinPath(o.repo_dir, "private/seen.bin");
   auto seen = SeenFilter::Load(env, seen_path);
   if (!seen.ok() && seen.status().code() != StatusCode::kNotFound) return seen.status();
   SeenFilter filter = seen.ok() ? std::move(seen).value()
                                 : SeenFilter::Create(kSeenInitialCapacity, kSeenFpRate, kSeenCountEps, kSeenCountDelta);
-  SeenRunSummary run = filter.RecordRun(seen_keys);
+  SeenRunSummary run;
+  URLGUARD_RETURN_IF_ERROR(WriteFullHashesAndSeen(env, o.repo_dir, tmp_dir, o.list, final_threats, final_id, &by_sha,
+                                                  &filter, &run));
   report.new_keys = run.new_keys;
   report.seen_before = run.seen_before;
   URLGUARD_RETURN_IF_ERROR(filter.Save(env, seen_path));
