@@ -16,6 +16,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "core/key_hash.h"
 #include "core/layer_kind.h"
 #include "core/sha256.h"
 
@@ -36,12 +37,14 @@ struct KeyRecord {
 };
 static_assert(sizeof(KeyRecord) == 56, "KeyRecord is a spill format: 56 bytes");
 
+// The key hash of the snapshots the publisher writes (core/key_hash.h): snapshot format 2.
+constexpr KeyHashKind kPublisherKeyHash = KeyHashKind::kXxh3;
+
 // The local key of an entry: what the snapshot's filters are built from. Every place the publisher computes a
-// local key calls this one function (today the first 8 bytes of the SHA-256, big-endian; the snapshot format
-// decides).
+// local key calls this one function.
 inline uint64_t LocalKeyFor(std::string_view expression, const Sha256Digest& sha256) {
-  (void)expression;
-  return DigestPrefix64(sha256);
+  (void)sha256;
+  return KeyHash(kPublisherKeyHash, expression);
 }
 
 // Sequence numbers: the feed's index in the run (0-based; incremental runs put added feeds after the state) and

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <climits>
 #include <cstring>
+#include <functional>
+#include <optional>
 
 #include <zlib.h>
 #include <map>
@@ -13,6 +15,7 @@
 #include "core/byte_io.h"
 #include "core/entry.h"
 #include "core/snapshot.h"
+#include "core/snapshot_writer.h"
 #include "format/deflate.h"
 #include "format/manifest.h"
 #include "publish/entry_list.h"
@@ -74,13 +77,6 @@ std::vector<uint64_t> PrivateVersions(Env* env, const std::string& dir) {
   return versions;
 }
 
-std::vector<uint64_t> LayerFingerprints(const SnapshotView& v, LayerKind kind) {
-  std::vector<uint64_t> out;
-  const LayerView* l = v.layer(kind);
-  if (l != nullptr && l->filter == FilterKind::kFingerprintArray) l->fingerprints.Decode(&out);
-  return out;
-}
-
 uint64_t LayerUniverse(const SnapshotView& v, LayerKind kind) {
   const LayerView* l = v.layer(kind);
   return l != nullptr && l->filter == FilterKind::kFingerprintArray ? l->fingerprints.universe() : 0;
@@ -88,7 +84,8 @@ uint64_t LayerUniverse(const SnapshotView& v, LayerKind kind) {
 
 // Writes zlib(`data`) to `path` (atomically: a temporary file, fsync, rename) through a 1 MiB output buffer, so the
 // compressed copy is never held whole; fills `ref`'s size, SHA-256 and inflated size. Same bytes as DeflateBytes.
-Status WriteDeflated(Env* env, const std::string& path, std::string_view data, ManifestFile* ref) {
+Status WriteDeflated(Env* env, const std::string& path, std::string_view data, ManifestFile* ref,
+                     const std::function<void(size_t)>& consumed = nullptr) {
   constexpr size_t kChunk = size_t{1} << 20;
   URLGUARD_ASSIGN_OR_RETURN(auto file, CreateTempFile(env, path + ".tmp"));
   z_stream z{};
@@ -101,7 +98,8 @@ Status WriteDeflated(Env* env, const std::string& path, std::string_view data, M
   Status status;
   do {
     if (z.avail_in == 0 && in_offset < data.size()) {
-      const size_t piece = std::min<size_t>(data.size() - in_offset, UINT_MAX);
+      if (consumed && in_offset > 0) consumed(in_offset);
+      const size_t piece = std::min<size_t>(data.size() - in_offset, kChunk);
       z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data() + in_offset));
       z.avail_in = static_cast<uInt>(piece);
       in_offset += piece;
@@ -132,6 +130,13 @@ Status WriteDeflated(Env* env, const std::string& path, std::string_view data, M
   return env->SyncDir(DirName(path));
 }
 
+// The same from a mapped file, handing each deflated megabyte of the mapping back to the kernel
+// (ReleaseMappedPages), so a large snapshot is never resident whole.
+Status WriteDeflated(Env* env, const std::string& path, const MappedFile& file, ManifestFile* ref) {
+  return WriteDeflated(env, path, std::string_view(reinterpret_cast<const char*>(file.data()), file.size()), ref,
+                       [&file](size_t done) { ReleaseMappedPages(file, 0, done); });
+}
+
 Status WritePublic(Env* env, const std::string& path, std::string_view bytes) {
   return WriteFileAtomic(env, path, bytes);
 }
@@ -159,45 +164,103 @@ struct LayerCounts {
 };
 
 // Second pass over the merged records (tmp/merged.run, provisional threat ids): writes the private state file
-// with the final threat table and ids, and builds the snapshot's layers. The one seam between the sorted records
-// and the snapshot: today the layers are held in memory and serialized by BuildSnapshot (8 bytes per entry while it
-// runs); core/snapshot_writer.h replaces that with a streaming write.
-Result<SnapshotContent> WriteStateAndBuildContent(Env* env, const std::string& merged_path,
-                                                  const std::string& state_path, const std::string& list,
-                                                  const std::vector<std::string>& final_threats,
-                                                  const std::vector<uint16_t>& final_id, const BuildOptions& bo,
-                                                  const LayerCounts& counts) {
-  SnapshotContent content;
-  content.list_name = bo.list_name;
-  content.version = bo.version;
-  content.created_unix = bo.created_unix;
-  URLGUARD_ASSIGN_OR_RETURN(auto state, StateFileWriter::Create(env, state_path, list, bo.version, final_threats));
+// with the final threat table and ids, and counts each layer's distinct fingerprints under `universe`.
+Status WriteStateFile(Env* env, const std::string& merged_path, const std::string& state_path,
+                      const std::string& list, uint64_t version, const std::vector<std::string>& final_threats,
+                      const std::vector<uint16_t>& final_id, const uint64_t universe[3], uint64_t fp_counts[3]) {
+  URLGUARD_ASSIGN_OR_RETURN(auto state, StateFileWriter::Create(env, state_path, list, version, final_threats));
   URLGUARD_ASSIGN_OR_RETURN(auto reader, RunFileReader::Open(merged_path, sizeof(KeyRecord), kStateBufferBytes));
-  LayerContent layers[3];
-  for (int li = 0; li < 3; ++li) {
-    layers[li].kind = static_cast<LayerKind>(li);
-    layers[li].filter = FilterKind::kFingerprintArray;
-    layers[li].universe = bo.universe_override[li];
-    layers[li].entries = counts.entries[li];
-    layers[li].fingerprints.reserve(counts.entries[li]);
-  }
-  layers[static_cast<int>(LayerKind::kIp)].ip_prefixes = counts.ip_prefixes;
+  bool have_last[3] = {false, false, false};
+  uint64_t last[3] = {0, 0, 0};
   KeyRecord r;
   for (;;) {
     URLGUARD_ASSIGN_OR_RETURN(bool has, reader->Next(&r));
     if (!has) break;
     r.threat = final_id[r.threat];
     URLGUARD_RETURN_IF_ERROR(state->Add(r));
-    std::vector<uint64_t>& fps = layers[r.layer].fingerprints;
-    // Keys ascend within a layer and MulHi64 is monotone: only equal neighbours (collisions) to drop.
-    uint64_t fp = MulHi64(r.key, layers[r.layer].universe);
-    if (fps.empty() || fps.back() != fp) fps.push_back(fp);
+    // Keys ascend within a layer and MulHi64 is monotone: equal neighbours are the only collisions.
+    const uint64_t fp = MulHi64(r.key, universe[r.layer]);
+    if (!have_last[r.layer] || last[r.layer] != fp) ++fp_counts[r.layer];
+    have_last[r.layer] = true;
+    last[r.layer] = fp;
   }
-  URLGUARD_RETURN_IF_ERROR(state->Finish());
-  for (LayerContent& l : layers) {
-    if (l.entries != 0) content.layers.push_back(std::move(l));
+  return state->Finish();
+}
+
+// Third pass: the snapshot, streamed from the state file by core/snapshot_writer.h (memory: its buffers).
+// Returns the state hash (the snapshot's trailing SHA-256).
+Result<Sha256Digest> WriteSnapshotFromState(Env* env, const std::string& state_path, const std::string& snapshot_path,
+                                            const BuildOptions& bo, const LayerCounts& counts,
+                                            const uint64_t fp_counts[3]) {
+  std::vector<StreamLayerSpec> specs;
+  for (int li = 0; li < 3; ++li) {
+    if (fp_counts[li] == 0) continue;
+    StreamLayerSpec spec;
+    spec.kind = static_cast<LayerKind>(li);
+    spec.filter = FilterKind::kFingerprintArray;
+    spec.universe = bo.universe_override[li];
+    spec.entries = fp_counts[li];
+    if (spec.kind == LayerKind::kIp) spec.ip_prefixes = counts.ip_prefixes;
+    specs.push_back(spec);
   }
-  return content;
+  SnapshotHeaderFields header;
+  header.list_name = bo.list_name;
+  header.version = bo.version;
+  header.created_unix = bo.created_unix;
+  header.key_hash = kPublisherKeyHash;
+  URLGUARD_ASSIGN_OR_RETURN(auto writer, SnapshotWriter::Create(env, snapshot_path, header, specs));
+  URLGUARD_ASSIGN_OR_RETURN(auto reader, StateFileReader::Open(state_path));
+  int layer = specs.empty() ? 0 : static_cast<int>(specs.front().kind);
+  size_t spec_index = 0;
+  bool have_last = false;
+  uint64_t last = 0;
+  KeyRecord r;
+  for (;;) {
+    URLGUARD_ASSIGN_OR_RETURN(bool has, reader->Next(&r));
+    if (!has) break;
+    if (r.layer != layer) {
+      URLGUARD_RETURN_IF_ERROR(writer->NextLayer());
+      layer = static_cast<int>(specs[++spec_index].kind);
+      have_last = false;
+      if (r.layer != layer) return Status::Internal("state file layers out of order");
+    }
+    const uint64_t fp = MulHi64(r.key, specs[spec_index].universe);
+    if (have_last && fp == last) continue;
+    URLGUARD_RETURN_IF_ERROR(writer->Add(fp));
+    have_last = true;
+    last = fp;
+  }
+  return writer->Finish();
+}
+
+// MakeLayerDiff (core/diff_codec.h) over two mapped layers, streaming: only the changes are held. Either layer may
+// be missing (null): an empty set.
+LayerDiff StreamLayerDiff(LayerKind kind, uint64_t universe, const LayerView* old_layer, const LayerView* new_layer) {
+  LayerDiff d;
+  d.layer = kind;
+  d.universe = universe;
+  std::optional<FingerprintSetCursor> oc, nc;
+  if (old_layer != nullptr) oc.emplace(old_layer->fingerprints);
+  if (new_layer != nullptr) nc.emplace(new_layer->fingerprints);
+  uint64_t ov = 0, nv = 0;
+  bool oh = oc && oc->Next(&ov), nh = nc && nc->Next(&nv);
+  uint64_t i = 0;
+  while (oh || nh) {
+    if (!nh || (oh && ov < nv)) {
+      d.removed_positions.push_back(i++);
+      oh = oc->Next(&ov);
+    } else if (!oh || nv < ov) {
+      d.added.push_back(nv);
+      nh = nc->Next(&nv);
+    } else {
+      ++i;
+      oh = oc->Next(&ov);
+      nh = nc->Next(&nv);
+    }
+  }
+  d.old_count = old_layer != nullptr ? old_layer->fingerprints.size() : 0;
+  d.new_count = new_layer != nullptr ? new_layer->fingerprints.size() : 0;
+  return d;
 }
 
 // Writes the DNS export's entry list (publish/entry_list.h) from the merged clear records, streaming.
@@ -466,25 +529,21 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
     }
   }
   for (int li = 0; li < 3; ++li) report.entries[li] = counts.entries[li];
-  auto content = WriteStateAndBuildContent(env, merged_path, JoinPath(private_dir, StateFileName(version)), o.list,
-                                           final_threats, final_id, bo, counts);
-  if (!content.ok()) return content.status();
-  auto snapshot = BuildSnapshot(*content);
-  if (!snapshot.ok()) return snapshot.status();
-  report.snapshot_bytes = snapshot->size();
-  URLGUARD_RETURN_IF_ERROR(WriteFileAtomic(env, JoinPath(private_dir, std::to_string(version) + ".ugs"), *snapshot));
+  // The private state file (final threat ids), counting each layer's distinct fingerprints on the way (distinct
+  // keys may share one: the snapshot writer needs the exact count up front).
+  const std::string state_path = JoinPath(private_dir, StateFileName(version));
+  uint64_t fp_counts[3] = {0, 0, 0};
+  URLGUARD_RETURN_IF_ERROR(WriteStateFile(env, merged_path, state_path, o.list, version, final_threats, final_id,
+                                          bo.universe_override, fp_counts));
   (void)env->RemoveFile(merged_path);
+  const std::string snapshot_path = JoinPath(private_dir, std::to_string(version) + ".ugs");
+  URLGUARD_ASSIGN_OR_RETURN(Sha256Digest state_hash,
+                            WriteSnapshotFromState(env, state_path, snapshot_path, bo, counts, fp_counts));
   ClearVersionMerge merged_clear(old_entries.get(), incremental ? &removed_clear : nullptr, &clear);
   URLGUARD_RETURN_IF_ERROR(WriteEntryListFrom(env, JoinPath(private_dir, EntryListFileName(version)), o.list, version,
                                               counts.entries[static_cast<int>(LayerKind::kUrl)], &merged_clear));
-
-  static const std::vector<uint64_t> kNoFingerprints;
-  const std::vector<uint64_t>* new_fps[3] = {&kNoFingerprints, &kNoFingerprints, &kNoFingerprints};
-  IpPrefixLengths ip_prefixes;
-  for (const LayerContent& l : content->layers) {
-    new_fps[static_cast<int>(l.kind)] = &l.fingerprints;
-    if (l.kind == LayerKind::kIp) ip_prefixes = l.ip_prefixes;
-  }
+  URLGUARD_ASSIGN_OR_RETURN(OpenSnapshot current, OpenPrivateSnapshot(env, private_dir, version));
+  report.snapshot_bytes = current.file->size();
 
   // 3. Static files: snapshot, then diffs from each kept version whose universes match.
   Manifest m;
@@ -494,16 +553,15 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
   m.expires_unix = now + o.expires_in_seconds;
   m.min_wait_seconds = o.min_wait_seconds;
   m.emergency = o.emergency;
-  SnapshotView new_view = *SnapshotView::Open(reinterpret_cast<const uint8_t*>(snapshot->data()), snapshot->size(), false);
-  m.state_sha256 = new_view.checksum();
-  m.state_bytes = snapshot->size();
-  m.ip_prefix_lengths = ip_prefixes.bits;
+  m.state_sha256 = state_hash;
+  m.state_bytes = current.file->size();
+  m.ip_prefix_lengths = counts.ip_prefixes.bits;
   for (int li = 0; li < 3; ++li) {
-    m.entries[li] = new_fps[li]->size();
-    m.universe[li] = new_fps[li]->empty() ? 0 : bo.universe_override[li];
+    m.entries[li] = fp_counts[li];
+    m.universe[li] = fp_counts[li] == 0 ? 0 : bo.universe_override[li];
   }
   m.snapshot.path = SnapshotName(version);
-  URLGUARD_RETURN_IF_ERROR(WriteDeflated(env, JoinPath(public_dir, m.snapshot.path), *snapshot, &m.snapshot));
+  URLGUARD_RETURN_IF_ERROR(WriteDeflated(env, JoinPath(public_dir, m.snapshot.path), *current.file, &m.snapshot));
   report.snapshot_wire_bytes = m.snapshot.size;
 
   for (const OpenSnapshot& prev : previous) {
@@ -511,21 +569,21 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
     diff.list_name = o.list;
     diff.from_version = prev.version;
     diff.to_version = version;
-    bool compatible = true;
+    // Fingerprints of another key hash (a format 1 snapshot) are other numbers: no diff, the snapshot instead.
+    bool compatible = prev.view.key_hash() == current.view.key_hash();
     uint64_t changed = 0;
     for (int li = 0; li < 3 && compatible; ++li) {
       LayerKind kind = static_cast<LayerKind>(li);
       const LayerView* old_layer = prev.view.layer(kind);
       if (old_layer != nullptr && old_layer->filter != FilterKind::kFingerprintArray) compatible = false;
       uint64_t old_u = LayerUniverse(prev.view, kind);
-      uint64_t new_u = new_fps[li]->empty() ? 0 : bo.universe_override[li];
+      uint64_t new_u = fp_counts[li] == 0 ? 0 : bo.universe_override[li];
       if (old_u == 0 && new_u == 0) continue;
       if (old_u != 0 && new_u != 0 && old_u != new_u) {
         compatible = false;
         break;
       }
-      std::vector<uint64_t> old_fps = LayerFingerprints(prev.view, kind);
-      LayerDiff d = MakeLayerDiff(kind, new_u != 0 ? new_u : old_u, old_fps, *new_fps[li]);
+      LayerDiff d = StreamLayerDiff(kind, new_u != 0 ? new_u : old_u, old_layer, current.view.layer(kind));
       changed += d.added.size() + d.removed_positions.size();
       if (&prev == &previous.back()) {
         report.added[li] = d.added.size();
@@ -536,16 +594,12 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
     if (!compatible || !ValidateDiff(diff).ok()) continue;
     std::string bytes = EncodeDiff(diff);
     if (bytes.size() > kMaxDiffBytes) continue;  // clients take the snapshot instead
-    std::string z = DeflateBytes(bytes, kDeflateLevel);
     ManifestDiff md;
     md.from_version = prev.version;
     md.file.path = DiffName(prev.version, version);
-    md.file.size = z.size();
-    md.file.sha256 = Sha256(z);
-    md.file.inflated_size = bytes.size();
-    URLGUARD_RETURN_IF_ERROR(WritePublic(env, JoinPath(public_dir, md.file.path), z));
+    URLGUARD_RETURN_IF_ERROR(WriteDeflated(env, JoinPath(public_dir, md.file.path), bytes, &md.file));
     m.diffs.push_back(md);
-    report.diffs.push_back({prev.version, z.size(), changed});
+    report.diffs.push_back({prev.version, md.file.size, changed});
   }
 
   // 4. The manifest and its signature: written last, so every file they name exists. A client that reads the new
