@@ -135,6 +135,8 @@ class ExternalSorter {
       }
     }
     if (spilled) {
+      // The merge buffers get the memory: give the (now empty) record buffers back.
+      for (std::vector<Record>& buf : buffers_) std::vector<Record>().swap(buf);
       size_t fan_in = std::max<size_t>(2, options_.memory_budget / kMinRunReadBuffer);
       while (run_paths_.size() > fan_in) URLGUARD_RETURN_IF_ERROR(MergeFirstRuns(fan_in));
       size_t read_buffer = std::clamp(options_.memory_budget / (run_paths_.size() + 1), kMinRunReadBuffer,
@@ -169,6 +171,9 @@ class ExternalSorter {
       *out = r;
       return true;
     }
+    // Drained: give the buffers back now (the publisher keeps a drained sorter alive while the next one merges).
+    std::vector<Source>().swap(sources_);
+    for (std::vector<Record>& buf : buffers_) std::vector<Record>().swap(buf);
     return false;
   }
 

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "format/full_hash_file.h"
 #include "platform/env.h"
 #include "publish/external_sort.h"
 #include "publish/feeds.h"
@@ -29,8 +30,8 @@
 
 namespace urlguard {
 
-// Threat names a run may use (the full-hash file stores ids in 16 bits and caps its table).
-constexpr size_t kMaxThreatNames = 4096;
+// Threat names a run may use: the full-hash file's cap.
+constexpr size_t kMaxThreatNames = kMaxFullHashThreats;
 // Default block of a streamed feed.
 constexpr size_t kDefaultIngestBlockBytes = size_t{1} << 20;
 

@@ -19,7 +19,7 @@
 #include "format/deflate.h"
 #include "format/manifest.h"
 #include "publish/entry_list.h"
-#include "publish/hash_store.h"
+#include "format/full_hash_file.h"
 #include "publish/list_index_writer.h"
 #include "publish/list_builder.h"
 #include "publish/ingest.h"
@@ -59,6 +59,8 @@ Result<OpenSnapshot> OpenPrivateSnapshot(Env* env, const std::string& dir, uint6
   auto view = SnapshotView::Open(s.file->data(), s.file->size(), /*verify_checksum=*/true);
   if (!view.ok()) return view.status().WithContext(path);
   s.view = *view;
+  // Verifying read every page; a diff reads the layers again in order. Hand them back meanwhile (large lists).
+  ReleaseMappedPages(*s.file, 0, s.file->size());
   return s;
 }
 
@@ -291,32 +293,29 @@ Status WriteEntryListFrom(Env* env, const std::string& path, const std::string& 
   return env->SyncDir(DirName(path));
 }
 
-// The full-hash store, from records in (sha256, layer) order. Today: SQLite's ReplaceList (publish/hash_store.h)
-// from a vector (the last per-entry seam in memory); format/full_hash_file.h's streaming writer replaces it.
+// The version's full-hash file (format/full_hash_file.h) from records in (sha256, layer) order, streaming.
 // Also records the run in the seen filter the way SeenFilter::RecordRun does (every distinct key queried before
 // any is recorded), streaming: the keys (the first 8 bytes of each SHA-256, so already ascending) are queried as
 // they pass and spooled to tmp/seen.run, then recorded from it.
-Status WriteFullHashesAndSeen(Env* env, const std::string& repo_dir, const std::string& tmp_dir,
-                              const std::string& list, const std::vector<std::string>& threats,
+Status WriteFullHashesAndSeen(Env* env, const std::string& path, const std::string& tmp_dir, const std::string& list,
+                              uint64_t version, uint64_t expected_records, const std::vector<std::string>& threats,
                               const std::vector<uint16_t>& final_id, ShaSorter* by_sha, SeenFilter* seen,
                               SeenRunSummary* run) {
-  std::vector<FullHashRecord> hashes;
+  URLGUARD_ASSIGN_OR_RETURN(FullHashFileWriter hashes,
+                            FullHashFileWriter::Create(env, path, list, version, threats, expected_records));
   const std::string seen_run = JoinPath(tmp_dir, "seen.run");
   URLGUARD_ASSIGN_OR_RETURN(auto keys, RunFileWriter::Create(env, seen_run));
   *run = SeenRunSummary{};
   bool have_last = false;
   uint64_t last = 0;
   KeyRecord r;
+  Sha256Digest sha;
   for (;;) {
     URLGUARD_ASSIGN_OR_RETURN(bool has, by_sha->Next(&r));
     if (!has) break;
-    FullHashRecord rec;
-    std::memcpy(rec.sha256.data(), r.sha256, 32);
-    rec.list = list;
-    rec.layer = static_cast<LayerKind>(r.layer);
-    rec.threat = threats[final_id[r.threat]];
-    const uint64_t key = DigestPrefix64(rec.sha256);
-    hashes.push_back(std::move(rec));
+    std::memcpy(sha.data(), r.sha256, 32);
+    URLGUARD_RETURN_IF_ERROR(hashes.Add(sha, static_cast<LayerKind>(r.layer), final_id[r.threat]));
+    const uint64_t key = DigestPrefix64(sha);
     ++run->keys;
     if (have_last && key == last) {
       ++run->duplicates;
@@ -333,6 +332,7 @@ Status WriteFullHashesAndSeen(Env* env, const std::string& repo_dir, const std::
     URLGUARD_RETURN_IF_ERROR(keys->Append(&key, sizeof(key)));
   }
   URLGUARD_RETURN_IF_ERROR(keys->Close());
+  URLGUARD_RETURN_IF_ERROR(hashes.Finish());
   {
     URLGUARD_ASSIGN_OR_RETURN(auto reader, RunFileReader::Open(seen_run, sizeof(uint64_t), kMinRunReadBuffer));
     uint64_t key;
@@ -343,9 +343,7 @@ Status WriteFullHashesAndSeen(Env* env, const std::string& repo_dir, const std::
     }
   }
   (void)env->RemoveFile(seen_run);
-  auto store = FullHashStore::Open(JoinPath(repo_dir, "private/hashes.sqlite"), /*read_only=*/false);
-  if (!store.ok()) return store.status();
-  return (*store)->ReplaceList(list, hashes);
+  return Status::Ok();
 }
 
 // The new version's number: one more than the newest private copy. (A shared VersionStore hooks in here.)
@@ -609,7 +607,8 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
   // The signed index of every list the repository serves (docs/list-index.md), now naming this version.
   URLGUARD_RETURN_IF_ERROR(WriteListIndex(env, key, o.repo_dir, now));
 
-  // 5. Full hashes for the verify API, and the seen filter.
+  // 5. Full hashes for the verify API (V.ugh, docs/full-hash-format.md; servers pick it up by themselves), and
+  // the seen filter. Older versions' .ugh files go: a server that still maps one keeps its mapping.
   URLGUARD_RETURN_IF_ERROR(by_sha.Finish());
   const std::string seen_path = JoinPath(o.repo_dir, "private/seen.bin");
   auto seen = SeenFilter::Load(env, seen_path);
@@ -617,8 +616,10 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
   SeenFilter filter = seen.ok() ? std::move(seen).value()
                                 : SeenFilter::Create(kSeenInitialCapacity, kSeenFpRate, kSeenCountEps, kSeenCountDelta);
   SeenRunSummary run;
-  URLGUARD_RETURN_IF_ERROR(WriteFullHashesAndSeen(env, o.repo_dir, tmp_dir, o.list, final_threats, final_id, &by_sha,
+  URLGUARD_RETURN_IF_ERROR(WriteFullHashesAndSeen(env, JoinPath(private_dir, FullHashFileName(version)), tmp_dir,
+                                                  o.list, version, counts.total(), final_threats, final_id, &by_sha,
                                                   &filter, &run));
+  for (uint64_t v : versions) (void)env->RemoveFile(JoinPath(private_dir, FullHashFileName(v)));
   report.new_keys = run.new_keys;
   report.seen_before = run.seen_before;
   URLGUARD_RETURN_IF_ERROR(filter.Save(env, seen_path));

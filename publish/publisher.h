@@ -12,8 +12,8 @@
 //   REPO/private/lists/LIST/V.ugs                  the publisher's own copies of recent versions (diff bases)
 //   REPO/private/lists/LIST/V.entries              their domain and ip entries in clear (publish/entry_list.h)
 //   REPO/private/lists/LIST/V.state                every entry's record, sorted (publish/state_file.h)
+//   REPO/private/lists/LIST/V.ugh                  full hashes of version V for the verify API (format/full_hash_file.h)
 //   REPO/private/tmp/                              spilled sort runs of a run in progress (emptied at start)
-//   REPO/private/hashes.sqlite                     full-hash store for the verify API (publish/hash_store.h)
 //   REPO/private/seen.bin                          the "seen before?" filter (publish/seen_filter.h)
 //   REPO/private/publish.lock                      one publisher at a time
 // Only public/ is ever served.

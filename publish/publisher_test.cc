@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <fstream>
 
 #include "publish/state_file.h"
@@ -221,6 +222,52 @@ TEST(PublisherScaleTest, IncrementalVersionEqualsAFullRebuild) {
   const std::string pub = "/public/v1/lists/phishing/";
   EXPECT_TRUE(Read(inc + pub + "diff-1-2.ugd.z") == Read(full + pub + "diff-1-2.ugd.z"));
   EXPECT_TRUE(Read(inc + "/private/seen.bin") == Read(full + "/private/seen.bin"));
+}
+
+// VmHWM of this process in bytes (0 when /proc is not there).
+uint64_t PeakRssBytes() {
+  std::ifstream f("/proc/self/status");
+  for (std::string line; std::getline(f, line);) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
+  }
+  return 0;
+}
+
+// The fixed overhead on top of the budget that docs/repository-layout.md ("Memory budget") accounts for at 1 M
+// entries: process and libraries, feed blocks in flight, the seen filter, writer buffers, the full-hash index.
+constexpr uint64_t kDocumentedOverheadBytes = uint64_t{64} << 20;
+
+TEST(PublisherScaleTest, PeakMemoryStaysWithinTheBudgetPlusAFixedOverhead) {
+  testing::TempDir tmp("pubscale");
+  std::string feed = WriteFeed(tmp.path(), "feed.txt", 1'000'000);
+  SigningKey key = TestKey();
+  const size_t budget = size_t{32} << 20;
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    close(fds[0]);
+    // Forget the parent's peak (Linux: "5" resets VmHWM to the current RSS).
+    std::ofstream("/proc/self/clear_refs") << "5";
+    uint64_t before = PeakRssBytes();
+    auto r = Publish(Env::Default(), key, Options(tmp.path() + "/repo", {feed}, budget, 1700000000));
+    uint64_t out[3] = {r.ok() ? 1u : 0u, before, PeakRssBytes()};
+    if (r.ok()) out[0] = r->spilled_runs > 0 ? 2 : 1;
+    (void)!write(fds[1], out, sizeof(out));
+    _exit(0);
+  }
+  close(fds[1]);
+  uint64_t got[3] = {0, 0, 0};
+  ASSERT_EQ(read(fds[0], got, sizeof(got)), static_cast<ssize_t>(sizeof(got)));
+  close(fds[0]);
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_EQ(got[0], 2u) << "the publish failed or did not spill";
+  ASSERT_GT(got[2], 0u) << "no VmHWM in /proc/self/status";
+  std::printf("peak RSS %.1f MB (at start %.1f MB), budget %.1f MB, 1 M entries\n", got[2] / 1048576.0,
+              got[1] / 1048576.0, budget / 1048576.0);
+  EXPECT_LT(got[2], budget + kDocumentedOverheadBytes);
 }
 
 TEST(PublisherScaleTest, IncrementalNeedsAPreviousVersion) {
