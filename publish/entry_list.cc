@@ -112,4 +112,93 @@ Result<EntryList> ReadEntryList(Env* env, const std::string& path) {
   return list;
 }
 
+Result<std::unique_ptr<EntryListReader>> EntryListReader::Open(const std::string& path) {
+  std::unique_ptr<EntryListReader> r(new EntryListReader());
+  URLGUARD_ASSIGN_OR_RETURN(r->file_, SequentialFile::Open(path));
+  const char* keys[] = {nullptr, "list", "version", "url-entries"};
+  for (int i = 0; i < 4; ++i) {
+    std::string_view line;
+    URLGUARD_ASSIGN_OR_RETURN(bool has, r->NextLine(&line));
+    if (!has) return r->Bad("header incomplete");
+    if (i == 0) {
+      if (line != kMagicLine) return r->Bad("not an urlguard entry list (expected \"urlguard-entries 1\")");
+      continue;
+    }
+    size_t sp = line.find(' ');
+    if (sp == std::string_view::npos || line.substr(0, sp) != keys[i]) return r->Bad("header incomplete");
+    std::string_view value = line.substr(sp + 1);
+    uint64_t n = 0;
+    if (i == 1) {
+      r->list_ = std::string(value);
+    } else if (!ParseU64(value, &n)) {
+      return r->Bad("bad number");
+    } else if (i == 2) {
+      r->version_ = n;
+    }
+  }
+  return r;
+}
+
+Status EntryListReader::Bad(const std::string& what) const {
+  return Status::Corruption(file_->path() + ": entry list line " + std::to_string(line_no_) + ": " + what);
+}
+
+Result<bool> EntryListReader::NextLine(std::string_view* line) {
+  for (;;) {
+    size_t nl = buffer_.find('\n', pos_);
+    if (nl != std::string::npos) {
+      *line = std::string_view(buffer_).substr(pos_, nl - pos_);
+      pos_ = nl + 1;
+      ++line_no_;
+      if (line->size() > kMaxEntryListLineBytes) return Bad("longer than " + std::to_string(kMaxEntryListLineBytes));
+      return true;
+    }
+    if (buffer_.size() - pos_ > kMaxEntryListLineBytes) {
+      ++line_no_;
+      return Bad("longer than " + std::to_string(kMaxEntryListLineBytes));
+    }
+    if (eof_) {
+      if (pos_ != buffer_.size()) return Bad("no final newline (truncated file)");
+      return false;
+    }
+    buffer_.erase(0, pos_);
+    pos_ = 0;
+    size_t at = buffer_.size();
+    buffer_.resize(at + (size_t{256} << 10));
+    URLGUARD_ASSIGN_OR_RETURN(size_t n, file_->Read(buffer_.data() + at, buffer_.size() - at));
+    buffer_.resize(at + n);
+    eof_ = n == 0;
+  }
+}
+
+Result<bool> EntryListReader::Next(bool* ip_range, std::string* value) {
+  if (ended_) return false;
+  std::string_view line;
+  URLGUARD_ASSIGN_OR_RETURN(bool has, NextLine(&line));
+  if (!has) return Bad("no \"end\" line (truncated file)");
+  size_t sp = line.find(' ');
+  if (sp == std::string_view::npos) return Bad("expected \"KEYWORD VALUE\"");
+  std::string_view key = line.substr(0, sp), v = line.substr(sp + 1);
+  if (key == "end") {
+    uint64_t n = 0;
+    if (!ParseU64(v, &n) || n != entries_) return Bad("\"end\" count does not match the entries read");
+    std::string_view rest;
+    URLGUARD_ASSIGN_OR_RETURN(bool more, NextLine(&rest));
+    if (more) return Bad("data after \"end\"");
+    ended_ = true;
+    return false;
+  }
+  if (!IsToken(v)) return Bad("bad value");
+  if (key == "domain") {
+    *ip_range = false;
+  } else if (key == "ip") {
+    *ip_range = true;
+  } else {
+    return Bad("unexpected keyword");
+  }
+  *value = std::string(v);
+  ++entries_;
+  return true;
+}
+
 }  // namespace urlguard

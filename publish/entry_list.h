@@ -22,11 +22,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "platform/env.h"
+#include "platform/sequential_file.h"
 #include "urlguard/status.h"
 
 namespace urlguard {
@@ -56,6 +58,33 @@ Result<EntryList> ParseEntryList(std::string_view bytes);
 
 // Reads and parses `path` (at most kMaxEntryListBytes; kResourceExhausted beyond, kNotFound when missing).
 Result<EntryList> ReadEntryList(Env* env, const std::string& path);
+
+// Reads an entry list file front to back in bounded memory (the publisher's incremental versions start from the
+// previous one). Checks what ParseEntryList checks, as it goes: the header at Open, each line, the "end" count at
+// the end (so a truncated file fails at its end). Not thread-safe.
+class EntryListReader {
+ public:
+  static Result<std::unique_ptr<EntryListReader>> Open(const std::string& path);
+  // The next entry: `*ipv6_range` false for a domain line, true for an ip line; `*value` valid until the next
+  // call. False after "end". kCorruption naming the line for anything malformed.
+  Result<bool> Next(bool* ip_range, std::string* value);
+  const std::string& list() const { return list_; }
+  uint64_t version() const { return version_; }
+
+ private:
+  EntryListReader() = default;
+  Result<bool> NextLine(std::string_view* line);  // false at the end of the file
+  Status Bad(const std::string& what) const;
+  std::unique_ptr<SequentialFile> file_;
+  std::string buffer_;
+  size_t pos_ = 0;
+  bool eof_ = false;
+  uint64_t line_no_ = 0;
+  uint64_t entries_ = 0;
+  bool ended_ = false;
+  std::string list_;
+  uint64_t version_ = 0;
+};
 
 }  // namespace urlguard
 

@@ -48,8 +48,12 @@ void ListBuilder::AddKey(const EntryKey& key) {
 uint64_t ListBuilder::UniverseFor(LayerKind layer, double fp_rate) const {
   uint64_t total = 0;
   for (const auto& k : keys_) total += k.size();
+  return UniverseForCount(layer, total, ip_prefixes_, fp_rate);
+}
+
+uint64_t UniverseForCount(LayerKind layer, uint64_t total, const IpPrefixLengths& ip_prefixes, double fp_rate) {
   // U_L = k_L * N / p (see the header). Never below 1, never above 2^63.
-  double u = ExpectedProbes(layer, ip_prefixes_) * static_cast<double>(std::max<uint64_t>(total, 1)) / fp_rate;
+  double u = ExpectedProbes(layer, ip_prefixes) * static_cast<double>(std::max<uint64_t>(total, 1)) / fp_rate;
   if (!(u < 9.2e18)) return uint64_t{1} << 63;
   return std::max<uint64_t>(1, static_cast<uint64_t>(std::ceil(u)));
 }

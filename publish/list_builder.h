@@ -47,6 +47,10 @@ struct LayerBuildStats {
   double expected_fp_per_probe = 0;
 };
 
+// The universe for `layer` of a list of `total_entries` keys over all layers (U_L = k_L N / p, see above), given
+// the ip layer's prefix lengths. Never below 1, never above 2^63. The streaming publisher sizes with this.
+uint64_t UniverseForCount(LayerKind layer, uint64_t total_entries, const IpPrefixLengths& ip_prefixes, double fp_rate);
+
 class ListBuilder {
  public:
   // Keys are hashed with `key_hash` (core/key_hash.h); Finish() records it in the content, which decides the

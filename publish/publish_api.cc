@@ -161,20 +161,36 @@ Result<ListPublishReport> PublishList(const ListPublishOptions& o) {
   Env* env = OrDefault(o.env);
   auto key = LoadSigningKey(env, o.private_key_path);
   if (!key.ok()) return key.status();
-  auto specs = o.state.empty() ? ParseInputs(o.inputs) : Result<std::vector<FeedSpec>>(std::vector<FeedSpec>{});
-  if (!specs.ok()) return specs.status();
-  if (o.expires_in_seconds <= 0) return Status::InvalidArgument("the expiry must be positive");
   PublishOptions po;
   std::unique_ptr<PgState> pg;  // publish/pg_publish.h
-  if (!o.state.empty()) URLGUARD_RETURN_IF_ERROR(AttachPgState(o.state, o.list, !o.inputs.empty(), &pg, &po));
+  if (!o.state.empty()) {
+    if (!o.add.empty() || !o.remove.empty()) {
+      return Status::InvalidArgument("--add/--remove change a file-state list; with --state, ingest the feeds and publish");
+    }
+    URLGUARD_RETURN_IF_ERROR(AttachPgState(o.state, o.list, !o.inputs.empty(), &pg, &po));
+  } else if (o.add.empty() && o.remove.empty()) {
+    auto specs = ParseInputs(o.inputs);
+    if (!specs.ok()) return specs.status();
+    po.inputs = *specs;
+  } else {
+    if (!o.inputs.empty()) return Status::InvalidArgument("give --input (a full version) or --add/--remove, not both");
+    for (const auto& [from, to] : {std::pair{&o.add, &po.add_inputs}, std::pair{&o.remove, &po.remove_inputs}}) {
+      if (from->empty()) continue;
+      auto specs = ParseInputs(*from);
+      if (!specs.ok()) return specs.status();
+      *to = *specs;
+    }
+  }
+  if (o.expires_in_seconds <= 0) return Status::InvalidArgument("the expiry must be positive");
   po.repo_dir = o.repo_dir;
   po.list = o.list;
-  po.inputs = *specs;
   po.expires_in_seconds = o.expires_in_seconds;
   po.keep = o.keep;
   po.emergency = o.emergency;
   po.fp_rate = o.fp_rate;
   po.default_threat = o.default_threat;
+  po.memory_budget = o.memory_budget;
+  po.threads = o.threads;
   auto r = Publish(env, *key, po, o.progress);
   if (!r.ok()) return r.status();
   ListPublishReport out;

@@ -3,20 +3,29 @@
 
 #include <algorithm>
 #include <cmath>
+#include <climits>
+#include <cstring>
+#include <functional>
+#include <optional>
+
+#include <zlib.h>
 #include <map>
 
 #include "core/diff_codec.h"
+#include "core/byte_io.h"
 #include "core/entry.h"
 #include "core/snapshot.h"
+#include "core/snapshot_writer.h"
 #include "format/deflate.h"
 #include "format/manifest.h"
 #include "publish/entry_list.h"
 #include "format/full_hash_file.h"
-#include "publish/full_hash_list.h"
 #include "publish/list_index_writer.h"
 #include "publish/list_builder.h"
+#include "publish/ingest.h"
 #include "publish/seen_filter.h"
-#include "format/manifest.h"
+#include "publish/state_file.h"
+#include "publish/version_merge.h"
 
 namespace urlguard {
 namespace {
@@ -50,6 +59,8 @@ Result<OpenSnapshot> OpenPrivateSnapshot(Env* env, const std::string& dir, uint6
   auto view = SnapshotView::Open(s.file->data(), s.file->size(), /*verify_checksum=*/true);
   if (!view.ok()) return view.status().WithContext(path);
   s.view = *view;
+  // Verifying read every page; a diff reads the layers again in order. Hand them back meanwhile (large lists).
+  ReleaseMappedPages(*s.file, 0, s.file->size());
   return s;
 }
 
@@ -68,16 +79,64 @@ std::vector<uint64_t> PrivateVersions(Env* env, const std::string& dir) {
   return versions;
 }
 
-std::vector<uint64_t> LayerFingerprints(const SnapshotView& v, LayerKind kind) {
-  std::vector<uint64_t> out;
-  const LayerView* l = v.layer(kind);
-  if (l != nullptr && l->filter == FilterKind::kFingerprintArray) l->fingerprints.Decode(&out);
-  return out;
-}
-
 uint64_t LayerUniverse(const SnapshotView& v, LayerKind kind) {
   const LayerView* l = v.layer(kind);
   return l != nullptr && l->filter == FilterKind::kFingerprintArray ? l->fingerprints.universe() : 0;
+}
+
+// Writes zlib(`data`) to `path` (atomically: a temporary file, fsync, rename) through a 1 MiB output buffer, so the
+// compressed copy is never held whole; fills `ref`'s size, SHA-256 and inflated size. Same bytes as DeflateBytes.
+Status WriteDeflated(Env* env, const std::string& path, std::string_view data, ManifestFile* ref,
+                     const std::function<void(size_t)>& consumed = nullptr) {
+  constexpr size_t kChunk = size_t{1} << 20;
+  URLGUARD_ASSIGN_OR_RETURN(auto file, CreateTempFile(env, path + ".tmp"));
+  z_stream z{};
+  if (deflateInit(&z, kDeflateLevel) != Z_OK) return Status::Internal("deflateInit failed");
+  Sha256Hasher hasher;
+  std::string out(kChunk, '\0');
+  uint64_t written = 0;
+  size_t in_offset = 0;
+  int rc = Z_OK;
+  Status status;
+  do {
+    if (z.avail_in == 0 && in_offset < data.size()) {
+      if (consumed && in_offset > 0) consumed(in_offset);
+      const size_t piece = std::min<size_t>(data.size() - in_offset, kChunk);
+      z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data() + in_offset));
+      z.avail_in = static_cast<uInt>(piece);
+      in_offset += piece;
+    }
+    z.next_out = reinterpret_cast<Bytef*>(out.data());
+    z.avail_out = static_cast<uInt>(kChunk);
+    rc = deflate(&z, in_offset == data.size() ? Z_FINISH : Z_NO_FLUSH);
+    if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) {
+      status = Status::Internal("deflate failed");
+      break;
+    }
+    std::string_view piece(out.data(), kChunk - z.avail_out);
+    hasher.Update(piece);
+    written += piece.size();
+    status = file->Append(piece);
+  } while (status.ok() && rc != Z_STREAM_END);
+  deflateEnd(&z);
+  if (status.ok()) status = file->Sync();
+  if (status.ok()) status = file->Close();
+  if (status.ok()) status = env->RenameFile(path + ".tmp", path);
+  if (!status.ok()) {
+    (void)env->RemoveFile(path + ".tmp");
+    return status.WithContext(path);
+  }
+  ref->size = written;
+  ref->sha256 = hasher.Finish();
+  ref->inflated_size = data.size();
+  return env->SyncDir(DirName(path));
+}
+
+// The same from a mapped file, handing each deflated megabyte of the mapping back to the kernel
+// (ReleaseMappedPages), so a large snapshot is never resident whole.
+Status WriteDeflated(Env* env, const std::string& path, const MappedFile& file, ManifestFile* ref) {
+  return WriteDeflated(env, path, std::string_view(reinterpret_cast<const char*>(file.data()), file.size()), ref,
+                       [&file](size_t done) { ReleaseMappedPages(file, 0, done); });
 }
 
 Status WritePublic(Env* env, const std::string& path, std::string_view bytes) {
@@ -87,6 +146,228 @@ Status WritePublic(Env* env, const std::string& path, std::string_view bytes) {
 std::string SnapshotName(uint64_t v) { return "snapshot-" + std::to_string(v) + ".ugs.z"; }
 std::string DiffName(uint64_t from, uint64_t to) {
   return "diff-" + std::to_string(from) + "-" + std::to_string(to) + ".ugd.z";
+}
+
+// Per-layer counts and the ip layer's prefix lengths of a merged record stream.
+struct LayerCounts {
+  uint64_t entries[3] = {0, 0, 0};
+  IpPrefixLengths ip_prefixes;
+  void Add(const KeyRecord& r) {
+    ++entries[r.layer];
+    if (r.layer == static_cast<uint8_t>(LayerKind::kIp)) {
+      if (r.ipv6) {
+        ip_prefixes.AddV6(r.prefix_length);
+      } else {
+        ip_prefixes.AddV4(r.prefix_length);
+      }
+    }
+  }
+  uint64_t total() const { return entries[0] + entries[1] + entries[2]; }
+};
+
+// Second pass over the merged records (tmp/merged.run, provisional threat ids): writes the private state file
+// with the final threat table and ids, and counts each layer's distinct fingerprints under `universe`.
+Status WriteStateFile(Env* env, const std::string& merged_path, const std::string& state_path,
+                      const std::string& list, uint64_t version, const std::vector<std::string>& final_threats,
+                      const std::vector<uint16_t>& final_id, const uint64_t universe[3], uint64_t fp_counts[3]) {
+  URLGUARD_ASSIGN_OR_RETURN(auto state, StateFileWriter::Create(env, state_path, list, version, final_threats));
+  URLGUARD_ASSIGN_OR_RETURN(auto reader, RunFileReader::Open(merged_path, sizeof(KeyRecord), kStateBufferBytes));
+  bool have_last[3] = {false, false, false};
+  uint64_t last[3] = {0, 0, 0};
+  KeyRecord r;
+  for (;;) {
+    URLGUARD_ASSIGN_OR_RETURN(bool has, reader->Next(&r));
+    if (!has) break;
+    r.threat = final_id[r.threat];
+    URLGUARD_RETURN_IF_ERROR(state->Add(r));
+    // Keys ascend within a layer and MulHi64 is monotone: equal neighbours are the only collisions.
+    const uint64_t fp = MulHi64(r.key, universe[r.layer]);
+    if (!have_last[r.layer] || last[r.layer] != fp) ++fp_counts[r.layer];
+    have_last[r.layer] = true;
+    last[r.layer] = fp;
+  }
+  return state->Finish();
+}
+
+// Third pass: the snapshot, streamed from the state file by core/snapshot_writer.h (memory: its buffers).
+// Returns the state hash (the snapshot's trailing SHA-256).
+Result<Sha256Digest> WriteSnapshotFromState(Env* env, const std::string& state_path, const std::string& snapshot_path,
+                                            const BuildOptions& bo, const LayerCounts& counts,
+                                            const uint64_t fp_counts[3]) {
+  std::vector<StreamLayerSpec> specs;
+  for (int li = 0; li < 3; ++li) {
+    if (fp_counts[li] == 0) continue;
+    StreamLayerSpec spec;
+    spec.kind = static_cast<LayerKind>(li);
+    spec.filter = FilterKind::kFingerprintArray;
+    spec.universe = bo.universe_override[li];
+    spec.entries = fp_counts[li];
+    if (spec.kind == LayerKind::kIp) spec.ip_prefixes = counts.ip_prefixes;
+    specs.push_back(spec);
+  }
+  SnapshotHeaderFields header;
+  header.list_name = bo.list_name;
+  header.version = bo.version;
+  header.created_unix = bo.created_unix;
+  header.key_hash = kPublisherKeyHash;
+  URLGUARD_ASSIGN_OR_RETURN(auto writer, SnapshotWriter::Create(env, snapshot_path, header, specs));
+  URLGUARD_ASSIGN_OR_RETURN(auto reader, StateFileReader::Open(state_path));
+  int layer = specs.empty() ? 0 : static_cast<int>(specs.front().kind);
+  size_t spec_index = 0;
+  bool have_last = false;
+  uint64_t last = 0;
+  KeyRecord r;
+  for (;;) {
+    URLGUARD_ASSIGN_OR_RETURN(bool has, reader->Next(&r));
+    if (!has) break;
+    if (r.layer != layer) {
+      URLGUARD_RETURN_IF_ERROR(writer->NextLayer());
+      layer = static_cast<int>(specs[++spec_index].kind);
+      have_last = false;
+      if (r.layer != layer) return Status::Internal("state file layers out of order");
+    }
+    const uint64_t fp = MulHi64(r.key, specs[spec_index].universe);
+    if (have_last && fp == last) continue;
+    URLGUARD_RETURN_IF_ERROR(writer->Add(fp));
+    have_last = true;
+    last = fp;
+  }
+  return writer->Finish();
+}
+
+// MakeLayerDiff (core/diff_codec.h) over two mapped layers, streaming: only the changes are held. Either layer may
+// be missing (null): an empty set.
+LayerDiff StreamLayerDiff(LayerKind kind, uint64_t universe, const LayerView* old_layer, const LayerView* new_layer) {
+  LayerDiff d;
+  d.layer = kind;
+  d.universe = universe;
+  std::optional<FingerprintSetCursor> oc, nc;
+  if (old_layer != nullptr) oc.emplace(old_layer->fingerprints);
+  if (new_layer != nullptr) nc.emplace(new_layer->fingerprints);
+  uint64_t ov = 0, nv = 0;
+  bool oh = oc && oc->Next(&ov), nh = nc && nc->Next(&nv);
+  uint64_t i = 0;
+  while (oh || nh) {
+    if (!nh || (oh && ov < nv)) {
+      d.removed_positions.push_back(i++);
+      oh = oc->Next(&ov);
+    } else if (!oh || nv < ov) {
+      d.added.push_back(nv);
+      nh = nc->Next(&nv);
+    } else {
+      ++i;
+      oh = oc->Next(&ov);
+      nh = nc->Next(&nv);
+    }
+  }
+  d.old_count = old_layer != nullptr ? old_layer->fingerprints.size() : 0;
+  d.new_count = new_layer != nullptr ? new_layer->fingerprints.size() : 0;
+  return d;
+}
+
+// Writes the DNS export's entry list (publish/entry_list.h) from the merged clear records, streaming.
+Status WriteEntryListFrom(Env* env, const std::string& path, const std::string& list, uint64_t version,
+                          uint64_t url_entries, ClearVersionMerge* clear) {
+  URLGUARD_ASSIGN_OR_RETURN(auto file, CreateTempFile(env, path + ".tmp"));
+  std::string buf = "urlguard-entries 1\nlist " + list + "\nversion " + std::to_string(version) +
+                    "\nurl-entries " + std::to_string(url_entries) + "\n";
+  uint64_t n = 0;
+  ClearRecord c;
+  for (;;) {
+    URLGUARD_ASSIGN_OR_RETURN(bool has, clear->Next(&c));
+    if (!has) break;
+    buf += c.kind == 0 ? "domain " : "ip ";
+    buf += c.view();
+    buf += '\n';
+    ++n;
+    if (buf.size() >= (size_t{1} << 20)) {
+      URLGUARD_RETURN_IF_ERROR(file->Append(buf));
+      buf.clear();
+    }
+  }
+  buf += "end " + std::to_string(n) + "\n";
+  URLGUARD_RETURN_IF_ERROR(file->Append(buf));
+  URLGUARD_RETURN_IF_ERROR(file->Sync());
+  URLGUARD_RETURN_IF_ERROR(file->Close());
+  URLGUARD_RETURN_IF_ERROR(env->RenameFile(path + ".tmp", path));
+  return env->SyncDir(DirName(path));
+}
+
+// The version's full-hash file (format/full_hash_file.h) from records in (sha256, layer) order, streaming.
+// Also records the run in the seen filter the way SeenFilter::RecordRun does (every distinct key queried before
+// any is recorded), streaming: the keys (the first 8 bytes of each SHA-256, so already ascending) are queried as
+// they pass and spooled to tmp/seen.run, then recorded from it.
+Status WriteFullHashesAndSeen(Env* env, const std::string& path, const std::string& tmp_dir, const std::string& list,
+                              uint64_t version, uint64_t expected_records, const std::vector<std::string>& threats,
+                              const std::vector<uint16_t>& final_id, ShaSorter* by_sha, SeenFilter* seen,
+                              SeenRunSummary* run) {
+  URLGUARD_ASSIGN_OR_RETURN(FullHashFileWriter hashes,
+                            FullHashFileWriter::Create(env, path, list, version, threats, expected_records));
+  const std::string seen_run = JoinPath(tmp_dir, "seen.run");
+  URLGUARD_ASSIGN_OR_RETURN(auto keys, RunFileWriter::Create(env, seen_run));
+  *run = SeenRunSummary{};
+  bool have_last = false;
+  uint64_t last = 0;
+  KeyRecord r;
+  Sha256Digest sha;
+  for (;;) {
+    URLGUARD_ASSIGN_OR_RETURN(bool has, by_sha->Next(&r));
+    if (!has) break;
+    std::memcpy(sha.data(), r.sha256, 32);
+    URLGUARD_RETURN_IF_ERROR(hashes.Add(sha, static_cast<LayerKind>(r.layer), final_id[r.threat]));
+    const uint64_t key = DigestPrefix64(sha);
+    ++run->keys;
+    if (have_last && key == last) {
+      ++run->duplicates;
+      continue;
+    }
+    have_last = true;
+    last = key;
+    ++run->distinct;
+    if (seen == nullptr) continue;
+    if (seen->Query(key).seen_before) {
+      ++run->seen_before;
+    } else {
+      ++run->new_keys;
+    }
+    URLGUARD_RETURN_IF_ERROR(keys->Append(&key, sizeof(key)));
+  }
+  URLGUARD_RETURN_IF_ERROR(keys->Close());
+  URLGUARD_RETURN_IF_ERROR(hashes.Finish());
+  if (seen != nullptr) {
+    URLGUARD_ASSIGN_OR_RETURN(auto reader, RunFileReader::Open(seen_run, sizeof(uint64_t), kMinRunReadBuffer));
+    uint64_t key;
+    for (;;) {
+      URLGUARD_ASSIGN_OR_RETURN(bool has, reader->Next(&key));
+      if (!has) break;
+      (void)seen->Record(key);
+    }
+  }
+  (void)env->RemoveFile(seen_run);
+  return Status::Ok();
+}
+
+// The new version's number: one more than the last version the store committed (fleet mode,
+// publish/version_store.h), else one more than the newest private copy.
+uint64_t AllocateVersion(const VersionStore* store, const CommittedVersion& committed,
+                         const std::vector<uint64_t>& versions) {
+  if (store != nullptr) return committed.version + 1;
+  return versions.empty() ? 1 : versions.back() + 1;
+}
+
+// Step 4: the manifest and its signature, written last so every file they name exists. A client that reads the new
+// manifest with the old signature (or the reverse) sees a bad signature and retries later.
+// With a version store the version exists once the store has committed it; the files below only show it.
+Status CommitManifest(Env* env, const SigningKey& key, const std::string& public_dir, const Manifest& m,
+                      VersionStore* store) {
+  URLGUARD_RETURN_IF_ERROR(ValidateManifest(m));
+  std::string manifest = SerializeManifest(m);
+  std::string signature = MakeManifestSignatureFile(key, manifest);
+  if (store != nullptr) {
+    URLGUARD_RETURN_IF_ERROR(store->CommitVersion({m.list, m.version, manifest, signature, m.state_sha256}));
+  }
+  URLGUARD_RETURN_IF_ERROR(WritePublic(env, JoinPath(public_dir, "manifest.sig"), signature));
+  return WritePublic(env, JoinPath(public_dir, "manifest.json"), manifest);
 }
 
 }  // namespace
@@ -100,7 +381,14 @@ std::string PrivateListDir(const std::string& repo, const std::string& list) {
 
 Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOptions& o, const ProgressFn& progress) {
   if (!IsValidListName(o.list)) return Status::InvalidArgument("list name must be 1-64 bytes of [a-z0-9_-]: " + o.list);
-  if (o.inputs.empty() && !o.entry_source) return Status::InvalidArgument("no inputs");
+  const bool incremental = !o.add_inputs.empty() || !o.remove_inputs.empty();
+  if (incremental && !o.inputs.empty()) {
+    return Status::InvalidArgument("give either inputs (a full version) or added/removed feeds (an incremental one)");
+  }
+  if (o.entry_source && (incremental || !o.inputs.empty())) {
+    return Status::InvalidArgument("entries come from the version store: no inputs or added/removed feeds");
+  }
+  if (!incremental && o.inputs.empty() && !o.entry_source) return Status::InvalidArgument("no inputs");
   if (o.expires_in_seconds <= 0) return Status::InvalidArgument("expiry must be in the future");
   if (o.expires_in_seconds > kMaxManifestLifetimeSeconds) {  // clients refuse longer-lived manifests
     return Status::InvalidArgument("expiry more than " + std::to_string(kMaxManifestLifetimeSeconds) +
@@ -130,7 +418,9 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
   struct EndRun {  // releases the store's lock on every return
     VersionStore* store;
     const std::string& list;
-    ~EndRun() { if (store != nullptr) store->EndPublish(list); }
+    ~EndRun() {
+      if (store != nullptr) store->EndPublish(list);
+    }
   } end_run{o.version_store, o.list};
   // A kill between the store's commit and the manifest write left the public manifest behind: repair it first
   // (the same bytes the store committed), so clients see the committed version whatever this run does.
@@ -145,64 +435,71 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
   PublishReport report;
   const int64_t now = o.now_unix != 0 ? o.now_unix : env->NowUnixSeconds();
 
-  // 1. Read and parse every input; map entries to keys.
-  ListBuilder builder;
-  std::vector<FullHashRecord> hashes;
-  std::vector<uint64_t> seen_keys;
-  EntryList clear;  // the DNS-expressible entries in clear, for DNS exports (publish/entry_list.h)
-  clear.list = o.list;
-  auto take = [&](const EntryKey& k, const std::string& threat) {
-    builder.AddKey(k);
-    if (k.layer == LayerKind::kDomain) {
-      clear.domains.push_back(k.expression.substr(0, k.expression.size() - 1));  // "evil.example/"
-    } else if (k.layer == LayerKind::kIp) {
-      clear.ip_ranges.push_back(k.expression);
-    }
-    Sha256Digest digest = Sha256(k.expression);
-    seen_keys.push_back(DigestPrefix64(digest));
-    FullHashRecord rec;
-    rec.sha256 = digest;
-    rec.list = o.list;
-    rec.layer = k.layer;
-    rec.threat = !threat.empty() && IsValidThreatName(threat) ? threat : threat_default;
-    hashes.push_back(std::move(rec));
-    if (progress && (report.input_entries & 0xffff) == 0) progress(report.input_entries);
-  };
-  for (const FeedSpec& spec : o.inputs) {
-    auto data = ReadFeedFile(env, spec.path);
-    if (!data.ok()) return data.status().WithContext(spec.path);
-    std::vector<FeedEntry> entries;
-    std::vector<FeedProblem> problems;
-    FeedStats stats;
-    Status parsed = ParseFeed(spec, *data, &entries, &problems, &stats);
-    if (!parsed.ok()) return parsed.WithContext(spec.path);
-    report.input_lines += stats.lines;
-    report.rejected += problems.size();
-    for (FeedProblem& p : problems) {
+  // 0. Scratch space: a killed run's spill files are removed here.
+  const std::string tmp_dir = JoinPath(o.repo_dir, "private/tmp");
+  URLGUARD_RETURN_IF_ERROR(RemoveTree(env, tmp_dir));
+  URLGUARD_RETURN_IF_ERROR(env->CreateDirs(tmp_dir, /*private_dir=*/true));
+  const int threads = std::max(1, o.threads);
+  const size_t budget = std::max(o.memory_budget, kMinSortBudget * 4);
+
+  // 1. Read and parse every input into sorted runs of fixed-size records (publish/ingest.h).
+  IngestOptions io;
+  io.threads = threads;
+  io.block_bytes = o.block_bytes != 0 ? o.block_bytes : kDefaultIngestBlockBytes;
+  io.default_threat = threat_default;
+  io.max_problems = kMaxReportedFeedProblems;
+  const std::function<void(uint64_t)> progress_fn = progress ? std::function<void(uint64_t)>(progress) : nullptr;
+  auto add_report = [&](IngestReport& in) {
+    report.input_lines += in.lines;
+    report.input_entries += in.entries;
+    report.rejected += in.rejected;
+    for (FeedProblem& p : in.problems) {
       if (report.problems.size() < kMaxReportedFeedProblems) report.problems.push_back(std::move(p));
     }
-    for (const FeedEntry& e : entries) {
-      ++report.input_entries;
-      auto k = EntryKeyFor(e.value);
-      if (!k.ok()) {
-        ++report.rejected;
-        if (report.problems.size() < kMaxReportedFeedProblems) {
-          report.problems.push_back(FeedProblem{spec.path, e.line, k.status().message()});
-        }
-        continue;
-      }
-      take(*k, e.threat);
+  };
+  ThreatTable threats;
+  KeySorter keys(env, {tmp_dir, "keys", budget / 10 * 4, threads});
+  ClearSorter clear(env, {tmp_dir, "clear", budget / 10 * 2, threads});
+  {
+    // Incremental: the added feeds come after the state (their records win over the state's), numbered from 1.
+    io.first_feed_index = incremental ? 1 : 0;
+    IngestReport ingest;
+    if (o.entry_source) {
+      // Fleet mode: the store's live entries (already canonical keys), numbered in the order they come.
+      uint64_t n = 0;
+      Status added = Status::Ok();
+      URLGUARD_RETURN_IF_ERROR(o.entry_source([&](const EntryKey& k, const std::string& threat) {
+        if (!added.ok()) return;
+        ++ingest.entries;
+        const std::string& name = !threat.empty() && IsValidThreatName(threat) ? threat : threat_default;
+        added = AddEntryRecord(k, name, MakeSeq(0, ++n), /*writer=*/0, &threats, &keys, &clear);
+        if (progress_fn && (n & 0xffff) == 0) progress_fn(n);
+      }));
+      URLGUARD_RETURN_IF_ERROR(added);
+    } else {
+      URLGUARD_RETURN_IF_ERROR(IngestFeeds(env, incremental ? o.add_inputs : o.inputs, io, &threats, &keys, &clear,
+                                           &ingest, progress_fn));
     }
+    add_report(ingest);
   }
-  if (o.entry_source) {
-    URLGUARD_RETURN_IF_ERROR(o.entry_source([&](const EntryKey& k, const std::string& threat) {
-      ++report.input_entries;
-      take(k, threat);
-    }));
+  if (!incremental && keys.added() == 0) return Status::InvalidArgument("no valid entry in the inputs");
+  URLGUARD_RETURN_IF_ERROR(keys.Finish());
+  URLGUARD_RETURN_IF_ERROR(clear.Finish());
+  // Removed entries (incremental): their own small sorters; threat names do not matter for a removal.
+  ThreatTable removed_threats;
+  KeySorter removed_keys(env, {tmp_dir, "rmkeys", budget / 10, threads});
+  ClearSorter removed_clear(env, {tmp_dir, "rmclear", budget / 20, threads});
+  if (incremental) {
+    IngestReport ingest;
+    io.first_feed_index = 1 + o.add_inputs.size();
+    URLGUARD_RETURN_IF_ERROR(IngestFeeds(env, o.remove_inputs, io, &removed_threats, &removed_keys, &removed_clear,
+                                         &ingest, progress_fn));
+    add_report(ingest);
+    URLGUARD_RETURN_IF_ERROR(removed_keys.Finish());
+    URLGUARD_RETURN_IF_ERROR(removed_clear.Finish());
   }
-  if (builder.added() == 0) return Status::InvalidArgument("no valid entry in the inputs");
 
-  // 2. The previous version, its universes, and the new version number.
+  // 2. The version number (and the previous versions: diff bases and universes).
   std::vector<uint64_t> versions = PrivateVersions(env, private_dir);
   if (o.version_store != nullptr) {  // copies above the last committed version are a killed run's leftovers
     std::erase_if(versions, [&](uint64_t v) { return v > committed.version; });
@@ -213,11 +510,62 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
     if (!s.ok()) return s.status();
     previous.push_back(std::move(s).value());
   }
-  const uint64_t version = o.version_store != nullptr ? committed.version + 1
-                           : versions.empty()         ? 1
-                                                      : versions.back() + 1;
+  const uint64_t version = AllocateVersion(o.version_store, committed, versions);
   report.version = version;
   report.first_version = previous.empty();
+
+  // 3. The merged records, in (layer, key) order: a scratch copy with provisional threat ids (the union of every
+  // name in play), the counts, the threat names actually used, and the second order (by SHA-256).
+  std::unique_ptr<StateFileReader> old_state;
+  std::unique_ptr<EntryListReader> old_entries;
+  std::vector<std::string> union_threats = threats.names();  // provisional id = position
+  std::vector<uint16_t> old_to_union;
+  if (incremental) {
+    if (versions.empty()) {
+      return Status::FailedPrecondition("an incremental version needs a previous one: publish with --input first");
+    }
+    const uint64_t base = versions.back();
+    URLGUARD_ASSIGN_OR_RETURN(old_state, StateFileReader::Open(JoinPath(private_dir, StateFileName(base))));
+    URLGUARD_ASSIGN_OR_RETURN(old_entries, EntryListReader::Open(JoinPath(private_dir, EntryListFileName(base))));
+    for (const std::string& name : old_state->threats()) {
+      auto at = std::find(union_threats.begin(), union_threats.end(), name);
+      old_to_union.push_back(static_cast<uint16_t>(at - union_threats.begin()));
+      if (at == union_threats.end()) union_threats.push_back(name);
+    }
+    if (union_threats.size() > kMaxThreatNames) return Status::ResourceExhausted("too many threat names");
+  }
+  VersionMerge merged_keys(old_state.get(), old_to_union, incremental ? &removed_keys : nullptr, &keys);
+  ShaSorter by_sha(env, {tmp_dir, "sha", budget / 10 * 4, 1});
+  LayerCounts counts;
+  std::vector<bool> used(union_threats.size());
+  const std::string merged_path = JoinPath(tmp_dir, "merged.run");
+  {
+    URLGUARD_ASSIGN_OR_RETURN(auto merged, RunFileWriter::Create(env, merged_path));
+    KeyRecord r;
+    for (;;) {
+      URLGUARD_ASSIGN_OR_RETURN(bool has, merged_keys.Next(&r));
+      if (!has) break;
+      r.seq = 0;
+      used[r.threat] = true;
+      counts.Add(r);
+      URLGUARD_RETURN_IF_ERROR(merged->Append(&r, sizeof(r)));
+      URLGUARD_RETURN_IF_ERROR(by_sha.Add(0, r));
+    }
+    URLGUARD_RETURN_IF_ERROR(merged->Close());
+  }
+  if (counts.total() == 0) return Status::InvalidArgument("no valid entry in the new version");
+  std::vector<std::string> final_threats;
+  for (size_t i = 0; i < union_threats.size(); ++i) {
+    if (used[i]) final_threats.push_back(union_threats[i]);
+  }
+  std::sort(final_threats.begin(), final_threats.end());
+  std::vector<uint16_t> final_id(union_threats.size());
+  for (size_t i = 0; i < union_threats.size(); ++i) {
+    final_id[i] = static_cast<uint16_t>(std::lower_bound(final_threats.begin(), final_threats.end(),
+                                                         union_threats[i]) - final_threats.begin());
+  }
+  report.spilled_runs = keys.spilled_runs() + clear.spilled_runs() + removed_keys.spilled_runs() +
+                        removed_clear.spilled_runs();
 
   BuildOptions bo;
   bo.list_name = o.list;
@@ -226,35 +574,32 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
   bo.fp_rate = o.fp_rate;
   for (int li = 0; li < kLayerKindCount; ++li) {
     LayerKind kind = static_cast<LayerKind>(li);
-    uint64_t needed = builder.UniverseFor(kind, o.fp_rate);
+    uint64_t needed = UniverseForCount(kind, counts.total(), counts.ip_prefixes, o.fp_rate);
     uint64_t prev = previous.empty() ? 0 : LayerUniverse(previous.back().view, kind);
     if (prev != 0 && prev >= needed && static_cast<double>(prev) <= kMaxUniverseSlack * static_cast<double>(needed)) {
       bo.universe_override[li] = prev;
     } else {
       double u = std::ceil(static_cast<double>(needed) * kUniverseHeadroom);
       bo.universe_override[li] = u >= 9.2e18 ? (uint64_t{1} << 63) : static_cast<uint64_t>(u);
-      if (prev != 0) report.universe_changed = true;
+      if (prev != 0 && counts.entries[li] != 0) report.universe_changed = true;
     }
   }
-  LayerBuildStats stats[3];
-  auto content = builder.Finish(bo, stats);
-  if (!content.ok()) return content.status();
-  for (int li = 0; li < 3; ++li) report.entries[li] = stats[li].entries;
-  auto snapshot = BuildSnapshot(*content);
-  if (!snapshot.ok()) return snapshot.status();
-  report.snapshot_bytes = snapshot->size();
-  URLGUARD_RETURN_IF_ERROR(WriteFileAtomic(env, JoinPath(private_dir, std::to_string(version) + ".ugs"), *snapshot));
-  clear.version = version;
-  clear.url_entries = stats[static_cast<int>(LayerKind::kUrl)].entries;
-  URLGUARD_RETURN_IF_ERROR(
-      WriteFileAtomic(env, JoinPath(private_dir, EntryListFileName(version)), SerializeEntryList(std::move(clear))));
-
-  std::vector<uint64_t> new_fps[3];
-  IpPrefixLengths ip_prefixes;
-  for (const LayerContent& l : content->layers) {
-    new_fps[static_cast<int>(l.kind)] = l.fingerprints;
-    if (l.kind == LayerKind::kIp) ip_prefixes = l.ip_prefixes;
-  }
+  for (int li = 0; li < 3; ++li) report.entries[li] = counts.entries[li];
+  // The private state file (final threat ids), counting each layer's distinct fingerprints on the way (distinct
+  // keys may share one: the snapshot writer needs the exact count up front).
+  const std::string state_path = JoinPath(private_dir, StateFileName(version));
+  uint64_t fp_counts[3] = {0, 0, 0};
+  URLGUARD_RETURN_IF_ERROR(WriteStateFile(env, merged_path, state_path, o.list, version, final_threats, final_id,
+                                          bo.universe_override, fp_counts));
+  (void)env->RemoveFile(merged_path);
+  const std::string snapshot_path = JoinPath(private_dir, std::to_string(version) + ".ugs");
+  URLGUARD_ASSIGN_OR_RETURN(Sha256Digest state_hash,
+                            WriteSnapshotFromState(env, state_path, snapshot_path, bo, counts, fp_counts));
+  ClearVersionMerge merged_clear(old_entries.get(), incremental ? &removed_clear : nullptr, &clear);
+  URLGUARD_RETURN_IF_ERROR(WriteEntryListFrom(env, JoinPath(private_dir, EntryListFileName(version)), o.list, version,
+                                              counts.entries[static_cast<int>(LayerKind::kUrl)], &merged_clear));
+  URLGUARD_ASSIGN_OR_RETURN(OpenSnapshot current, OpenPrivateSnapshot(env, private_dir, version));
+  report.snapshot_bytes = current.file->size();
 
   // 3. Static files: snapshot, then diffs from each kept version whose universes match.
   Manifest m;
@@ -264,42 +609,37 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
   m.expires_unix = now + o.expires_in_seconds;
   m.min_wait_seconds = o.min_wait_seconds;
   m.emergency = o.emergency;
-  SnapshotView new_view = *SnapshotView::Open(reinterpret_cast<const uint8_t*>(snapshot->data()), snapshot->size(), false);
-  m.state_sha256 = new_view.checksum();
-  m.state_bytes = snapshot->size();
-  m.ip_prefix_lengths = ip_prefixes.bits;
+  m.state_sha256 = state_hash;
+  m.state_bytes = current.file->size();
+  m.ip_prefix_lengths = counts.ip_prefixes.bits;
   for (int li = 0; li < 3; ++li) {
-    m.entries[li] = new_fps[li].size();
-    m.universe[li] = new_fps[li].empty() ? 0 : bo.universe_override[li];
+    m.entries[li] = fp_counts[li];
+    m.universe[li] = fp_counts[li] == 0 ? 0 : bo.universe_override[li];
   }
-  std::string wire = DeflateBytes(*snapshot, kDeflateLevel);
-  report.snapshot_wire_bytes = wire.size();
   m.snapshot.path = SnapshotName(version);
-  m.snapshot.size = wire.size();
-  m.snapshot.sha256 = Sha256(wire);
-  m.snapshot.inflated_size = snapshot->size();
-  URLGUARD_RETURN_IF_ERROR(WritePublic(env, JoinPath(public_dir, m.snapshot.path), wire));
+  URLGUARD_RETURN_IF_ERROR(WriteDeflated(env, JoinPath(public_dir, m.snapshot.path), *current.file, &m.snapshot));
+  report.snapshot_wire_bytes = m.snapshot.size;
 
   for (const OpenSnapshot& prev : previous) {
     Diff diff;
     diff.list_name = o.list;
     diff.from_version = prev.version;
     diff.to_version = version;
-    bool compatible = true;
+    // Fingerprints of another key hash (a format 1 snapshot) are other numbers: no diff, the snapshot instead.
+    bool compatible = prev.view.key_hash() == current.view.key_hash();
     uint64_t changed = 0;
     for (int li = 0; li < 3 && compatible; ++li) {
       LayerKind kind = static_cast<LayerKind>(li);
       const LayerView* old_layer = prev.view.layer(kind);
       if (old_layer != nullptr && old_layer->filter != FilterKind::kFingerprintArray) compatible = false;
       uint64_t old_u = LayerUniverse(prev.view, kind);
-      uint64_t new_u = new_fps[li].empty() ? 0 : bo.universe_override[li];
+      uint64_t new_u = fp_counts[li] == 0 ? 0 : bo.universe_override[li];
       if (old_u == 0 && new_u == 0) continue;
       if (old_u != 0 && new_u != 0 && old_u != new_u) {
         compatible = false;
         break;
       }
-      std::vector<uint64_t> old_fps = LayerFingerprints(prev.view, kind);
-      LayerDiff d = MakeLayerDiff(kind, new_u != 0 ? new_u : old_u, old_fps, new_fps[li]);
+      LayerDiff d = StreamLayerDiff(kind, new_u != 0 ? new_u : old_u, old_layer, current.view.layer(kind));
       changed += d.added.size() + d.removed_positions.size();
       if (&prev == &previous.back()) {
         report.added[li] = d.added.size();
@@ -310,49 +650,42 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
     if (!compatible || !ValidateDiff(diff).ok()) continue;
     std::string bytes = EncodeDiff(diff);
     if (bytes.size() > kMaxDiffBytes) continue;  // clients take the snapshot instead
-    std::string z = DeflateBytes(bytes, kDeflateLevel);
     ManifestDiff md;
     md.from_version = prev.version;
     md.file.path = DiffName(prev.version, version);
-    md.file.size = z.size();
-    md.file.sha256 = Sha256(z);
-    md.file.inflated_size = bytes.size();
-    URLGUARD_RETURN_IF_ERROR(WritePublic(env, JoinPath(public_dir, md.file.path), z));
+    URLGUARD_RETURN_IF_ERROR(WriteDeflated(env, JoinPath(public_dir, md.file.path), bytes, &md.file));
     m.diffs.push_back(md);
-    report.diffs.push_back({prev.version, z.size(), changed});
+    report.diffs.push_back({prev.version, md.file.size, changed});
   }
 
-  // 4. The manifest and its signature: written last, so every file they name exists. A client that reads the new
-  // manifest with the old signature (or the reverse) sees a bad signature and retries later.
-  URLGUARD_RETURN_IF_ERROR(ValidateManifest(m));
-  std::string manifest = SerializeManifest(m);
-  std::string signature = MakeManifestSignatureFile(key, manifest);
-  if (o.version_store != nullptr) {  // the version exists once committed; the files below only show it
-    URLGUARD_RETURN_IF_ERROR(o.version_store->CommitVersion({o.list, version, manifest, signature, m.state_sha256}));
-  }
-  URLGUARD_RETURN_IF_ERROR(WritePublic(env, JoinPath(public_dir, "manifest.sig"), signature));
-  report.manifest_path = JoinPath(public_dir, "manifest.json");
-  URLGUARD_RETURN_IF_ERROR(WritePublic(env, report.manifest_path, manifest));
-  // The signed index of every list the repository serves (docs/list-index.md), now naming this version.
-  URLGUARD_RETURN_IF_ERROR(WriteListIndex(env, key, o.repo_dir, now));
-
-  // 5. Full hashes for the verify API (V.ugh, docs/full-hash-format.md; servers pick it up by themselves), and
-  // the seen filter (a version store keeps the seen counts itself). Older versions' .ugh files go: a server that
-  // still maps one keeps its mapping.
-  URLGUARD_RETURN_IF_ERROR(
-      WriteFullHashList(env, JoinPath(private_dir, FullHashFileName(version)), o.list, version, &hashes));
-  for (uint64_t v : versions) (void)env->RemoveFile(JoinPath(private_dir, FullHashFileName(v)));
-  if (o.version_store == nullptr) {
+  // 4. Full hashes for the verify API (V.ugh, docs/full-hash-format.md; servers pick it up by themselves), before
+  // the manifest, so that no client holds a version whose hashes no server can confirm; and the seen filter (a
+  // version store keeps the seen counts itself). Older versions' .ugh files go: a server that still maps one keeps
+  // its mapping.
+  URLGUARD_RETURN_IF_ERROR(by_sha.Finish());
   const std::string seen_path = JoinPath(o.repo_dir, "private/seen.bin");
-  auto seen = SeenFilter::Load(env, seen_path);
-  if (!seen.ok() && seen.status().code() != StatusCode::kNotFound) return seen.status();
-  SeenFilter filter = seen.ok() ? std::move(seen).value()
-                                : SeenFilter::Create(kSeenInitialCapacity, kSeenFpRate, kSeenCountEps, kSeenCountDelta);
-  SeenRunSummary run = filter.RecordRun(seen_keys);
+  std::optional<SeenFilter> filter;
+  if (o.version_store == nullptr) {
+    auto seen = SeenFilter::Load(env, seen_path);
+    if (!seen.ok() && seen.status().code() != StatusCode::kNotFound) return seen.status();
+    filter.emplace(seen.ok() ? std::move(seen).value()
+                             : SeenFilter::Create(kSeenInitialCapacity, kSeenFpRate, kSeenCountEps, kSeenCountDelta));
+  }
+  SeenRunSummary run;
+  URLGUARD_RETURN_IF_ERROR(WriteFullHashesAndSeen(env, JoinPath(private_dir, FullHashFileName(version)), tmp_dir,
+                                                  o.list, version, counts.total(), final_threats, final_id, &by_sha,
+                                                  filter ? &*filter : nullptr, &run));
+  for (uint64_t v : versions) (void)env->RemoveFile(JoinPath(private_dir, FullHashFileName(v)));
   report.new_keys = run.new_keys;
   report.seen_before = run.seen_before;
-  URLGUARD_RETURN_IF_ERROR(filter.Save(env, seen_path));
-  }
+  if (filter) URLGUARD_RETURN_IF_ERROR(filter->Save(env, seen_path));
+
+  // 5. The manifest and its signature: written last, so every file they name exists. A client that reads the new
+  // manifest with the old signature (or the reverse) sees a bad signature and retries later.
+  report.manifest_path = JoinPath(public_dir, "manifest.json");
+  URLGUARD_RETURN_IF_ERROR(CommitManifest(env, key, public_dir, m, o.version_store));
+  // The signed index of every list the repository serves (docs/list-index.md), now naming this version.
+  URLGUARD_RETURN_IF_ERROR(WriteListIndex(env, key, o.repo_dir, now));
 
   // 6. Forget what no manifest names: private copies beyond the last `keep` diff bases, public files other than
   // the current manifest's (the previous snapshot is kept one more version for clients mid-download).
@@ -360,6 +693,7 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
     if (v + o.keep < version) {
       (void)env->RemoveFile(JoinPath(private_dir, std::to_string(v) + ".ugs"));
       (void)env->RemoveFile(JoinPath(private_dir, EntryListFileName(v)));
+      (void)env->RemoveFile(JoinPath(private_dir, StateFileName(v)));
     }
   }
   auto names = env->ListDir(public_dir);
@@ -372,6 +706,7 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
       if (!keep) (void)env->RemoveFile(JoinPath(public_dir, n));
     }
   }
+  (void)RemoveTree(env, tmp_dir);
   return report;
 }
 

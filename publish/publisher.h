@@ -11,7 +11,9 @@
 //   REPO/public/v1/lists/LIST/LIST.rpz             the DNS export, when made (publish/rpz_export.h)
 //   REPO/private/lists/LIST/V.ugs                  the publisher's own copies of recent versions (diff bases)
 //   REPO/private/lists/LIST/V.entries              their domain and ip entries in clear (publish/entry_list.h)
+//   REPO/private/lists/LIST/V.state                every entry's record, sorted (publish/state_file.h)
 //   REPO/private/lists/LIST/V.ugh                  full hashes of version V for the verify API (format/full_hash_file.h)
+//   REPO/private/tmp/                              spilled sort runs of a run in progress (emptied at start)
 //   REPO/private/seen.bin                          the "seen before?" filter (publish/seen_filter.h)
 //   REPO/private/publish.lock                      one publisher at a time
 // Only public/ is ever served.
@@ -47,7 +49,12 @@ constexpr size_t kMaxReportedFeedProblems = 200;
 struct PublishOptions {
   std::string repo_dir;
   std::string list;
-  std::vector<FeedSpec> inputs;
+  std::vector<FeedSpec> inputs;         // a full version: the list's whole content
+  // An incremental version (when either is set; `inputs` must then be empty): the previous version's state
+  // (REPO/private/lists/LIST/V.state) minus the entries of `remove_inputs` plus those of `add_inputs`. Gives the
+  // same files as a full version from the resulting content.
+  std::vector<FeedSpec> add_inputs;
+  std::vector<FeedSpec> remove_inputs;
   int64_t expires_in_seconds = 24 * 3600;
   uint32_t keep = 5;                // diffs from up to this many previous versions
   bool emergency = false;           // manifest policy flag
@@ -66,6 +73,12 @@ struct PublishOptions {
   // When set, the list's entries come from here instead of `inputs` (which must then be empty): called once with
   // a sink taking each entry's key and threat. Used with a version store whose entries are the source of truth.
   std::function<Status(const std::function<void(const EntryKey& key, const std::string& threat)>& sink)> entry_source;
+  // Bytes of sort buffers the run may hold (records of 56 bytes; domain and ip names of 256); above it, sorted
+  // runs spill to REPO/private/tmp/ and are merged (publish/external_sort.h). Peak memory is this plus a fixed
+  // overhead (docs/repository-layout.md, "Memory budget").
+  size_t memory_budget = size_t{1} << 30;
+  int threads = 2;                  // parse, canonicalize and hash on this many threads
+  size_t block_bytes = 0;           // feed read block; 0: kDefaultIngestBlockBytes
 };
 
 struct PublishReport {
@@ -90,6 +103,7 @@ struct PublishReport {
   };
   std::vector<DiffInfo> diffs;
   std::string manifest_path;
+  size_t spilled_runs = 0;           // sorted runs written to disk (0: everything fit in the budget)
 };
 
 // Called now and then with the number of entries processed so far.

@@ -4,10 +4,12 @@
 //
 //   urlguard-publish build   --list NAME --input [FORMAT:]FILE... --out SNAPSHOT [--fp-rate P] [--filter KIND]
 //   urlguard-publish keygen  --out DIR
-//   urlguard-publish publish --repo DIR --key PRIVATE.pem --list NAME --input [FORMAT:]FILE...
+//   urlguard-publish publish --repo DIR --key PRIVATE.pem --list NAME (--input [FORMAT:]FILE... |
+//                            --add [FORMAT:]FILE... --remove [FORMAT:]FILE...)
 //                            [--expires-in 24h] [--keep K] [--emergency on|off] [--fp-rate P] [--threat T]
 //   urlguard-publish publish --state postgresql://... --repo DIR --key PRIVATE.pem --list NAME [options as above]
 //   urlguard-publish ingest  --state postgresql://... --list NAME --input [FORMAT:]FILE... [--threat T] [--add-only]
+//                            [--memory-budget BYTES|NM|NG] [--threads N]
 //   urlguard-publish seen    --repo DIR ENTRY...   |   seen --state postgresql://... ENTRY...
 //   urlguard-publish rotate  --key OLD.pem --new-key NEW.pub.pem --out STATEMENT [--not-before UNIX]
 //                            [--grace SECONDS] [--reset LIST=VERSION ...]
@@ -96,7 +98,28 @@ int RunKeygen(const std::string& dir) {
 
 int RunPublish(const std::string& repo, const std::string& key_path, const std::string& list,
                const std::vector<std::string>& inputs, const std::string& expires_in, uint32_t keep,
-               const std::string& emergency, double fp_rate, const std::string& threat, const std::string& state) {
+               const std::string& emergency, double fp_rate, const std::string& threat,
+               const std::string& memory_budget, int threads, const std::vector<std::string>& add,
+               const std::vector<std::string>& remove, const std::string& state) {
+  // --memory-budget: bytes, or a number with K, M or G (powers of 1024).
+  uint64_t budget = 0;
+  {
+    size_t used = 0;
+    unsigned long long n = 0;
+    try {
+      n = std::stoull(memory_budget, &used);
+    } catch (...) {
+      used = 0;
+    }
+    std::string unit = memory_budget.substr(used);
+    int shift = unit.empty() ? 0 : unit == "K" || unit == "k" ? 10 : unit == "M" || unit == "m" ? 20
+                                 : unit == "G" || unit == "g" ? 30 : -1;
+    if (used == 0 || shift < 0 || n == 0 || n > (uint64_t{1} << (62 - shift))) {
+      std::cerr << "urlguard-publish: --memory-budget takes bytes or a number with K, M or G (e.g. 512M, 2G)\n";
+      return 4;
+    }
+    budget = n << shift;
+  }
   auto expires = urlguard::ParseDurationSeconds(expires_in);
   if (!expires.ok()) {
     std::cerr << "urlguard-publish: --expires-in takes a duration such as 90m, 24h or 7d\n";
@@ -114,6 +137,10 @@ int RunPublish(const std::string& repo, const std::string& key_path, const std::
   o.fp_rate = fp_rate;
   o.default_threat = threat;
   o.state = state;
+  o.add = add;
+  o.remove = remove;
+  o.memory_budget = static_cast<size_t>(budget);
+  o.threads = threads;
   o.progress = [&](uint64_t n) { progress.Show(n); };
   auto report = urlguard::PublishList(o);
   progress.Done();
@@ -248,6 +275,9 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", urlguard::VersionString("urlguard-publish"),
                        "print the version and the format versions");
   app.require_subcommand(1);
+  std::string memory_budget = "1G";
+  std::vector<std::string> add_feeds, remove_feeds;
+  int threads = 2;
   std::string list, out, filter = "fingerprint-array", repo, key, expires_in = "24h", emergency = "off", threat;
   std::string state;
   bool add_only = false;
@@ -288,12 +318,24 @@ int main(int argc, char** argv) {
   publish->add_option("--state", state,
                       "postgresql://... : entries, versions and seen counts in PostgreSQL (docs/postgres-schema.md); "
                       "no --input then (use ingest). Default: files in --repo");
+  publish->add_option("--add", add_feeds, "incremental version: [FORMAT:]FILE of entries to add (repeatable)")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  publish->add_option("--remove", remove_feeds, "incremental version: [FORMAT:]FILE of entries to remove (repeatable)")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   publish->add_option("--expires-in", expires_in, "how long clients may serve this version (default 24h)");
   publish->add_option("--keep", keep, "diffs from this many previous versions (default 5)");
   publish->add_option("--emergency", emergency, "on: clients treat local hits as malicious without verifying")
       ->check(CLI::IsMember({"on", "off"}));
   publish->add_option("--fp-rate", fp_rate, "target false-positive rate per URL (default 0.001)");
   publish->add_option("--threat", threat, "threat type for entries whose feed names none (default: the list name)");
+  publish->add_option("--memory-budget", memory_budget,
+                      "sort memory; above it sorted runs spill to REPO/private/tmp (bytes, or 512M, 2G; default 1G)");
+  publish->add_option("--threads", threads, "parse and hash on this many threads (default 2)")
+      ->check(CLI::Range(1, 64));
 
   auto* ingest = app.add_subcommand("ingest", "ingest feeds into the PostgreSQL state (then publish --state)");
   ingest->add_option("--state", state, "postgresql://... connection URI")->required();
@@ -346,11 +388,12 @@ int main(int argc, char** argv) {
   if (*build) return RunBuild(list, inputs, out, fp_rate, filter, version);
   if (*keygen) return RunKeygen(out);
   if (*publish) {
-    if (inputs.empty() && state.empty()) {
-      std::cerr << "urlguard-publish: publish needs --input (or --state postgresql://...)\n";
+    if (inputs.empty() && add_feeds.empty() && remove_feeds.empty() && state.empty()) {
+      std::cerr << "urlguard-publish: publish needs --input, --add/--remove, or --state postgresql://...\n";
       return 4;
     }
-    return RunPublish(repo, key, list, inputs, expires_in, keep, emergency, fp_rate, threat, state);
+    return RunPublish(repo, key, list, inputs, expires_in, keep, emergency, fp_rate, threat, memory_budget, threads,
+                      add_feeds, remove_feeds, state);
   }
   if (*ingest) return RunIngest(state, list, inputs, threat, add_only);
   if (*seen) {

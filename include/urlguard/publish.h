@@ -123,12 +123,19 @@ struct ListPublishOptions {
   std::string repo_dir;              // required; created when missing
   std::string private_key_path;      // required: the signing key PEM (GenerateKeyPair)
   std::string list;                  // required: [a-z0-9_-]
-  std::vector<std::string> inputs;   // required: feed arguments
+  std::vector<std::string> inputs;   // feed arguments: the list's whole content (a full version)
+  // Or an incremental version: the previous version minus the entries of `remove` plus those of `add`
+  // (docs/feeds.md, "Incremental versions"); `inputs` must then be empty.
+  std::vector<std::string> add;
+  std::vector<std::string> remove;
   int64_t expires_in_seconds = 24 * 3600;  // how long clients may serve this version
   uint32_t keep = 5;                 // diffs from up to this many previous versions
   bool emergency = false;            // clients treat local hits as malicious without verifying
   double fp_rate = 0.001;
   std::string default_threat;        // for entries whose feed names none; empty = the list name
+  // Sort buffers the run may hold; above it sorted runs spill to REPO/private/tmp/ (docs/repository-layout.md).
+  size_t memory_budget = size_t{1} << 30;
+  int threads = 2;                   // parse, canonicalize and hash on this many threads
   PublishProgressFn progress;        // optional
   Env* env = nullptr;
   // Where the list's state lives. Empty (the default): files in repo_dir and `inputs` are the list's whole

@@ -1,0 +1,283 @@
+// Copyright urlguard authors.
+//
+// The publisher at scale, in small: a publish that spills under a tight memory budget gives byte-identical files to
+// one that fits in memory; a bad line is reported with its line number across feed blocks; a publisher killed
+// while spilling leaves the previous version serving and no stray files after its next run.
+#include "publish/publisher.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "publish/state_file.h"
+#include "tests/test_util.h"
+
+namespace urlguard {
+namespace {
+
+// Deterministic feed of `n` entries: URLs, domains and addresses, with some duplicates.
+std::string WriteFeed(const std::string& dir, const std::string& name, uint64_t n, uint64_t salt = 0) {
+  std::string path = dir + "/" + name;
+  std::ofstream f(path);
+  for (uint64_t i = 0; i < n; ++i) {
+    uint64_t x = (i * 2654435761u + salt) % (n * 4 + 7);
+    switch (i % 8) {
+      case 0: f << "d" << x << ".example\n"; break;
+      case 1: f << "10." << (x >> 16 & 255) << "." << (x >> 8 & 255) << "." << (x & 255) << "\n"; break;
+      case 2: f << "http://h" << (x % 997) << ".example/p/" << i << "\n"; break;  // repeats across i
+      default: f << "https://site" << x << ".example/a/b?q=" << (x % 13) << "\n"; break;
+    }
+  }
+  return path;
+}
+
+PublishOptions Options(const std::string& repo, std::vector<std::string> feeds, size_t budget, int64_t now) {
+  PublishOptions o;
+  o.repo_dir = repo;
+  o.list = "phishing";
+  for (const std::string& f : feeds) o.inputs.push_back(FeedSpec{FeedFormat::kPlain, "", f});
+  o.now_unix = now;
+  o.memory_budget = budget;
+  return o;
+}
+
+std::string Read(const std::string& path) { return testing::ReadFileOrDie(path); }
+
+// Every file a version consists of, public and private (the SQLite store is compared by content elsewhere).
+void ExpectSameVersion(const std::string& a, const std::string& b, uint64_t v) {
+  const std::string pub = "/public/v1/lists/phishing/";
+  const std::string priv = "/private/lists/phishing/";
+  for (const std::string& name : {pub + "manifest.json", pub + "manifest.sig",
+                                  pub + "snapshot-" + std::to_string(v) + ".ugs.z",
+                                  priv + std::to_string(v) + ".ugs", priv + std::to_string(v) + ".entries",
+                                  priv + StateFileName(v)}) {
+    EXPECT_TRUE(Read(a + name) == Read(b + name)) << name << " differs";
+  }
+}
+
+SigningKey TestKey() { return std::move(SigningKey::Generate()).value(); }
+
+TEST(PublisherScaleTest, SpillingUnderATightBudgetIsByteIdenticalToInMemory) {
+  testing::TempDir tmp("pubscale");
+  std::string feed = WriteFeed(tmp.path(), "feed.txt", 1'000'000);
+  SigningKey key = TestKey();
+  const std::string big = tmp.path() + "/big", small = tmp.path() + "/small";
+  auto r1 = Publish(Env::Default(), key, Options(big, {feed}, size_t{4} << 30, 1700000000));
+  ASSERT_TRUE(r1.ok()) << r1.status().ToString();
+  EXPECT_EQ(r1->spilled_runs, 0u);
+  auto r2 = Publish(Env::Default(), key, Options(small, {feed}, size_t{16} << 20, 1700000000));
+  ASSERT_TRUE(r2.ok()) << r2.status().ToString();
+  EXPECT_GT(r2->spilled_runs, 2u);
+  EXPECT_EQ(r1->input_entries, 1'000'000u);
+  for (int li = 0; li < 3; ++li) EXPECT_EQ(r1->entries[li], r2->entries[li]);
+  ExpectSameVersion(big, small, 1);
+  // Nothing left in the scratch directory.
+  auto left = Env::Default()->ListDir(small + "/private/tmp");
+  EXPECT_TRUE(!left.ok() || left->empty());
+}
+
+TEST(PublisherScaleTest, ThreadCountDoesNotChangeTheOutput) {
+  testing::TempDir tmp("pubscale");
+  std::string feed = WriteFeed(tmp.path(), "feed.txt", 50'000);
+  SigningKey key = TestKey();
+  PublishOptions one = Options(tmp.path() + "/one", {feed}, size_t{1} << 30, 1700000000);
+  one.threads = 1;
+  one.block_bytes = 4096;
+  PublishOptions two = Options(tmp.path() + "/two", {feed}, size_t{1} << 30, 1700000000);
+  two.threads = 2;
+  two.block_bytes = 4096;
+  ASSERT_TRUE(Publish(Env::Default(), key, one).ok());
+  ASSERT_TRUE(Publish(Env::Default(), key, two).ok());
+  ExpectSameVersion(tmp.path() + "/one", tmp.path() + "/two", 1);
+}
+
+TEST(PublisherScaleTest, BadLinesAreReportedWithTheirLineAcrossBlocks) {
+  testing::TempDir tmp("pubscale");
+  std::string path = tmp.path() + "/feed.txt";
+  {
+    std::ofstream f(path);
+    for (int i = 1; i <= 5000; ++i) {
+      if (i == 1234 || i == 4321) {
+        f << "http://[::1/\n";  // not a URL
+      } else {
+        f << "d" << i << ".example\n";
+      }
+    }
+  }
+  SigningKey key = TestKey();
+  PublishOptions o = Options(tmp.path() + "/repo", {path}, size_t{1} << 30, 1700000000);
+  o.block_bytes = 1000;  // many blocks
+  auto r = Publish(Env::Default(), key, o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->input_lines, 5000u);
+  EXPECT_EQ(r->rejected, 2u);
+  ASSERT_EQ(r->problems.size(), 2u);
+  EXPECT_EQ(r->problems[0].line, 1234u);
+  EXPECT_EQ(r->problems[1].line, 4321u);
+  EXPECT_EQ(r->entries[0], 4998u);
+}
+
+TEST(PublisherScaleTest, KilledWhileSpillingLeavesThePreviousVersionAndNoStrayFiles) {
+  testing::TempDir tmp("pubscale");
+  SigningKey key = TestKey();
+  const std::string repo = tmp.path() + "/repo";
+  std::string small = WriteFeed(tmp.path(), "small.txt", 1000);
+  ASSERT_TRUE(Publish(Env::Default(), key, Options(repo, {small}, size_t{16} << 20, 1700000000)).ok());
+  const std::string manifest = Read(repo + "/public/v1/lists/phishing/manifest.json");
+  std::string big = WriteFeed(tmp.path(), "big.txt", 1'500'000, 99);
+
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    auto r = Publish(Env::Default(), key, Options(repo, {big}, size_t{4} << 20, 1700003600));
+    _exit(r.ok() ? 0 : 1);
+  }
+  // Wait until the child has spilled a run, then kill it.
+  bool spilled = false;
+  for (int i = 0; i < 6000 && !spilled; ++i) {
+    auto names = Env::Default()->ListDir(repo + "/private/tmp");
+    if (names.ok()) {
+      for (const std::string& n : *names) spilled |= n.size() > 4 && n.substr(n.size() - 4) == ".run";
+    }
+    if (!spilled) usleep(5000);
+  }
+  kill(child, SIGKILL);
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(spilled) << "the child never spilled";
+  ASSERT_TRUE(WIFSIGNALED(status));
+  // The previous version still serves.
+  EXPECT_EQ(Read(repo + "/public/v1/lists/phishing/manifest.json"), manifest);
+  EXPECT_FALSE(Env::Default()->ListDir(repo + "/private/tmp")->empty());  // the killed run's leftovers
+
+  auto next = Publish(Env::Default(), key, Options(repo, {small}, size_t{16} << 20, 1700007200));
+  ASSERT_TRUE(next.ok()) << next.status().ToString();
+  EXPECT_EQ(next->version, 2u);
+  auto left = Env::Default()->ListDir(repo + "/private/tmp");
+  EXPECT_TRUE(!left.ok() || left->empty());
+}
+
+std::vector<std::string> Lines(const std::string& path) {
+  std::vector<std::string> out;
+  std::ifstream f(path);
+  for (std::string line; std::getline(f, line);) out.push_back(line);
+  return out;
+}
+
+void WriteLines(const std::string& path, const std::vector<std::string>& lines) {
+  std::ofstream f(path);
+  for (const std::string& l : lines) f << l << "\n";
+}
+
+TEST(PublisherScaleTest, IncrementalVersionEqualsAFullRebuild) {
+  testing::TempDir tmp("pubscale");
+  SigningKey key = TestKey();
+  std::string base = WriteFeed(tmp.path(), "base.txt", 60'000);
+  std::vector<std::string> base_lines = Lines(base);
+  // Remove every 100th line (and one entry never listed); add 700 new entries and 50 already listed.
+  std::vector<std::string> removed, added, rebuilt;
+  for (size_t i = 0; i < base_lines.size(); ++i) {
+    if (i % 100 == 7) {
+      removed.push_back(base_lines[i]);
+    } else {
+      rebuilt.push_back(base_lines[i]);
+    }
+  }
+  removed.push_back("never-listed.example");
+  for (int i = 0; i < 700; ++i) added.push_back("https://added" + std::to_string(i) + ".example/x");
+  for (int i = 0; i < 50; ++i) added.push_back(rebuilt[static_cast<size_t>(i) * 37]);
+  for (const std::string& a : added) rebuilt.push_back(a);
+  const std::string add_path = tmp.path() + "/add.txt", remove_path = tmp.path() + "/remove.txt",
+                    full_path = tmp.path() + "/full.txt";
+  WriteLines(add_path, added);
+  WriteLines(remove_path, removed);
+  WriteLines(full_path, rebuilt);
+
+  const std::string inc = tmp.path() + "/inc", full = tmp.path() + "/full";
+  for (const std::string& repo : {inc, full}) {
+    ASSERT_TRUE(Publish(Env::Default(), key, Options(repo, {base}, size_t{1} << 30, 1700000000)).ok());
+  }
+  PublishOptions io = Options(inc, {}, size_t{4} << 20, 1700003600);  // tight: spills
+  io.add_inputs = {FeedSpec{FeedFormat::kPlain, "", add_path}};
+  io.remove_inputs = {FeedSpec{FeedFormat::kPlain, "", remove_path}};
+  auto ri = Publish(Env::Default(), key, io);
+  ASSERT_TRUE(ri.ok()) << ri.status().ToString();
+  auto rf = Publish(Env::Default(), key, Options(full, {full_path}, size_t{1} << 30, 1700003600));
+  ASSERT_TRUE(rf.ok()) << rf.status().ToString();
+  EXPECT_EQ(ri->version, 2u);
+  EXPECT_EQ(rf->version, 2u);
+  EXPECT_EQ(ri->input_entries, added.size() + removed.size());  // the incremental run read only the changes
+  for (int li = 0; li < 3; ++li) {
+    EXPECT_EQ(ri->entries[li], rf->entries[li]);
+    EXPECT_EQ(ri->added[li], rf->added[li]);
+    EXPECT_EQ(ri->removed[li], rf->removed[li]);
+  }
+  EXPECT_EQ(ri->removed[0] + ri->removed[1] + ri->removed[2], removed.size() - 1);
+  EXPECT_EQ(ri->added[0] + ri->added[1] + ri->added[2], 700u);
+  ExpectSameVersion(inc, full, 2);
+  const std::string pub = "/public/v1/lists/phishing/";
+  EXPECT_TRUE(Read(inc + pub + "diff-1-2.ugd.z") == Read(full + pub + "diff-1-2.ugd.z"));
+  EXPECT_TRUE(Read(inc + "/private/seen.bin") == Read(full + "/private/seen.bin"));
+}
+
+// VmHWM of this process in bytes (0 when /proc is not there).
+uint64_t PeakRssBytes() {
+  std::ifstream f("/proc/self/status");
+  for (std::string line; std::getline(f, line);) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
+  }
+  return 0;
+}
+
+// The fixed overhead on top of the budget that docs/repository-layout.md ("Memory budget") accounts for at 1 M
+// entries: process and libraries, feed blocks in flight, the seen filter, writer buffers, the full-hash index.
+constexpr uint64_t kDocumentedOverheadBytes = uint64_t{64} << 20;
+
+TEST(PublisherScaleTest, PeakMemoryStaysWithinTheBudgetPlusAFixedOverhead) {
+  testing::TempDir tmp("pubscale");
+  std::string feed = WriteFeed(tmp.path(), "feed.txt", 1'000'000);
+  SigningKey key = TestKey();
+  const size_t budget = size_t{32} << 20;
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    close(fds[0]);
+    // Forget the parent's peak (Linux: "5" resets VmHWM to the current RSS).
+    std::ofstream("/proc/self/clear_refs") << "5";
+    uint64_t before = PeakRssBytes();
+    auto r = Publish(Env::Default(), key, Options(tmp.path() + "/repo", {feed}, budget, 1700000000));
+    uint64_t out[3] = {r.ok() ? 1u : 0u, before, PeakRssBytes()};
+    if (r.ok()) out[0] = r->spilled_runs > 0 ? 2 : 1;
+    (void)!write(fds[1], out, sizeof(out));
+    _exit(0);
+  }
+  close(fds[1]);
+  uint64_t got[3] = {0, 0, 0};
+  ASSERT_EQ(read(fds[0], got, sizeof(got)), static_cast<ssize_t>(sizeof(got)));
+  close(fds[0]);
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_EQ(got[0], 2u) << "the publish failed or did not spill";
+  ASSERT_GT(got[2], 0u) << "no VmHWM in /proc/self/status";
+  std::printf("peak RSS %.1f MB (at start %.1f MB), budget %.1f MB, 1 M entries\n", got[2] / 1048576.0,
+              got[1] / 1048576.0, budget / 1048576.0);
+  EXPECT_LT(got[2], budget + kDocumentedOverheadBytes);
+}
+
+TEST(PublisherScaleTest, IncrementalNeedsAPreviousVersion) {
+  testing::TempDir tmp("pubscale");
+  SigningKey key = TestKey();
+  std::string add = WriteFeed(tmp.path(), "add.txt", 10);
+  PublishOptions o = Options(tmp.path() + "/repo", {}, size_t{1} << 30, 1700000000);
+  o.add_inputs = {FeedSpec{FeedFormat::kPlain, "", add}};
+  EXPECT_EQ(Publish(Env::Default(), key, o).status().code(), StatusCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace urlguard
