@@ -124,6 +124,14 @@ struct SnapshotLayout {
 // the file would exceed kMaxSnapshotBytes.
 Status SerializeSnapshotHead(const SnapshotHead& head, std::string* out, SnapshotLayout* layout);
 
+// The header fields a streaming writer (core/snapshot_writer.h) takes; the layers come from its specs.
+struct SnapshotHeaderFields {
+  std::string_view list_name;
+  uint64_t version = 0;
+  int64_t created_unix = 0;
+  KeyHashKind key_hash = KeyHashKind::kXxh3;
+};
+
 // One layer of an open snapshot. Cheap to copy; points into the mapping.
 struct LayerView {
   LayerKind kind = LayerKind::kDomain;
