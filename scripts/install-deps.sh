@@ -12,8 +12,12 @@ packages=(build-essential cmake ninja-build pkg-config git
           unbound bind9-dnsutils prometheus systemd
           # a real HTTP proxy for the --proxy tests; help2man and groff for the man pages (man/)
           tinyproxy help2man groff
+          # PostgreSQL 15: libpq for --state postgresql://, the server binaries for tests/fleet_pg_test (a throwaway cluster)
+          libpq-dev postgresql
           # the Debian packages (debian/, tests/package_test.sh); ccache makes repeated builds of the suites cheap
-          debhelper dh-python dpkg-dev lintian ccache)
+          debhelper dh-python dpkg-dev lintian ccache
+          # the scale and load benchmarks (bench/scale_bench.py): HTTP load and peak RSS of the tools
+          wrk time)
 if [ "${1:-}" = "--with-qt" ]; then
   packages+=(qt6-base-dev qt6-webengine-dev libgl-dev xvfb)
 fi
