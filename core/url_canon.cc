@@ -724,6 +724,94 @@ size_t PathStrings(const CanonicalUrl& url, PathString out[6]) {
   return count;
 }
 
+// ---- fast path ----------------------------------------------------------------------------------------
+//
+// Most URLs a client sees are already canonical: "https://www.example.com/a/b.html?x=1". For those, every rule
+// above is the identity, so checking is enough and the parts are copied out in one pass. FastCanonicalize()
+// takes an input only when it can show that the full algorithm would return exactly its parts; anything else
+// (escapes, upper case, userinfo, ports, dot segments, IPv4-looking hosts, ...) goes the full way.
+// internal::CanonicalizeFullPath() runs the full way alone; url_canon_test.cc and the url_canon fuzz target
+// check that both agree on every input the fast path takes.
+
+// The host bytes the fast path accepts: lower-case letters, digits, '-' and '.' (checked for dot runs below).
+constexpr bool IsFastHostByte(unsigned char c) { return IsLower(c) || IsDigit(c) || c == '-' || c == '.'; }
+// A byte that makes a host label impossible to read as an IPv4 number: the IPv4 parsers (WhatwgIpv4Number,
+// ParseIpv4) accept only hex digits, 'x' and '.'.
+constexpr bool IsNonNumericHostByte(unsigned char c) { return (IsLower(c) && c > 'f' && c != 'x') || c == '-'; }
+
+// b[0..n): the input with the fragment cut. True (and *out filled) when it is canonical as it stands.
+bool FastCanonicalize(const char* b, size_t n, CanonicalUrl* out) {
+  // Spec 1-3, 7: no byte to strip, remove, unescape or escape: printable ASCII, no '%', and no '\' (a path
+  // separator before the query).
+  for (size_t i = 0; i < n; ++i) {
+    const unsigned char c = static_cast<unsigned char>(b[i]);
+    if (c <= 0x20 || c >= 0x7F || c == '%' || c == '\\') return false;
+  }
+  // Spec 4: "http://" or "https://" followed directly by the host.
+  size_t scheme = 0;
+  if (n > 7 && std::memcmp(b, "http://", 7) == 0) {
+    scheme = 4;
+  } else if (n > 8 && std::memcmp(b, "https://", 8) == 0) {
+    scheme = 5;
+  } else {
+    return false;
+  }
+  // Spec 5: a host of [a-z0-9.-] (no userinfo, no port, no IDN, nothing to lower-case), no leading, trailing or
+  // doubled dot, ending in a label that cannot be a number.
+  const size_t host_begin = scheme + 3;
+  size_t i = host_begin;
+  bool numeric_label = true;  // the current label could still be part of an IPv4 address
+  for (; i < n; ++i) {
+    const unsigned char c = static_cast<unsigned char>(b[i]);
+    if (c == '/' || c == '?') break;
+    if (!IsFastHostByte(c)) return false;
+    if (c == '.') {
+      if (i == host_begin || b[i - 1] == '.') return false;
+      numeric_label = true;
+    } else if (IsNonNumericHostByte(c)) {
+      numeric_label = false;
+    }
+  }
+  const size_t host_end = i;
+  if (host_end == host_begin || b[host_end - 1] == '.' || numeric_label) return false;
+  // Spec 6: a path with no empty, "." or ".." segment (the query is not path-processed).
+  const char* q = static_cast<const char*>(std::memchr(b + host_end, '?', n - host_end));
+  const size_t path_end = q != nullptr ? static_cast<size_t>(q - b) : n;
+  size_t seg = host_end;  // b[seg] == '/': a segment starts after it
+  for (size_t k = host_end; k < path_end; ++k) {
+    if (b[k] != '/') continue;
+    if (k > host_end) {
+      const size_t len = k - seg - 1;
+      if (len == 0 || (len == 1 && b[seg + 1] == '.') || (len == 2 && b[seg + 1] == '.' && b[seg + 2] == '.')) {
+        return false;
+      }
+    }
+    seg = k;
+  }
+  if (path_end > host_end) {  // the last segment (may be empty: a trailing '/')
+    const size_t len = path_end - seg - 1;
+    if ((len == 1 && b[seg + 1] == '.') || (len == 2 && b[seg + 1] == '.' && b[seg + 2] == '.')) return false;
+  }
+  const size_t spec_size = n + (path_end == host_end ? 1 : 0);
+  if (spec_size > kMaxUrlBytes) return false;  // the full path reports it
+  out->scheme.assign(b, scheme);
+  out->host.assign(b + host_begin, host_end - host_begin);
+  out->host_kind = HostKind::kName;
+  std::memset(out->ip, 0, sizeof(out->ip));
+  if (path_end == host_end) {
+    out->path.assign(1, '/');
+  } else {
+    out->path.assign(b + host_end, path_end - host_end);
+  }
+  out->has_query = q != nullptr;
+  if (out->has_query) {
+    out->query.assign(q + 1, n - path_end - 1);
+  } else {
+    out->query.clear();
+  }
+  return true;
+}
+
 }  // namespace
 
 // ---- public ------------------------------------------------------------------------------------------
@@ -737,6 +825,19 @@ std::string CanonicalUrl::Spec() const {
 }
 
 Status Canonicalize(std::string_view input, CanonicalUrl* out) {
+  if (input.size() > kMaxUrlBytes) {
+    return Status::InvalidArgument("url: longer than kMaxUrlBytes (8192 bytes)");
+  }
+  // Spec: "if the URL ends in a fragment, remove the fragment" (everything from the first '#').
+  size_t n = input.size();
+  if (const void* hash = std::memchr(input.data(), '#', n)) n = static_cast<size_t>(static_cast<const char*>(hash) - input.data());
+  if (FastCanonicalize(input.data(), n, out)) return Status::Ok();
+  return internal::CanonicalizeFullPath(input, out);
+}
+
+namespace internal {
+
+Status CanonicalizeFullPath(std::string_view input, CanonicalUrl* out) {
   if (input.size() > kMaxUrlBytes) {
     return Status::InvalidArgument("url: longer than kMaxUrlBytes (8192 bytes)");
   }
@@ -837,6 +938,8 @@ Status Canonicalize(std::string_view input, CanonicalUrl* out) {
   URLGUARD_RETURN_IF_ERROR(CanonicalizeHostInPlace(work + host_begin, host_end - host_begin, out));
   return FinishPathAndQuery(work + auth_end, n - auth_end, out);
 }
+
+}  // namespace internal
 
 void ExpressionList::Add(std::string_view host, std::string_view path_and_query) {
   if (count_ >= kMaxExpressions) return;

@@ -145,6 +145,10 @@ void MakeExpressions(const CanonicalUrl& url, ExpressionList* out);
 // Not part of the library's contract; do not call from other layers.
 namespace internal {
 
+// Canonicalize() without its fast path for inputs that are already canonical (url_canon.cc, "fast path"):
+// every input gets the full algorithm. Same contract as Canonicalize(); tests compare the two.
+Status CanonicalizeFullPath(std::string_view input, CanonicalUrl* out);
+
 // Percent-unescapes `in` until no "%HH" is left (one linear pass; the result equals repeating a
 // single-pass unescape until nothing changes). Returns the number of rounds that changed something, or
 // -1 (and `out` unspecified) when more than kMaxUnescapeRounds would be needed.

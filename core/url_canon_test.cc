@@ -814,3 +814,66 @@ TEST(UrlCanon, RandomInputsAreIdempotent) {
 
 }  // namespace
 }  // namespace urlguard
+
+namespace urlguard {
+namespace {
+
+// ---- the fast path for already-canonical URLs -----------------------------------------------------------
+
+void ExpectSameAsFullPath(const std::string& input) {
+  CanonicalUrl fast, full;
+  const Status a = Canonicalize(input, &fast);
+  const Status b = internal::CanonicalizeFullPath(input, &full);
+  ASSERT_EQ(a.ok(), b.ok()) << Printable(input) << ": " << a.ToString() << " vs " << b.ToString();
+  if (!a.ok()) {
+    EXPECT_EQ(a.message(), b.message()) << Printable(input);
+    return;
+  }
+  EXPECT_EQ(fast.scheme, full.scheme) << Printable(input);
+  EXPECT_EQ(fast.host, full.host) << Printable(input);
+  EXPECT_EQ(fast.path, full.path) << Printable(input);
+  EXPECT_EQ(fast.has_query, full.has_query) << Printable(input);
+  EXPECT_EQ(fast.query, full.query) << Printable(input);
+  EXPECT_EQ(fast.host_kind, full.host_kind) << Printable(input);
+  EXPECT_EQ(0, std::memcmp(fast.ip, full.ip, sizeof fast.ip)) << Printable(input);
+}
+
+// Every vector input and expected output (canonical forms are exactly what the fast path takes).
+TEST(UrlCanonFastPath, AgreesWithTheFullAlgorithmOnTheVectors) {
+  for (const Row& row : ReadVectors("canonicalization.tsv", {"input", "expected", "source"})) {
+    ExpectSameAsFullPath(row.fields[0]);
+    ExpectSameAsFullPath(row.fields[1]);
+  }
+}
+
+// URLs built from pieces that sit on each boundary of the fast path: dots and dot segments, numeric-looking
+// labels (hex, octal, "0x"), ports, userinfo, upper case, escapes, empty segments, queries and fragments.
+TEST(UrlCanonFastPath, AgreesWithTheFullAlgorithmOnNearCanonicalUrls) {
+  std::mt19937 rng(77);
+  const std::vector<std::string> schemes = {"http://", "https://", "HTTP://", "http:/", "http:///", "ftp://", ""};
+  const std::vector<std::string> labels = {"a",  "com", "x",   "0x",  "0x1f", "1",   "255", "08", "017", "abc",
+                                           "def", "g",  "xn--bcher-kva", "-", "www", "",    "B",  "a%41", "é"};
+  const std::vector<std::string> tails = {"",   ":80", ":",  "@",  ".",  "..", "/", "//", "/.", "/..", "/./",
+                                          "/../", "/a", "/a/", "/a.b", "?", "?x=1", "?a/../b", "#f", "/%2e", "\\",
+                                          "/ ", "/\x7f", "/x?y#z", "?#"};
+  int fast_shaped = 0;
+  for (int i = 0; i < 60000; ++i) {
+    std::string url = schemes[rng() % schemes.size()];
+    const int parts = 1 + static_cast<int>(rng() % 4);
+    for (int p = 0; p < parts; ++p) {
+      if (p > 0) url += '.';
+      url += labels[rng() % labels.size()];
+    }
+    const int n_tails = static_cast<int>(rng() % 4);
+    for (int t = 0; t < n_tails; ++t) url += tails[rng() % tails.size()];
+    ExpectSameAsFullPath(url);
+    if (HasFailure()) return;
+    CanonicalUrl c;
+    fast_shaped += Canonicalize(url, &c).ok() && c.Spec() == url;
+  }
+  // The generator reaches the fast path's territory (already-canonical URLs), not only its rejections.
+  EXPECT_GT(fast_shaped, 500);
+}
+
+}  // namespace
+}  // namespace urlguard

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -31,6 +32,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view input(reinterpret_cast<const char*>(data), size);
   urlguard::CanonicalUrl url;
   const urlguard::Status status = urlguard::Canonicalize(input, &url);
+  // The fast path for already-canonical input must agree with the full algorithm, field by field.
+  urlguard::CanonicalUrl full;
+  const urlguard::Status full_status = urlguard::internal::CanonicalizeFullPath(input, &full);
+  if (full_status.ok() != status.ok() || full_status.message() != status.message()) {
+    Fail("fast path and full algorithm disagree on success", url, full_status.ToString());
+  }
+  if (status.ok() && (full.scheme != url.scheme || full.host != url.host || full.path != url.path ||
+                      full.has_query != url.has_query || full.query != url.query ||
+                      full.host_kind != url.host_kind || std::memcmp(full.ip, url.ip, sizeof url.ip) != 0)) {
+    Fail("fast path and full algorithm disagree", url, full.Spec());
+  }
   if (!status.ok()) {
     if (status.code() != urlguard::StatusCode::kInvalidArgument || status.message().empty()) {
       Fail("failure is not a described kInvalidArgument", url, status.ToString());
