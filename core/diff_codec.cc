@@ -391,6 +391,45 @@ Status ApplyLayerDiff(const std::vector<uint64_t>& old_sorted, const LayerDiff& 
   return Status::Ok();
 }
 
+namespace diff_internal {
+Status MergeError(const LayerDiff& d, const std::string& what) {
+  return Status::Corruption(std::string("apply diff to layer ") + LayerKindName(d.layer) + ": " + what);
+}
+}  // namespace diff_internal
+
+Status CheckLayerDiffShape(const LayerDiff& d, uint64_t old_count) {
+  const std::string where = std::string("apply diff to layer ") + LayerKindName(d.layer) + ": ";
+  if (old_count != d.old_count) {
+    return Status::Corruption(where + "the state has " + U64(old_count) + " entries, the diff expects " +
+                              U64(d.old_count));
+  }
+  const std::vector<uint64_t>& removed = d.removed_positions;
+  for (size_t i = 0; i < removed.size(); ++i) {
+    if (removed[i] >= old_count) {
+      return Status::Corruption(where + "removed position " + U64(removed[i]) + " is out of range");
+    }
+    if (i > 0 && removed[i] <= removed[i - 1]) {
+      return Status::Corruption(where + "removed positions not strictly increasing at index " + U64(i));
+    }
+  }
+  const std::vector<uint64_t>& added = d.added;
+  for (size_t i = 0; i < added.size(); ++i) {
+    if (added[i] >= d.universe) {
+      return Status::Corruption(where + "added fingerprint " + U64(added[i]) + " is >= the universe " +
+                                U64(d.universe));
+    }
+    if (i > 0 && added[i] <= added[i - 1]) {
+      return Status::Corruption(where + "added fingerprints not strictly increasing at index " + U64(i));
+    }
+  }
+  const uint64_t expected = old_count - removed.size() + added.size();
+  if (expected != d.new_count) {
+    return Status::Corruption(where + "the result would have " + U64(expected) + " entries, the diff says " +
+                              U64(d.new_count));
+  }
+  return Status::Ok();
+}
+
 LayerDiff MakeLayerDiff(LayerKind layer, uint64_t universe, const std::vector<uint64_t>& old_sorted,
                         const std::vector<uint64_t>& new_sorted) {
   assert(old_sorted.empty() || old_sorted.back() < universe);

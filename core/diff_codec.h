@@ -101,10 +101,72 @@ Result<Diff> DecodeDiff(std::string_view bytes);
 Status ApplyLayerDiff(const std::vector<uint64_t>& old_sorted, const LayerDiff& d,
                       std::vector<uint64_t>* out);
 
+// ---- Streaming apply ------------------------------------------------------------------------------------
+// The client's form of ApplyLayerDiff for states too large to hold decoded (a 100 M-entry list is 800 MB of
+// u64s): the old fingerprints arrive one at a time, in order, from a cursor over the mapped snapshot
+// (core/fingerprint_set.h), and the new ones leave one at a time into a SnapshotWriter
+// (core/snapshot_writer.h). Only the diff itself (its removed positions and added values) is in memory.
+// core/diff_codec_test.cc cross-checks it against ApplyLayerDiff on random inputs.
+
+// The checks of `d` that need no old fingerprint: d.old_count == old_count, removed positions strictly
+// increasing and < old_count, added values strictly increasing and < d.universe, old - removed + added ==
+// d.new_count. kCorruption with ApplyLayerDiff's messages.
+Status CheckLayerDiffShape(const LayerDiff& d, uint64_t old_count);
+
+// Merges `d` into an old state of `old_count` fingerprints read through next_old(uint64_t*) -> bool (false:
+// no more), calling emit(uint64_t) -> Status with each new fingerprint in ascending order. Fails as
+// ApplyLayerDiff does (kCorruption: the shape checks above; an old value >= d.universe or not strictly
+// increasing; the state ending early; an added value already present after the removals) or with emit's
+// first error. What was emitted before a failure is garbage to the caller (a writer then discards its file).
+template <typename NextOld, typename Emit>
+Status MergeLayerDiff(const LayerDiff& d, uint64_t old_count, NextOld&& next_old, Emit&& emit);
+
 // Builds the LayerDiff that turns `old_sorted` into `new_sorted` (for the publisher). Precondition
 // (asserted): both strictly increasing with every value < universe. One linear pass.
 LayerDiff MakeLayerDiff(LayerKind layer, uint64_t universe, const std::vector<uint64_t>& old_sorted,
                         const std::vector<uint64_t>& new_sorted);
+
+// ---- implementation ----
+
+namespace diff_internal {
+Status MergeError(const LayerDiff& d, const std::string& what);
+}  // namespace diff_internal
+
+template <typename NextOld, typename Emit>
+Status MergeLayerDiff(const LayerDiff& d, uint64_t old_count, NextOld&& next_old, Emit&& emit) {
+  URLGUARD_RETURN_IF_ERROR(CheckLayerDiffShape(d, old_count));
+  const uint64_t* removed = d.removed_positions.data();
+  const uint64_t* const removed_end = removed + d.removed_positions.size();
+  const uint64_t* added = d.added.data();
+  const uint64_t* const added_end = added + d.added.size();
+  uint64_t prev = 0;
+  for (uint64_t i = 0; i < old_count; ++i) {
+    uint64_t v;
+    if (!next_old(&v)) {
+      return diff_internal::MergeError(d, "the state ended after " + std::to_string(i) + " of " +
+                                              std::to_string(old_count) + " entries");
+    }
+    if (v >= d.universe) {
+      return diff_internal::MergeError(d, "the state holds fingerprint " + std::to_string(v) +
+                                              " >= the universe " + std::to_string(d.universe));
+    }
+    if (i > 0 && v <= prev) {
+      return diff_internal::MergeError(d, "the state is not strictly increasing at index " + std::to_string(i));
+    }
+    prev = v;
+    if (removed != removed_end && *removed == i) {
+      ++removed;
+      continue;
+    }
+    while (added != added_end && *added < v) URLGUARD_RETURN_IF_ERROR(emit(*added++));
+    if (added != added_end && *added == v) {
+      return diff_internal::MergeError(d, "added fingerprint " + std::to_string(v) + " is already present");
+    }
+    URLGUARD_RETURN_IF_ERROR(emit(v));
+  }
+  while (added != added_end) URLGUARD_RETURN_IF_ERROR(emit(*added++));
+  return Status::Ok();
+}
 
 }  // namespace urlguard
 

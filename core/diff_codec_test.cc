@@ -9,6 +9,7 @@
 #include <cstring>
 #include <functional>
 #include <random>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -562,6 +563,101 @@ TEST(IsValidListNameTest, Charset) {
   EXPECT_FALSE(IsValidListName(std::string("a\0b", 3)));
   EXPECT_TRUE(IsValidListName(std::string(64, 'x')));
   EXPECT_FALSE(IsValidListName(std::string(65, 'x')));
+}
+
+// ---- MergeLayerDiff (streaming) against ApplyLayerDiff (reference)
+// ----------------------------------------------------------------
+
+TEST(MergeLayerDiffTest, AgreesWithTheReferenceOnRandomAndBrokenInputs) {
+  std::mt19937_64 rng(1124);
+  int failures = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    const uint64_t universe = 1 + rng() % (trial % 3 == 0 ? 50 : 100000);
+    auto random_set = [&](size_t n) {
+      std::set<uint64_t> s;
+      for (size_t i = 0; i < n; ++i) s.insert(rng() % universe);
+      return std::vector<uint64_t>(s.begin(), s.end());
+    };
+    std::vector<uint64_t> old_set = random_set(rng() % 200);
+    std::vector<uint64_t> new_set = random_set(rng() % 200);
+    LayerDiff d = MakeLayerDiff(LayerKind::kUrl, universe, old_set, new_set);
+    // Break it now and then, the ways a bad diff or a bad state can be.
+    const uint64_t edit = rng() % 8;
+    switch (edit) {
+      case 0:
+        if (!d.added.empty()) d.added[rng() % d.added.size()] = old_set.empty() ? 0 : old_set[rng() % old_set.size()];
+        break;
+      case 1:
+        if (!d.removed_positions.empty()) d.removed_positions.back() = d.old_count;
+        break;
+      case 2:
+        ++d.new_count;
+        break;
+      case 3:
+        if (old_set.size() > 1) std::swap(old_set[0], old_set[1]);
+        break;
+      case 4:
+        if (!old_set.empty()) old_set.back() = universe;
+        break;
+      default:
+        break;
+    }
+    std::vector<uint64_t> reference;
+    const Status ref = ApplyLayerDiff(old_set, d, &reference);
+    std::vector<uint64_t> streamed;
+    size_t next = 0;
+    const Status got = MergeLayerDiff(
+        d, old_set.size(),
+        [&](uint64_t* v) {
+          if (next == old_set.size()) return false;
+          *v = old_set[next++];
+          return true;
+        },
+        [&](uint64_t v) {
+          streamed.push_back(v);
+          return Status::Ok();
+        });
+    ASSERT_EQ(ref.ok(), got.ok()) << "trial " << trial << ": " << ref.ToString() << " vs " << got.ToString();
+    if (ref.ok()) {
+      EXPECT_EQ(streamed, reference) << "trial " << trial;
+      if (edit > 4) {
+        EXPECT_EQ(streamed, new_set) << "trial " << trial;
+      }
+    } else {
+      ++failures;
+      EXPECT_EQ(got.code(), StatusCode::kCorruption) << got.ToString();
+    }
+  }
+  EXPECT_GT(failures, 300);  // the broken cases were exercised
+}
+
+TEST(MergeLayerDiffTest, StopsAtTheFirstEmitError) {
+  LayerDiff d = MakeLayerDiff(LayerKind::kDomain, 100, {1, 2, 3}, {1, 2, 3, 4});
+  const std::vector<uint64_t> old_set = {1, 2, 3};
+  size_t next = 0;
+  int emitted = 0;
+  Status s = MergeLayerDiff(
+      d, 3,
+      [&](uint64_t* v) {
+        if (next == old_set.size()) return false;
+        *v = old_set[next++];
+        return true;
+      },
+      [&](uint64_t) { return ++emitted == 2 ? Status::ResourceExhausted("disk full") : Status::Ok(); });
+  EXPECT_EQ(s.code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(emitted, 2);
+  // A state shorter than it claims.
+  next = 1;
+  s = MergeLayerDiff(
+      d, 3,
+      [&](uint64_t* v) {
+        if (next == old_set.size()) return false;
+        *v = old_set[next++];
+        return true;
+      },
+      [](uint64_t) { return Status::Ok(); });
+  EXPECT_EQ(s.code(), StatusCode::kCorruption);
+  EXPECT_NE(s.message().find("ended after 2 of 3"), std::string::npos) << s.ToString();
 }
 
 }  // namespace

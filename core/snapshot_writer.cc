@@ -12,7 +12,7 @@ namespace {
 
 // Spilled regions are copied into the file through a mapping, this many bytes at a time; each piece is handed
 // back to the kernel once copied.
-constexpr size_t kCopyChunkBytes = size_t{1} << 20;
+constexpr size_t kCopyChunkBytes = size_t{128} << 10;
 
 }  // namespace
 
@@ -161,6 +161,10 @@ Status SnapshotWriter::StartLayer() {
   URLGUARD_RETURN_IF_ERROR(Emit(std::string(l.body_offset - written_, '\0')));
   if (l.spec.filter == FilterKind::kBlockedBloom) return Emit(l.spec.bloom_body);
   encoder_ = std::make_unique<FingerprintSetEncoder>(l.geometry);
+  // Room for one buffer's worth plus the last word, so the strings never double past it.
+  encoder_->samples()->reserve(options_.buffer_bytes + 8);
+  encoder_->unary()->reserve(options_.buffer_bytes + 8);
+  encoder_->remainders()->reserve(options_.buffer_bytes + 8);
   URLGUARD_RETURN_IF_ERROR(Emit(encoder_->Header()));
   unary_ = std::make_unique<Stream>(env_, tmp_path_ + ".unary");
   remainders_ = std::make_unique<Stream>(env_, tmp_path_ + ".rem");

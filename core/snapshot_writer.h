@@ -61,7 +61,7 @@ struct SnapshotWriterOptions {
   // to verify and rename (sync/store.cc does, so that nothing unverified ever carries a live name).
   bool install = true;
   // Bytes each output stream buffers before an Env append (the writer's memory is about 3x this).
-  size_t buffer_bytes = size_t{256} << 10;
+  size_t buffer_bytes = size_t{64} << 10;
 };
 
 class SnapshotWriter {

@@ -33,6 +33,7 @@ SnapshotContent RandomContent(std::mt19937_64& rng) {
   c.list_name = "list-" + std::to_string(rng() % 1000);
   c.version = rng() % 100000 + 1;
   c.created_unix = static_cast<int64_t>(rng() % 2000000000);
+  c.key_hash = rng() % 2 == 0 ? KeyHashKind::kXxh3 : KeyHashKind::kSha256Prefix;  // format versions 2 and 1
   std::vector<int> kinds = {0, 1, 2};
   std::shuffle(kinds.begin(), kinds.end(), rng);
   const int count = 1 + static_cast<int>(rng() % 3);
@@ -79,8 +80,8 @@ Result<Sha256Digest> StreamContent(Env* env, const std::string& path, SnapshotCo
     s.bloom_body = l.bloom_body;
     specs.push_back(s);
   }
-  URLGUARD_ASSIGN_OR_RETURN(auto w, SnapshotWriter::Create(env, path, {c.list_name, c.version, c.created_unix},
-                                                           specs, options));
+  URLGUARD_ASSIGN_OR_RETURN(
+      auto w, SnapshotWriter::Create(env, path, {c.list_name, c.version, c.created_unix, c.key_hash}, specs, options));
   for (size_t i = 0; i < c.layers.size(); ++i) {
     if (i > 0) URLGUARD_RETURN_IF_ERROR(w->NextLayer());
     for (uint64_t fp : c.layers[i].fingerprints) URLGUARD_RETURN_IF_ERROR(w->Add(fp));

@@ -10,6 +10,7 @@
 #include "publish/feeds.h"
 #include "publish/keygen.h"
 #include "publish/list_builder.h"
+#include "publish/pg_publish.h"
 #include "publish/publisher.h"
 #include "format/key_rotation.h"
 #include "format/signature.h"
@@ -160,10 +161,12 @@ Result<ListPublishReport> PublishList(const ListPublishOptions& o) {
   Env* env = OrDefault(o.env);
   auto key = LoadSigningKey(env, o.private_key_path);
   if (!key.ok()) return key.status();
-  auto specs = ParseInputs(o.inputs);
+  auto specs = o.state.empty() ? ParseInputs(o.inputs) : Result<std::vector<FeedSpec>>(std::vector<FeedSpec>{});
   if (!specs.ok()) return specs.status();
   if (o.expires_in_seconds <= 0) return Status::InvalidArgument("the expiry must be positive");
   PublishOptions po;
+  std::unique_ptr<PgState> pg;  // publish/pg_publish.h
+  if (!o.state.empty()) URLGUARD_RETURN_IF_ERROR(AttachPgState(o.state, o.list, !o.inputs.empty(), &pg, &po));
   po.repo_dir = o.repo_dir;
   po.list = o.list;
   po.inputs = *specs;

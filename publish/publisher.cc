@@ -100,7 +100,7 @@ std::string PrivateListDir(const std::string& repo, const std::string& list) {
 
 Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOptions& o, const ProgressFn& progress) {
   if (!IsValidListName(o.list)) return Status::InvalidArgument("list name must be 1-64 bytes of [a-z0-9_-]: " + o.list);
-  if (o.inputs.empty()) return Status::InvalidArgument("no inputs");
+  if (o.inputs.empty() && !o.entry_source) return Status::InvalidArgument("no inputs");
   if (o.expires_in_seconds <= 0) return Status::InvalidArgument("expiry must be in the future");
   if (o.expires_in_seconds > kMaxManifestLifetimeSeconds) {  // clients refuse longer-lived manifests
     return Status::InvalidArgument("expiry more than " + std::to_string(kMaxManifestLifetimeSeconds) +
@@ -114,8 +114,33 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
   const std::string private_dir = PrivateListDir(o.repo_dir, o.list);
   URLGUARD_RETURN_IF_ERROR(env->CreateDirs(public_dir));
   URLGUARD_RETURN_IF_ERROR(env->CreateDirs(private_dir));
-  auto lock = env->LockFile(JoinPath(o.repo_dir, "private/publish.lock"));
-  if (!lock.ok()) return lock.status().WithContext("another urlguard-publish is working on " + o.repo_dir);
+  // With a version store, its per-list lock serializes publishers instead (publish/version_store.h).
+  std::unique_ptr<FileLock> lock;
+  if (o.version_store == nullptr) {
+    auto file_lock = env->LockFile(JoinPath(o.repo_dir, "private/publish.lock"));
+    if (!file_lock.ok()) return file_lock.status().WithContext("another urlguard-publish is working on " + o.repo_dir);
+    lock = std::move(file_lock).value();
+  }
+  CommittedVersion committed;
+  if (o.version_store != nullptr) {
+    auto begun = o.version_store->BeginPublish(o.list);
+    if (!begun.ok()) return begun.status();
+    committed = std::move(begun).value();
+  }
+  struct EndRun {  // releases the store's lock on every return
+    VersionStore* store;
+    const std::string& list;
+    ~EndRun() { if (store != nullptr) store->EndPublish(list); }
+  } end_run{o.version_store, o.list};
+  // A kill between the store's commit and the manifest write left the public manifest behind: repair it first
+  // (the same bytes the store committed), so clients see the committed version whatever this run does.
+  if (committed.version != 0) {
+    auto on_disk = env->ReadFile(JoinPath(public_dir, "manifest.json"), kMaxManifestBytes);
+    if (!on_disk.ok() || *on_disk != committed.manifest) {
+      URLGUARD_RETURN_IF_ERROR(WritePublic(env, JoinPath(public_dir, "manifest.sig"), committed.signature));
+      URLGUARD_RETURN_IF_ERROR(WritePublic(env, JoinPath(public_dir, "manifest.json"), committed.manifest));
+    }
+  }
 
   PublishReport report;
   const int64_t now = o.now_unix != 0 ? o.now_unix : env->NowUnixSeconds();
@@ -126,6 +151,23 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
   std::vector<uint64_t> seen_keys;
   EntryList clear;  // the DNS-expressible entries in clear, for DNS exports (publish/entry_list.h)
   clear.list = o.list;
+  auto take = [&](const EntryKey& k, const std::string& threat) {
+    builder.AddKey(k);
+    if (k.layer == LayerKind::kDomain) {
+      clear.domains.push_back(k.expression.substr(0, k.expression.size() - 1));  // "evil.example/"
+    } else if (k.layer == LayerKind::kIp) {
+      clear.ip_ranges.push_back(k.expression);
+    }
+    Sha256Digest digest = Sha256(k.expression);
+    seen_keys.push_back(DigestPrefix64(digest));
+    FullHashRecord rec;
+    rec.sha256 = digest;
+    rec.list = o.list;
+    rec.layer = k.layer;
+    rec.threat = !threat.empty() && IsValidThreatName(threat) ? threat : threat_default;
+    hashes.push_back(std::move(rec));
+    if (progress && (report.input_entries & 0xffff) == 0) progress(report.input_entries);
+  };
   for (const FeedSpec& spec : o.inputs) {
     auto data = ReadFeedFile(env, spec.path);
     if (!data.ok()) return data.status().WithContext(spec.path);
@@ -149,34 +191,31 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
         }
         continue;
       }
-      builder.AddKey(*k);
-      if (k->layer == LayerKind::kDomain) {
-        clear.domains.push_back(k->expression.substr(0, k->expression.size() - 1));  // "evil.example/"
-      } else if (k->layer == LayerKind::kIp) {
-        clear.ip_ranges.push_back(k->expression);
-      }
-      Sha256Digest digest = Sha256(k->expression);
-      seen_keys.push_back(DigestPrefix64(digest));
-      FullHashRecord rec;
-      rec.sha256 = digest;
-      rec.list = o.list;
-      rec.layer = k->layer;
-      rec.threat = !e.threat.empty() && IsValidThreatName(e.threat) ? e.threat : threat_default;
-      hashes.push_back(std::move(rec));
-      if (progress && (report.input_entries & 0xffff) == 0) progress(report.input_entries);
+      take(*k, e.threat);
     }
+  }
+  if (o.entry_source) {
+    URLGUARD_RETURN_IF_ERROR(o.entry_source([&](const EntryKey& k, const std::string& threat) {
+      ++report.input_entries;
+      take(k, threat);
+    }));
   }
   if (builder.added() == 0) return Status::InvalidArgument("no valid entry in the inputs");
 
   // 2. The previous version, its universes, and the new version number.
   std::vector<uint64_t> versions = PrivateVersions(env, private_dir);
+  if (o.version_store != nullptr) {  // copies above the last committed version are a killed run's leftovers
+    std::erase_if(versions, [&](uint64_t v) { return v > committed.version; });
+  }
   std::vector<OpenSnapshot> previous;  // newest last
   for (size_t i = versions.size() > o.keep ? versions.size() - o.keep : 0; i < versions.size(); ++i) {
     auto s = OpenPrivateSnapshot(env, private_dir, versions[i]);
     if (!s.ok()) return s.status();
     previous.push_back(std::move(s).value());
   }
-  const uint64_t version = versions.empty() ? 1 : versions.back() + 1;
+  const uint64_t version = o.version_store != nullptr ? committed.version + 1
+                           : versions.empty()         ? 1
+                                                      : versions.back() + 1;
   report.version = version;
   report.first_version = previous.empty();
 
@@ -288,6 +327,9 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
   URLGUARD_RETURN_IF_ERROR(ValidateManifest(m));
   std::string manifest = SerializeManifest(m);
   std::string signature = MakeManifestSignatureFile(key, manifest);
+  if (o.version_store != nullptr) {  // the version exists once committed; the files below only show it
+    URLGUARD_RETURN_IF_ERROR(o.version_store->CommitVersion({o.list, version, manifest, signature, m.state_sha256}));
+  }
   URLGUARD_RETURN_IF_ERROR(WritePublic(env, JoinPath(public_dir, "manifest.sig"), signature));
   report.manifest_path = JoinPath(public_dir, "manifest.json");
   URLGUARD_RETURN_IF_ERROR(WritePublic(env, report.manifest_path, manifest));
@@ -295,10 +337,12 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
   URLGUARD_RETURN_IF_ERROR(WriteListIndex(env, key, o.repo_dir, now));
 
   // 5. Full hashes for the verify API (V.ugh, docs/full-hash-format.md; servers pick it up by themselves), and
-  // the seen filter. Older versions' .ugh files go: a server that still maps one keeps its mapping.
+  // the seen filter (a version store keeps the seen counts itself). Older versions' .ugh files go: a server that
+  // still maps one keeps its mapping.
   URLGUARD_RETURN_IF_ERROR(
       WriteFullHashList(env, JoinPath(private_dir, FullHashFileName(version)), o.list, version, &hashes));
   for (uint64_t v : versions) (void)env->RemoveFile(JoinPath(private_dir, FullHashFileName(v)));
+  if (o.version_store == nullptr) {
   const std::string seen_path = JoinPath(o.repo_dir, "private/seen.bin");
   auto seen = SeenFilter::Load(env, seen_path);
   if (!seen.ok() && seen.status().code() != StatusCode::kNotFound) return seen.status();
@@ -308,6 +352,7 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
   report.new_keys = run.new_keys;
   report.seen_before = run.seen_before;
   URLGUARD_RETURN_IF_ERROR(filter.Save(env, seen_path));
+  }
 
   // 6. Forget what no manifest names: private copies beyond the last `keep` diff bases, public files other than
   // the current manifest's (the previous snapshot is kept one more version for clients mid-download).

@@ -31,10 +31,12 @@
 #include <string>
 #include <vector>
 
+#include "core/entry.h"
 #include "core/layer_kind.h"
 #include "platform/env.h"
 #include "publish/feeds.h"
 #include "publish/signer.h"
+#include "publish/version_store.h"
 #include "urlguard/status.h"
 
 namespace urlguard {
@@ -53,6 +55,17 @@ struct PublishOptions {
   uint32_t min_wait_seconds = 1800;  // clients poll at most this often
   std::string default_threat;       // for entries whose feed names none; empty = the list name
   int64_t now_unix = 0;             // 0: the Env's clock
+
+  // Fleet mode (publish/version_store.h, docs/runbook-publishers.md). With a version store, the version number
+  // comes from the store's last committed version under its per-list lock (not from the private copies), the
+  // version is committed to the store before manifest.json/manifest.sig are written, the repository file lock and
+  // seen.bin are not used (the store holds the seen counts; V.ugh is still written, after the commit), and a public manifest
+  // that lags the store's last committed version (a publisher killed between its commit and its manifest write)
+  // is first rewritten from the store, byte for byte. Not owned; nullptr: today's single-machine behaviour.
+  VersionStore* version_store = nullptr;
+  // When set, the list's entries come from here instead of `inputs` (which must then be empty): called once with
+  // a sink taking each entry's key and threat. Used with a version store whose entries are the source of truth.
+  std::function<Status(const std::function<void(const EntryKey& key, const std::string& threat)>& sink)> entry_source;
 };
 
 struct PublishReport {

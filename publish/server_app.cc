@@ -6,6 +6,7 @@
 #include "http/http_server.h"
 #include "http/prometheus.h"
 #include "publish/file_hash_source.h"
+#include "publish/pg_hash_source.h"
 #include "publish/server_response.h"
 #include "publish/verify_request.h"
 
@@ -70,6 +71,12 @@ Result<std::unique_ptr<ServerApp>> ServerApp::Create(const ServerOptions& option
   if (!root.ok()) return Status::NotFound("server: " + public_dir + " is not a directory");
   auto info = env->Stat(*root);
   if (!info.ok() || !info->is_dir) return Status::NotFound("server: " + public_dir + " is not a directory");
+  if (source == nullptr && !options.state.empty()) {  // stateless verify server (publish/pg_hash_source.h)
+    if (!IsPostgresStateUri(options.state)) return Status::InvalidArgument("server: state must be postgresql://...");
+    auto pg = PgHashSource::Open(options.state);
+    if (!pg.ok()) return pg.status().WithContext("server");
+    source = std::move(pg).value();
+  }
   if (source == nullptr) source = FileHashSource::Open(env, JoinPath(options.repo_dir, "private/lists"));
 
   VerifyHandlerOptions v;
@@ -143,6 +150,7 @@ std::string ServerApp::MetricsText() {
                 "Connections cut because a request head or body missed its deadline.", deadline_cuts_());
   }
   gauges_.Append(&out);
+  source_->AppendMetrics(&out);
   return out.Release();
 }
 

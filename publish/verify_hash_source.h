@@ -26,6 +26,8 @@
 
 namespace urlguard {
 
+class PrometheusText;  // http/prometheus.h
+
 // The most prefixes one Lookup() accepts (the verify API sends at most 30).
 constexpr size_t kMaxLookupPrefixes = 1024;
 // Lookup() fails with kResourceExhausted rather than return more records than this. With uniform keys a
@@ -71,6 +73,10 @@ class VerifyHashSource {
 
   // The list versions Lookup() answers from right now, sorted by list name.
   virtual std::vector<LoadedListVersion> Loaded() const = 0;
+
+  // Source-specific Prometheus samples for /metrics (a database-backed source: store up/down, latency, loaded
+  // versions, publish lag). Default: none.
+  virtual void AppendMetrics(PrometheusText* /*out*/) const {}
 };
 
 // The shared part of Lookup() for implementations: sorts and de-duplicates `prefixes` into `*unique` (a small

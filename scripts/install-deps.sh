@@ -12,6 +12,8 @@ packages=(build-essential cmake ninja-build pkg-config git
           unbound bind9-dnsutils prometheus systemd
           # a real HTTP proxy for the --proxy tests; help2man and groff for the man pages (man/)
           tinyproxy help2man groff
+          # PostgreSQL 15: libpq for --state postgresql://, the server binaries for tests/fleet_pg_test (a throwaway cluster)
+          libpq-dev postgresql
           # the Debian packages (debian/, tests/package_test.sh); ccache makes repeated builds of the suites cheap
           debhelper dh-python dpkg-dev lintian ccache)
 if [ "${1:-}" = "--with-qt" ]; then

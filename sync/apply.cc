@@ -2,6 +2,11 @@
 #include "sync/apply.h"
 
 #include <cstring>
+#include <memory>
+
+#include "core/fingerprint_set.h"
+#include "core/snapshot_writer.h"
+#include "platform/env.h"
 
 namespace urlguard {
 
@@ -63,6 +68,130 @@ Result<std::string> ApplyDiffToSnapshot(const SnapshotView& old, const Diff& dif
     return Status::Corruption("state hash mismatch after applying the diff");
   }
   return bytes;
+}
+
+namespace {
+
+// Old fingerprints between two hand-backs of the streamed pages to the kernel (about 150 kB of remainders and unary at 18 bits each).
+constexpr uint64_t kReleaseEveryEntries = uint64_t{1} << 16;
+
+}  // namespace
+
+Status WriteDiffAppliedSnapshot(Env* env, const std::string& path, const SnapshotView& old,
+                                const MappedFile* old_file, const Diff& diff, const Manifest& m) {
+  if (diff.list_name != m.list || old.list_name() != m.list) {
+    return Status::Corruption("diff, manifest and state name different lists");
+  }
+  if (diff.from_version != old.version()) {
+    return Status::Corruption("diff from version " + std::to_string(diff.from_version) +
+                              " does not apply to version " + std::to_string(old.version()));
+  }
+  if (diff.to_version != m.version) return Status::Corruption("diff leads to another version than the manifest");
+
+  // Every layer's shape first: the writer needs each new entry count and universe before the first byte.
+  struct Plan {
+    LayerKind kind;
+    const LayerView* old_layer;
+    const LayerDiff* diff;
+  };
+  std::vector<Plan> plans;
+  std::vector<StreamLayerSpec> specs;
+  for (int li = 0; li < kLayerKindCount; ++li) {
+    const LayerKind kind = static_cast<LayerKind>(li);
+    const std::string name = LayerKindName(kind);
+    const LayerView* old_layer = old.layer(kind);
+    if (old_layer != nullptr && old_layer->filter != FilterKind::kFingerprintArray) {
+      return Status::Corruption("a Bloom-filter layer cannot take a diff");
+    }
+    const LayerDiff* d = nullptr;
+    for (const LayerDiff& x : diff.layers) {
+      if (x.layer == kind) d = &x;
+    }
+    const uint64_t old_count = old_layer != nullptr ? old_layer->fingerprints.size() : 0;
+    uint64_t universe = old_layer != nullptr ? old_layer->fingerprints.universe() : 0;
+    uint64_t new_count = old_count;
+    if (d != nullptr) {
+      if (old_layer != nullptr && d->universe != universe) {
+        return Status::Corruption(name + " layer: diff universe differs from the state's");
+      }
+      URLGUARD_RETURN_IF_ERROR(CheckLayerDiffShape(*d, old_count).WithContext(name));
+      universe = d->universe;
+      new_count = d->new_count;
+    }
+    if (new_count == 0) continue;  // empty layers are not written (the publisher does the same)
+    if (m.universe[li] != universe) {
+      return Status::Corruption(name + " layer: universe differs from the manifest's");
+    }
+    StreamLayerSpec spec;
+    spec.kind = kind;
+    spec.universe = universe;
+    spec.entries = new_count;
+    if (kind == LayerKind::kIp) spec.ip_prefixes.bits = m.ip_prefix_lengths;
+    specs.push_back(spec);
+    plans.push_back({kind, old_layer, d});
+  }
+  if (specs.empty()) return Status::Corruption("the diff leaves the list empty");
+
+  // Whatever opening the old state made resident (its index) goes back now; the cursors read it again in turn.
+  if (old_file != nullptr) ReleaseMappedPages(*old_file, 0, old_file->size());
+
+  SnapshotWriterOptions options;
+  options.install = false;
+  // A diff never changes how keys are hashed: the new state keeps the old one's key hash (and format version).
+  auto writer = SnapshotWriter::Create(env, path, {m.list, m.version, m.created_unix, old.key_hash()}, specs,
+                                       options);
+  if (!writer.ok()) {
+    if (writer.status().code() == StatusCode::kInvalidArgument) {
+      return Status::Corruption("rebuilt state is invalid: " + writer.status().message());
+    }
+    return writer.status();
+  }
+  SnapshotWriter& w = **writer;
+  if (w.file_size() != m.state_bytes) {
+    return Status::Corruption("state hash mismatch after applying the diff: the result would be " +
+                              std::to_string(w.file_size()) + " bytes, the manifest signs " +
+                              std::to_string(m.state_bytes));
+  }
+
+  for (size_t i = 0; i < plans.size(); ++i) {
+    const Plan& p = plans[i];
+    if (i > 0) URLGUARD_RETURN_IF_ERROR(w.NextLayer());
+    std::unique_ptr<FingerprintSetCursor> cursor;
+    if (p.old_layer != nullptr) cursor = std::make_unique<FingerprintSetCursor>(p.old_layer->fingerprints);
+    auto release = [&] {
+      if (old_file == nullptr || cursor == nullptr) return;
+      for (FingerprintSetCursor::Span done : {cursor->UnaryDone(), cursor->RemaindersDone()}) {
+        ReleaseMappedPages(*old_file, static_cast<size_t>(done.data - old_file->data()), done.size);
+      }
+    };
+    auto next_old = [&](uint64_t* fp) {
+      if (cursor == nullptr) return false;
+      if ((cursor->position() & (kReleaseEveryEntries - 1)) == kReleaseEveryEntries - 1) release();
+      return cursor->Next(fp);
+    };
+    auto emit = [&w](uint64_t fp) { return w.Add(fp); };
+    Status s;
+    if (p.diff != nullptr) {
+      s = MergeLayerDiff(*p.diff, cursor != nullptr ? p.old_layer->fingerprints.size() : 0, next_old, emit);
+    } else {
+      uint64_t fp = 0;
+      while (s.ok() && next_old(&fp)) s = emit(fp);
+    }
+    if (!s.ok()) {
+      if (s.code() == StatusCode::kInvalidArgument) {  // the writer refusing the merged sequence
+        return Status::Corruption("rebuilt state is invalid: " + s.message()).WithContext(LayerKindName(p.kind));
+      }
+      return s.WithContext(LayerKindName(p.kind));
+    }
+    release();
+  }
+  auto digest = w.Finish();
+  if (!digest.ok()) return digest.status();
+  if (*digest != m.state_sha256) {
+    (void)env->RemoveFile(w.temp_path());
+    return Status::Corruption("state hash mismatch after applying the diff");
+  }
+  return Status::Ok();
 }
 
 Status CheckSnapshotAgainstManifest(std::string_view snapshot, const Manifest& m) {

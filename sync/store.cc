@@ -7,13 +7,17 @@
 #include <cstring>
 
 #include "core/ascii.h"
+#include "core/sha256.h"
 #include "core/snapshot.h"
+#include "platform/env.h"
 
 namespace urlguard {
 namespace {
 
 constexpr std::string_view kCurrentTmpSuffix = ".tmp";
 constexpr std::string_view kCorruptSuffix = ".corrupt";
+// Snapshot files are checksummed this many bytes at a time (see VerifySnapshotFile).
+constexpr size_t kVerifyChunkBytes = size_t{128} << 10;
 
 }  // namespace
 
@@ -61,8 +65,22 @@ Status VerifySnapshotFile(Env* env, const std::string& path, std::string_view li
                           const Sha256Digest& state_sha256, std::array<uint64_t, kLayerKindCount>* entries) {
   auto mapped = env->MapReadOnly(path);
   if (!mapped.ok()) return mapped.status();
-  auto view = SnapshotView::Open((*mapped)->data(), (*mapped)->size(), /*verify_checksum=*/true);
+  const MappedFile& m = **mapped;
+  auto view = SnapshotView::Open(m.data(), m.size(), /*verify_checksum=*/false);
   if (!view.ok()) return view.status();
+  // The full SHA-256, as SnapshotView::VerifyChecksum computes it, but in pieces whose pages go back to the
+  // kernel once hashed: verifying a 100 M-entry list must not make it resident (docs/performance.md).
+  ReleaseMappedPages(m, 0, m.size());  // the index pages Open() read
+  Sha256Hasher hasher;
+  const size_t content = m.size() - 32;
+  for (size_t off = 0; off < content; off += kVerifyChunkBytes) {
+    const size_t n = std::min(kVerifyChunkBytes, content - off);
+    hasher.Update(m.data() + off, n);
+    ReleaseMappedPages(m, off, n);
+  }
+  if (hasher.Finish() != view->checksum()) {
+    return Status::Corruption("snapshot: content checksum mismatch (corrupt file)");
+  }
   if (view->list_name() != list) {
     return Status::Corruption("snapshot of list '" + std::string(view->list_name()) + "'");
   }
@@ -153,7 +171,9 @@ Status Store::Recover() {
         continue;
       }
       if (in != nullptr && rel == in->file) continue;
-      if (env_->RemoveFile(JoinPath(sub, f)).ok() && !EndsWith(f, kCurrentTmpSuffix)) {
+      // *.tmp, and the spill files of a SnapshotWriter (*.tmp.unary, *.tmp.rem): an interrupted install.
+      const bool temporary = EndsWith(f, kCurrentTmpSuffix) || f.find(".tmp.") != std::string::npos;
+      if (env_->RemoveFile(JoinPath(sub, f)).ok() && !temporary) {
         warnings_.push_back("removed " + rel + " (not named by current)");
       }
     }
@@ -190,6 +210,18 @@ Status Store::WriteState(const StoreState& next, bool* replaced) {
 }
 
 Status Store::Install(const InstalledList& meta, std::string_view snapshot_bytes) {
+  return InstallWith(meta, [&](const std::string& path) -> Status {
+    auto file = CreateTempFile(env_, path + std::string(kCurrentTmpSuffix));
+    if (!file.ok()) return file.status();
+    Status s = (*file)->Append(snapshot_bytes);
+    if (s.ok()) s = (*file)->Sync();
+    if (s.ok()) s = (*file)->Close();
+    return s;
+  });
+}
+
+Status Store::InstallWith(const InstalledList& meta,
+                          const std::function<Status(const std::string& path)>& write) {
   if (!IsValidListName(meta.list)) {
     return Status::InvalidArgument("list name must be 1-64 bytes of [a-z0-9_-]: '" + meta.list + "'");
   }
@@ -223,14 +255,7 @@ Status Store::Install(const InstalledList& meta, std::string_view snapshot_bytes
   URLGUARD_RETURN_IF_ERROR(env_->SyncDir(lists_dir).WithContext(context));  // a new list directory is durable
 
   std::array<uint64_t, kLayerKindCount> entries{};
-  Status s;
-  {
-    auto file = CreateTempFile(env_, tmp);
-    if (!file.ok()) return file.status().WithContext(context);
-    s = (*file)->Append(snapshot_bytes);
-    if (s.ok()) s = (*file)->Sync();
-    if (s.ok()) s = (*file)->Close();
-  }
+  Status s = write(path);
   if (s.ok()) s = VerifySnapshotFile(env_, tmp, meta.list, meta.version, meta.state_sha256, &entries);
   if (s.ok()) s = env_->RenameFile(tmp, path);
   if (!s.ok()) {

@@ -32,6 +32,7 @@
 #define URLGUARD_SYNC_STORE_H_
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -109,6 +110,15 @@ class Store {
   // One exception: when the final fsync of D (after the rename of D/current) fails, the new state is
   // already what D/current holds and what state() returns, and the error says durability is not assured.
   Status Install(const InstalledList& meta, std::string_view snapshot_bytes);
+
+  // Install() for a snapshot that is written rather than held (a diff applied by streaming, sync/apply.h):
+  // `write` is called with the final path P (D/lists/LIST/V.ugs) and must leave the complete, fsynced file at
+  // P + ".tmp" (a SnapshotWriter with options.install = false does). Then the same steps and failures as
+  // Install(): verify (structure, full SHA-256, list, version, state SHA-256; read through the mapping in
+  // pieces handed back to the kernel, so verifying costs no resident memory of the file's size), rename,
+  // D/current, old file removed. When `write` fails, its Status is returned (with the install's context),
+  // P.tmp is removed, and the old state stays.
+  Status InstallWith(const InstalledList& meta, const std::function<Status(const std::string& path)>& write);
 
   // Lowers the high-water mark of `list` to `max_version` on a signed request (a key rotation statement's
   // reset, format/key_rotation.h), so that a stolen key's fast-forward does not block the genuine publisher.

@@ -85,21 +85,33 @@ Result<std::string> DownloadSignedFile(Pass& pass, const ManifestFile& file) {
   return inflated;
 }
 
-// Spec 10-11 with a diff: decode, merge into the installed state, check the signed state hash.
-Result<std::string> StateFromDiff(Pass& pass, Store& store, const InstalledList& base, const Manifest& m,
-                                  const ManifestDiff& d) {
+// Spec 10-12 with a diff: decode, stream the installed state and the diff into the new file (sync/apply.h:
+// the old state is walked through its mapping, never decoded into memory), check the signed state hash, and
+// install. *diff_failed tells the caller whether to fall back to the snapshot: true for anything wrong with the
+// diff or the base, false for a failure of the Store itself (a full disk, a refused version), which the
+// snapshot would meet as well.
+Status InstallFromDiff(Pass& pass, Store& store, const InstalledList& base, const Manifest& m,
+                       const ManifestDiff& d, const InstalledList& meta, bool* diff_failed) {
+  *diff_failed = true;
   URLGUARD_ASSIGN_OR_RETURN(std::string bytes, DownloadSignedFile(pass, d.file));
   auto diff = DecodeDiff(bytes);
   if (!diff.ok()) return diff.status().WithContext(d.file.path);
+  bytes = std::string();  // the decoded diff is all that is needed now
   auto mapped = store.env()->MapReadOnly(store.PathOf(base));
   if (!mapped.ok()) return mapped.status().WithContext("diff base");
   // The base was verified with its checksum when it was installed (and at every Store::Open); files are never
   // written in place, so the structural checks suffice here. The result is checked against the signed hash.
   auto view = SnapshotView::Open((*mapped)->data(), (*mapped)->size(), /*verify_checksum=*/false);
   if (!view.ok()) return view.status().WithContext("diff base " + base.file);
-  auto applied = ApplyDiffToSnapshot(*view, *diff, m);
-  if (!applied.ok()) return applied.status().WithContext(d.file.path);
-  return applied;
+  Status applied;
+  Status installed = store.InstallWith(meta, [&](const std::string& path) {
+    applied = WriteDiffAppliedSnapshot(store.env(), path, *view, mapped->get(), *diff, m);
+    return applied;
+  });
+  if (installed.ok()) return installed;
+  // A full disk while writing is the Store's problem, not the diff's.
+  *diff_failed = !applied.ok() && applied.code() != StatusCode::kResourceExhausted;
+  return *diff_failed ? applied.WithContext(d.file.path) : installed;
 }
 
 // Spec 10-11 with the snapshot: take it as is, check it is the signed state.
@@ -242,18 +254,31 @@ SyncOutcome SyncList(Fetcher& fetcher, Store& store, const UpdaterOptions& optio
                                            std::to_string(now_unix) + "): stale"));
   }
 
+  // What the Store records with the new state (Spec 12).
+  InstalledList meta;
+  meta.list = list;
+  meta.version = m.version;
+  meta.state_sha256 = m.state_sha256;
+  meta.manifest_sha256 = manifest_sha256;
+  meta.created_unix = m.created_unix;
+  meta.expires_unix = m.expires_unix;
+  meta.emergency = m.emergency;
+  meta.min_wait_seconds = m.min_wait_seconds;
+
   // Spec 6: "Pick the diff whose from_version equals the client's current version, else the snapshot."
-  std::string state;
   const ManifestDiff* diff = before != nullptr ? FindManifestDiff(m, before->version) : nullptr;
   if (diff != nullptr) {
-    auto from_diff = StateFromDiff(pass, store, *before, m, *diff);
+    // Spec 10-12 for the diff, streaming: the new file is written, verified and installed in one go.
+    bool diff_failed = false;
+    Status from_diff = InstallFromDiff(pass, store, *before, m, *diff, meta, &diff_failed);
     if (from_diff.ok()) {
-      state = std::move(from_diff).value();
       out.used_diff = true;
+    } else if (!diff_failed) {
+      return fail(from_diff);
     } else {
       // Spec 11: "A mismatch after a diff falls back to the snapshot" (as does any other failure of the
       // diff).
-      out.diff_error = from_diff.status();
+      out.diff_error = from_diff;
       out.fell_back_to_snapshot = true;
     }
   }
@@ -266,22 +291,11 @@ SyncOutcome SyncList(Fetcher& fetcher, Store& store, const UpdaterOptions& optio
       }
       return fail(s);
     }
-    state = std::move(from_snapshot).value();
+    // Spec 12: "fsync the file, rename, fsync the directory; then advance the high-water mark" — both in
+    // Store::Install, whose last step (the rename of D/current) is the switch.
+    Status installed = store.Install(meta, *from_snapshot);
+    if (!installed.ok()) return fail(installed);
   }
-
-  // Spec 12: "fsync the file, rename, fsync the directory; then advance the high-water mark" — both in
-  // Store::Install, whose last step (the rename of D/current) is the switch.
-  InstalledList meta;
-  meta.list = list;
-  meta.version = m.version;
-  meta.state_sha256 = m.state_sha256;
-  meta.manifest_sha256 = manifest_sha256;
-  meta.created_unix = m.created_unix;
-  meta.expires_unix = m.expires_unix;
-  meta.emergency = m.emergency;
-  meta.min_wait_seconds = m.min_wait_seconds;
-  Status installed = store.Install(meta, state);
-  if (!installed.ok()) return fail(installed);
   // Best effort: D/current's records also bound the floor (FloorOfState) until the next successful write.
   (void)AdvanceTimeFloor(store.env(), store.dir(), m.created_unix);
   out.repaired = repair;

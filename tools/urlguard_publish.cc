@@ -6,7 +6,9 @@
 //   urlguard-publish keygen  --out DIR
 //   urlguard-publish publish --repo DIR --key PRIVATE.pem --list NAME --input [FORMAT:]FILE...
 //                            [--expires-in 24h] [--keep K] [--emergency on|off] [--fp-rate P] [--threat T]
-//   urlguard-publish seen    --repo DIR ENTRY...
+//   urlguard-publish publish --state postgresql://... --repo DIR --key PRIVATE.pem --list NAME [options as above]
+//   urlguard-publish ingest  --state postgresql://... --list NAME --input [FORMAT:]FILE... [--threat T] [--add-only]
+//   urlguard-publish seen    --repo DIR ENTRY...   |   seen --state postgresql://... ENTRY...
 //   urlguard-publish rotate  --key OLD.pem --new-key NEW.pub.pem --out STATEMENT [--not-before UNIX]
 //                            [--grace SECONDS] [--reset LIST=VERSION ...]
 //   urlguard-publish index   --repo DIR --key PRIVATE.pem
@@ -94,7 +96,7 @@ int RunKeygen(const std::string& dir) {
 
 int RunPublish(const std::string& repo, const std::string& key_path, const std::string& list,
                const std::vector<std::string>& inputs, const std::string& expires_in, uint32_t keep,
-               const std::string& emergency, double fp_rate, const std::string& threat) {
+               const std::string& emergency, double fp_rate, const std::string& threat, const std::string& state) {
   auto expires = urlguard::ParseDurationSeconds(expires_in);
   if (!expires.ok()) {
     std::cerr << "urlguard-publish: --expires-in takes a duration such as 90m, 24h or 7d\n";
@@ -111,6 +113,7 @@ int RunPublish(const std::string& repo, const std::string& key_path, const std::
   o.emergency = emergency == "on";
   o.fp_rate = fp_rate;
   o.default_threat = threat;
+  o.state = state;
   o.progress = [&](uint64_t n) { progress.Show(n); };
   auto report = urlguard::PublishList(o);
   progress.Done();
@@ -144,6 +147,28 @@ int RunPublish(const std::string& repo, const std::string& key_path, const std::
   return 0;
 }
 
+int RunIngest(const std::string& state, const std::string& list, const std::vector<std::string>& inputs,
+              const std::string& threat, bool add_only) {
+  urlguard::Progress progress;
+  urlguard::StateIngestOptions o;
+  o.state = state;
+  o.list = list;
+  o.inputs = inputs;
+  o.default_threat = threat;
+  o.replace = !add_only;
+  auto r = urlguard::IngestIntoState(o);
+  progress.Done();
+  if (!r.ok()) return Fail(r.status());
+  ShowProblems(r->problems, r->rejected);
+  std::printf("ingested %s in %.2f s: %llu lines, %llu entries (%llu rejected); %llu unique, %llu new, %llu seen "
+              "before, %llu no longer listed\n",
+              list.c_str(), progress.Elapsed(), static_cast<unsigned long long>(r->input_lines),
+              static_cast<unsigned long long>(r->input_entries), static_cast<unsigned long long>(r->rejected),
+              static_cast<unsigned long long>(r->entries), static_cast<unsigned long long>(r->new_entries),
+              static_cast<unsigned long long>(r->seen_before), static_cast<unsigned long long>(r->removed));
+  return 0;
+}
+
 int RunRotate(const std::string& old_key_path, const std::string& new_pub_path, const std::string& out,
               int64_t not_before, int64_t grace, const std::vector<std::string>& reset_specs) {
   urlguard::RotationOptions ro;
@@ -164,8 +189,9 @@ int RunRotate(const std::string& old_key_path, const std::string& new_pub_path, 
   return 0;
 }
 
-int RunSeen(const std::string& repo, const std::vector<std::string>& entries) {
-  auto counts = urlguard::CountSeenEntries(repo, entries);
+int RunSeen(const std::string& repo, const std::string& state, const std::vector<std::string>& entries) {
+  auto counts = state.empty() ? urlguard::CountSeenEntries(repo, entries)
+                              : urlguard::CountSeenEntriesInState(state, entries);
   if (!counts.ok()) return Fail(counts.status());
   for (size_t i = 0; i < entries.size(); ++i) {
     int64_t c = (*counts)[i];
@@ -223,6 +249,8 @@ int main(int argc, char** argv) {
                        "print the version and the format versions");
   app.require_subcommand(1);
   std::string list, out, filter = "fingerprint-array", repo, key, expires_in = "24h", emergency = "off", threat;
+  std::string state;
+  bool add_only = false;
   std::vector<std::string> inputs, entries;
   double fp_rate = 0.001;
   uint64_t version = 1;
@@ -231,10 +259,10 @@ int main(int argc, char** argv) {
   int64_t not_before = 0;
   int64_t grace = 0;
   std::vector<std::string> reset_specs;
-  auto add_inputs = [&](CLI::App* cmd) {
+  auto add_inputs = [&](CLI::App* cmd, bool required = true) {
     cmd->add_option("--input", inputs, "[FORMAT:]FILE (repeatable): plain, hosts, abp, phishtank-csv, phishtank-json, "
                                        "urlhaus-csv, openphish, drop-json, drop-txt, csv:COLUMN; auto-detected")
-        ->required()
+        ->required(required)
         ->expected(1)
         ->allow_extra_args(false)
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
@@ -256,7 +284,10 @@ int main(int argc, char** argv) {
   publish->add_option("--repo", repo, "repository directory (created if missing)")->required();
   publish->add_option("--key", key, "private key PEM (from keygen)")->required()->check(CLI::ExistingFile);
   publish->add_option("--list", list, "list name ([a-z0-9_-])")->required();
-  add_inputs(publish);
+  add_inputs(publish, /*required=*/false);
+  publish->add_option("--state", state,
+                      "postgresql://... : entries, versions and seen counts in PostgreSQL (docs/postgres-schema.md); "
+                      "no --input then (use ingest). Default: files in --repo");
   publish->add_option("--expires-in", expires_in, "how long clients may serve this version (default 24h)");
   publish->add_option("--keep", keep, "diffs from this many previous versions (default 5)");
   publish->add_option("--emergency", emergency, "on: clients treat local hits as malicious without verifying")
@@ -264,8 +295,18 @@ int main(int argc, char** argv) {
   publish->add_option("--fp-rate", fp_rate, "target false-positive rate per URL (default 0.001)");
   publish->add_option("--threat", threat, "threat type for entries whose feed names none (default: the list name)");
 
+  auto* ingest = app.add_subcommand("ingest", "ingest feeds into the PostgreSQL state (then publish --state)");
+  ingest->add_option("--state", state, "postgresql://... connection URI")->required();
+  ingest->add_option("--list", list, "list name ([a-z0-9_-])")->required();
+  add_inputs(ingest);
+  ingest->add_option("--threat", threat, "threat type for entries whose feed names none (default: the list name)");
+  ingest->add_flag("--add-only", add_only,
+                   "only add: do not remove what a feed no longer lists (default: each file is its feed's whole content)");
+
   auto* seen = app.add_subcommand("seen", "have these entries been ingested before, and how often?");
-  seen->add_option("--repo", repo, "repository directory")->required();
+  auto* seen_repo = seen->add_option("--repo", repo, "repository directory");
+  auto* seen_state = seen->add_option("--state", state, "postgresql://... : the shared counts of ingest runs");
+  seen_repo->excludes(seen_state);
   seen->add_option("entries", entries, "URLs, domains or IPs")->required();
 
   auto* rotate = app.add_subcommand("rotate", "sign a statement that moves clients' trust from this key to a new one");
@@ -304,8 +345,21 @@ int main(int argc, char** argv) {
   }
   if (*build) return RunBuild(list, inputs, out, fp_rate, filter, version);
   if (*keygen) return RunKeygen(out);
-  if (*publish) return RunPublish(repo, key, list, inputs, expires_in, keep, emergency, fp_rate, threat);
-  if (*seen) return RunSeen(repo, entries);
+  if (*publish) {
+    if (inputs.empty() && state.empty()) {
+      std::cerr << "urlguard-publish: publish needs --input (or --state postgresql://...)\n";
+      return 4;
+    }
+    return RunPublish(repo, key, list, inputs, expires_in, keep, emergency, fp_rate, threat, state);
+  }
+  if (*ingest) return RunIngest(state, list, inputs, threat, add_only);
+  if (*seen) {
+    if (repo.empty() == state.empty()) {
+      std::cerr << "urlguard-publish: seen needs --repo DIR or --state postgresql://...\n";
+      return 4;
+    }
+    return RunSeen(repo, state, entries);
+  }
   if (*rotate) return RunRotate(key, new_key, out, not_before, grace, reset_specs);
   if (*index) return RunIndex(repo, key);
   if (*exp) return RunExport(repo, list, out, action, origin);

@@ -3,7 +3,7 @@
 // `urlguard-server`: the reference update and verification server (include/urlguard/server.h,
 // docs/verify-server.md). This file only parses options and wires them into urlguard::Server.
 //
-//   urlguard-server --repo DIR --listen 127.0.0.1:PORT [--tls-cert FILE --tls-key FILE] [--throttle N]
+//   urlguard-server --repo DIR --listen 127.0.0.1:PORT [--state postgresql://...] [--tls-cert FILE --tls-key FILE] [--throttle N]
 //                   [--max-requests-per-second N] [--trusted-proxy ADDR]... [--workers N]
 //                   [--max-connections N] [--max-connections-per-address N]
 //
@@ -28,6 +28,9 @@ int main(int argc, char** argv) {
   options.listen = "127.0.0.1:8080";
   app.add_option("--repo", options.repo_dir, "repository directory (public/ is served; private/lists/LIST/V.ugh answer /v1/verify)")
       ->required();
+  app.add_option("--state", options.state,
+                 "postgresql://... : answer /v1/verify from the publishers' PostgreSQL state (each list's newest "
+                 "committed version, loaded into memory) instead of REPO/private/lists");
   app.add_option("--listen", options.listen,
                  "IPV4:PORT or [IPV6]:PORT to bind; numeric loopback only (127.0.0.0/8 or [::1]); port 0 picks one")
       ->capture_default_str();

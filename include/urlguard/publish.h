@@ -131,6 +131,12 @@ struct ListPublishOptions {
   std::string default_threat;        // for entries whose feed names none; empty = the list name
   PublishProgressFn progress;        // optional
   Env* env = nullptr;
+  // Where the list's state lives. Empty (the default): files in repo_dir and `inputs` are the list's whole
+  // content. "postgresql://...": a PostgreSQL database (docs/postgres-schema.md) holds the entries (ingested
+  // with IngestIntoState), the committed versions and the seen counts; `inputs` must be empty, the version is
+  // committed there before its manifest files are written, and several publishers may share the database
+  // (docs/runbook-publishers.md).
+  std::string state;
 };
 
 struct ListPublishReport {
@@ -160,6 +166,39 @@ Result<ListPublishReport> PublishList(const ListPublishOptions& options);
 // counting filter): -1 for an invalid entry, 0 for never. kNotFound when the repository has no history.
 Result<std::vector<int64_t>> CountSeenEntries(const std::string& repo_dir, const std::vector<std::string>& entries,
                                               Env* env = nullptr);
+
+// ---- shared state (PostgreSQL) ------------------------------------------------------------------------------
+
+struct StateIngestOptions {
+  std::string state;                 // required: "postgresql://..." (libpq connection URI)
+  std::string list;                  // required: [a-z0-9_-]
+  std::vector<std::string> inputs;   // required: feed arguments; each file is one feed (its path names it)
+  std::string default_threat;        // for entries whose feed names none; empty = the list name
+  // true: each input is its feed's whole current content, so entries the feed no longer lists are removed
+  // (unless another feed still lists them). false: only add.
+  bool replace = true;
+  int64_t now_unix = 0;              // 0: now
+  Env* env = nullptr;
+};
+
+struct StateIngestReport {
+  uint64_t input_lines = 0, input_entries = 0, rejected = 0;
+  std::vector<FeedLineProblem> problems;  // the first ones
+  uint64_t entries = 0;      // unique keys ingested
+  uint64_t new_entries = 0;  // never seen in the list before
+  uint64_t seen_before = 0;
+  uint64_t removed = 0;      // no longer listed by any feed
+};
+
+// Reads the feeds (bad lines reported and skipped) and ingests them into the PostgreSQL state: one transaction
+// per feed, batched COPY + merge. The next PublishList with the same `state` publishes the result. Failures:
+// kInvalidArgument (options, feed arguments, a state that is not postgresql://), kUnavailable (PostgreSQL down:
+// nothing of the failed feed is kept), the feeds' read errors, kInternal (SQL).
+Result<StateIngestReport> IngestIntoState(const StateIngestOptions& options);
+
+// How many ingest runs into the PostgreSQL state at `state` contained each entry (summed over lists; shared by
+// every ingest worker): -1 for an invalid entry, 0 for never. kUnavailable when PostgreSQL is down.
+Result<std::vector<int64_t>> CountSeenEntriesInState(const std::string& state, const std::vector<std::string>& entries);
 
 // ---- DNS export -------------------------------------------------------------------------------------------
 

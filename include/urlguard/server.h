@@ -64,6 +64,11 @@ struct ServerOptions {
   // How often private/lists/ is checked for new full-hash files (each is validated completely before it
   // answers). 100 ms .. 1 hour.
   int hash_refresh_millis = 1000;
+  // Empty: the full hashes come from REPO/private/lists/ (above). "postgresql://...": from the publishers'
+  // PostgreSQL state instead (docs/postgres-schema.md "Verify servers"): each list's newest committed version,
+  // loaded completely into memory before it answers, polled every hash_refresh_millis; while PostgreSQL is down
+  // the loaded versions keep answering. Start fails with kUnavailable when PostgreSQL cannot be reached.
+  std::string state;
 
   // ---- connections (docs/verify-server.md "Limits") ----
   int worker_threads = 2;                    // event threads, 1..64 (each serves many connections)
