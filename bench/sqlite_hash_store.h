@@ -56,15 +56,7 @@ constexpr size_t kMaxSqliteLookupRecords = 100000;
 constexpr int kDefaultHashStoreConnections = 4;
 constexpr int kMaxHashStoreConnections = 64;
 
-
-  std::string list;
-  LayerKind layer = LayerKind::kUrl;
-  std::string threat;
-
-  bool operator==(const FullHashRecord&) const = default;
-};
-
-// The 4-byte prefix of a digest: its first 4 bytes as a big-endian integer (what the verify API sends).
+// FullHashRecord: publish/full_hash_list.h.
 
 class FullHashStore {
  public:

@@ -11,14 +11,15 @@
 //      (getrusage minus the client thread's CLOCK_THREAD_CPUTIME_ID), since the machine is shared.
 //
 //   verify_load_bench [--hashes N] [--seconds S] [--connections C] [--workers W] [--dir DIR] [--no-sqlite]
-//                     [--serve SECONDS] [--json]
+//                     [--serve SECONDS] [--load PORT] [--json]
 //
 // --json (or URLGUARD_BENCH_JSON=1) prints one JSON row per line for bench/perf_table.py:
 //   verify_rps            req/s, file source; baselines: sqlite_store (same run)
 //   verify_rps_<size>     the same, named by hash count (verify_rps_1m, verify_rps_10m, verify_rps_100m)
 //   verify_server_cpu_us  server CPU per request; baselines: sqlite_store
 //   verify_lookup_us      one 5-prefix lookup, no HTTP; baselines: sqlite_store
-// --serve S: instead of measuring, serve the file source on 127.0.0.1 for S seconds (for wrk or callgrind).
+// --serve S: instead of measuring, serve the file source on 127.0.0.1 for S seconds (for wrk or callgrind);
+// --load PORT: only the load generator, against that port (e.g. a --serve process under valgrind).
 // The repository is cached in DIR (default /tmp/urlguard-verify-bench-N) across runs.
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -166,13 +167,13 @@ class SqliteHashSource : public VerifyHashSource {
 double TimeLookups(const VerifyHashSource& source, uint64_t hashes, uint64_t* matches) {
   constexpr int kLookups = 200000;
   std::mt19937_64 rng(1000);
-  std::vector<uint32_t> prefixes(5);
+  std::vector<uint32_t> probes(5 * kLookups);
+  for (auto& p : probes) p = ProbePrefix(hashes, rng);
   VerifyLookup out;
   *matches = 0;
   const double start = ThreadCpuSeconds();
   for (int i = 0; i < kLookups; ++i) {
-    for (auto& p : prefixes) p = ProbePrefix(hashes, rng);
-    if (!source.Lookup(prefixes, &out).ok()) return -1;
+    if (!source.Lookup(std::span<const uint32_t>(probes).subspan(5 * static_cast<size_t>(i), 5), &out).ok()) return -1;
     *matches += out.records.size();
   }
   return (ThreadCpuSeconds() - start) * 1e6 / kLookups;
@@ -332,7 +333,7 @@ std::string SizeName(uint64_t hashes) {
 int Main(int argc, char** argv) {
   uint64_t hashes = 1000000;
   double seconds = 5;
-  int connections = 8, workers = 2, serve = 0;
+  int connections = 8, workers = 2, serve = 0, load_port = 0;
   bool sqlite = true, json = std::getenv("URLGUARD_BENCH_JSON") != nullptr;
   std::string dir;
   for (int i = 1; i < argc; ++i) {
@@ -346,15 +347,23 @@ int Main(int argc, char** argv) {
     else if (a == "--no-sqlite") sqlite = false;
     else if (a == "--serve") serve = std::atoi(next());
     else if (a == "--json") json = true;
+    else if (a == "--load") load_port = std::atoi(next());
     else {
       std::fprintf(stderr,
                    "usage: verify_load_bench [--hashes N] [--seconds S] [--connections C] [--workers W] [--dir DIR]"
-                   " [--no-sqlite] [--serve SECONDS] [--json]\n");
+                   " [--no-sqlite] [--serve SECONDS] [--load PORT] [--json]\n");
       return 4;
     }
   }
   if (hashes < 4 || connections < 1 || workers < 1 || seconds <= 0) {
     return Fail(Status::InvalidArgument("bad arguments"));
+  }
+  if (load_port > 0) {  // only the load generator, against a server started elsewhere
+    const LoadResult r = RunLoad(load_port, connections, seconds, MakeRequests(hashes));
+    std::printf("load: %.0f req/s, client CPU %.1f us/req, %llu errors\n", static_cast<double>(r.ok) / r.wall_seconds,
+                r.client_cpu_seconds * 1e6 / static_cast<double>(std::max<uint64_t>(r.ok, 1)),
+                static_cast<unsigned long long>(r.errors));
+    return r.errors == 0 ? 0 : 1;
   }
   if (dir.empty()) dir = "/tmp/urlguard-verify-bench-" + SizeName(hashes);
   if (Status s = BuildFiles(dir, hashes); !s.ok()) return Fail(s);

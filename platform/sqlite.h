@@ -2,8 +2,8 @@
 //
 // The one SQLite helper: RAII for connections and prepared statements, opening with busy timeout and
 // extended result codes, switching to WAL, stepping, and small one-value queries. SQLite is the OS-facing
-// storage engine of the full-hash store (publish/hash_store.cc) and the result cache (sync/result_cache.cc);
-// both call it through these functions, and tests look at their files with them too.
+// storage engine of the result cache (sync/result_cache.cc), which calls it through these functions; tests
+// look at its files with them too.
 //
 // Functions return SQLite result codes (SQLITE_OK or the failing code, extended codes on) so each caller
 // keeps its own mapping to Status. Not thread-safe beyond what SQLite itself promises for a connection.

@@ -194,6 +194,69 @@ TEST(ParseVerifyRequestTest, RejectsMalformedBodies) {
   EXPECT_EQ(ParseVerifyPrefixList(many_list).status().code(), StatusCode::kResourceExhausted);
 }
 
+// The obvious reference: a DOM parse (what the server did before the SAX handler). The fast parser must agree
+// with it on the result and the status code for every body.
+Result<std::vector<uint32_t>> ReferenceParseVerifyRequest(std::string_view body) {
+  if (body.size() > kMaxVerifyBodyBytes) return Status::ResourceExhausted("too large");
+  const nlohmann::json doc = nlohmann::json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded() || !doc.is_object()) return Status::InvalidArgument("not an object");
+  const auto it = doc.find("prefixes");
+  if (it == doc.end() || !it->is_array() || it->empty()) return Status::InvalidArgument("bad prefixes");
+  if (it->size() > kMaxVerifyPrefixes) return Status::ResourceExhausted("too many");
+  std::vector<uint32_t> out;
+  for (const nlohmann::json& e : *it) {
+    if (!e.is_string()) return Status::InvalidArgument("not a string");
+    const std::string& hex = e.get_ref<const std::string&>();
+    uint8_t b[4];
+    if (hex.size() != 8 || !FromHex(hex, b, 4)) return Status::InvalidArgument("not hex");
+    out.push_back(uint32_t{b[0]} << 24 | uint32_t{b[1]} << 16 | uint32_t{b[2]} << 8 | b[3]);
+  }
+  return out;
+}
+
+TEST(ParseVerifyRequestTest, AgreesWithADomParse) {
+  std::string many = R"({"prefixes": [)";
+  for (int i = 0; i < 31; ++i) many += std::string(i ? "," : "") + "\"a1b2c3d4\"";
+  many += "]}";
+  const std::vector<std::string> bodies = {
+      R"({"prefixes": ["a1b2c3d4"]})",
+      R"({"prefixes": ["a1b2c3d4"], "prefixes": ["00000001", "00000002"]})",  // the last member counts
+      R"({"prefixes": [1], "prefixes": ["00000001"]})",
+      R"({"prefixes": ["00000001"], "prefixes": 5})",
+      R"({"prefixes": ["00000001"], "prefixes": {"a": 1}})",
+      R"({"prefixes": ["00000001"], "prefixes": []})",
+      R"({"x": {"prefixes": ["00000001"]}, "prefixes": ["00000002"]})",  // nested members are not it
+      R"({"x": {"prefixes": ["00000001"]}})",
+      R"({"x": [["prefixes"], {"prefixes": 1}], "prefixes": ["0000000a"]})",
+      R"({"prefixes": [["a1b2c3d4"]]})",
+      R"({"prefixes": [{"a": "a1b2c3d4"}]})",
+      R"({"prefixes": ["a1b2c3d4", null]})",
+      R"({"prefixes": [true, "zz"]})",
+      R"({"prefixes": ["zz", true]})",
+      R"({"prefixes": ["\u0061\u0031b2c3d4"]})",  // JSON escapes decode to hex digits
+      R"({"prefixes": ["a1b2c3d4"]} trailing)",
+      R"({"prefixes": ["a1b2c3d4"], })",
+      R"( {"prefixes" : [ "A1B2C3D4" ] } )",
+      R"([{"prefixes": ["a1b2c3d4"]}])",
+      R"("prefixes")",
+      R"(null)",
+      R"({"prefixes": [1, 2, 3], "prefixes": ["zzzzzzzz"]})",
+      many,
+      many.substr(0, many.size() - 2) + ", 5]}",
+      "",
+  };
+  for (const std::string& body : bodies) {
+    const auto fast = ParseVerifyRequest(body);
+    const auto slow = ReferenceParseVerifyRequest(body);
+    ASSERT_EQ(fast.ok(), slow.ok()) << body;
+    if (fast.ok()) {
+      EXPECT_EQ(*fast, *slow) << body;
+    } else {
+      EXPECT_EQ(fast.status().code(), slow.status().code()) << body;
+    }
+  }
+}
+
 TEST(IsNumericLoopbackAddressTest, OnlyNumericLoopback) {
   for (const char* host : {"127.0.0.1", "127.1.2.3", "127.255.255.255", "::1"}) {
     EXPECT_TRUE(IsNumericLoopbackAddress(host)) << host;

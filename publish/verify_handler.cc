@@ -37,24 +37,31 @@ HttpResponse VerifyHandler::Handle(const HttpRequest& req) {
   HttpResponse res;
   if (!Throttled(req, &res)) {
     if (post) {
-      res = Answer(ParseVerifyRequest(req.body));
+      VerifyPrefixes prefixes;  // parsed without allocation
+      const Status parsed = ParseVerifyRequestInto(req.body, &prefixes);
+      res = parsed.ok() ? Answer(prefixes.span()) : Refuse(parsed);
     } else {
       const std::vector<std::string> lists = req.QueryValues("prefixes");
-      res = lists.size() != 1 ? JsonError(400, "expected one \"prefixes\" parameter")
-                              : Answer(ParseVerifyPrefixList(lists[0]));
+      if (lists.size() != 1) {
+        res = JsonError(400, "expected one \"prefixes\" parameter");
+      } else {
+        const auto prefixes = ParseVerifyPrefixList(lists[0]);
+        res = prefixes.ok() ? Answer(*prefixes) : Refuse(prefixes.status());
+      }
     }
   }
   metrics_->ObserveVerify(std::chrono::nanoseconds(env->NowMonotonicNanos() - start));
   return res;
 }
 
-HttpResponse VerifyHandler::Answer(const Result<std::vector<uint32_t>>& prefixes) {
-  if (!prefixes.ok()) {
-    const bool too_many = prefixes.status().code() == StatusCode::kResourceExhausted;
-    return JsonError(too_many ? 413 : 400, prefixes.status().message());
-  }
+HttpResponse VerifyHandler::Refuse(const Status& parse_error) {
+  const bool too_many = parse_error.code() == StatusCode::kResourceExhausted;
+  return JsonError(too_many ? 413 : 400, parse_error.message());
+}
+
+HttpResponse VerifyHandler::Answer(std::span<const uint32_t> prefixes) {
   thread_local VerifyLookup lookup;  // reused: its vector keeps its capacity
-  const Status looked_up = source_->Lookup(*prefixes, &lookup);
+  const Status looked_up = source_->Lookup(prefixes, &lookup);
   const std::vector<VerifyRecord>* records = &lookup.records;
   if (!looked_up.ok()) {
     const bool busy = looked_up.code() == StatusCode::kUnavailable;
@@ -62,7 +69,7 @@ HttpResponse VerifyHandler::Answer(const Result<std::vector<uint32_t>>& prefixes
     if (busy) res.SetHeader("Retry-After", "1");
     return res;
   }
-  metrics_->prefixes.fetch_add(prefixes->size(), std::memory_order_relaxed);
+  metrics_->prefixes.fetch_add(prefixes.size(), std::memory_order_relaxed);
   metrics_->matches.fetch_add(records->size(), std::memory_order_relaxed);
   const std::string cache_seconds = std::to_string(options_.positive_cache_seconds);
   HttpResponse res;

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "core/rolling_window.h"
@@ -50,7 +51,8 @@ class VerifyHandler {
  private:
   // The guard's decision for this request; a 429 in *refusal when throttled.
   bool Throttled(const HttpRequest& req, HttpResponse* refusal);
-  HttpResponse Answer(const Result<std::vector<uint32_t>>& prefixes);
+  HttpResponse Answer(std::span<const uint32_t> prefixes);
+  static HttpResponse Refuse(const Status& parse_error);  // 413 for too many prefixes, else 400
 
   const VerifyHandlerOptions options_;
   const VerifyHashSource* const source_;

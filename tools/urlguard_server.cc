@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", urlguard::VersionString("urlguard-server"), "print the version and formats");
   urlguard::ServerOptions options;
   options.listen = "127.0.0.1:8080";
-  app.add_option("--repo", options.repo_dir, "repository directory (public/ and private/hashes.sqlite)")
+  app.add_option("--repo", options.repo_dir, "repository directory (public/ is served; private/lists/LIST/V.ugh answer /v1/verify)")
       ->required();
   app.add_option("--state", options.state,
                  "postgresql://... : answer /v1/verify from the publishers' PostgreSQL state (each list's newest "

@@ -14,7 +14,7 @@
 //
 // Repository layout (written by urlguard-publish):
 //   REPO/public/...              static files, served at "/" + their path below public/
-//   REPO/private/hashes.sqlite   the full-hash store, opened read-only
+//   REPO/private/lists/LIST/V.ugh  full-hash files (docs/full-hash-format.md), mapped read-only
 // Nothing outside REPO/public/ is ever served.
 //
 // Thread safety: Start() returns a running server; every method may be called from any thread; Stop() is
