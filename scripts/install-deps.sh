@@ -13,7 +13,9 @@ packages=(build-essential cmake ninja-build pkg-config git
           # a real HTTP proxy for the --proxy tests; help2man and groff for the man pages (man/)
           tinyproxy help2man groff
           # the Debian packages (debian/, tests/package_test.sh); ccache makes repeated builds of the suites cheap
-          debhelper dh-python dpkg-dev lintian ccache)
+          debhelper dh-python dpkg-dev lintian ccache
+          # bench only (bench/perf_table.py baselines): DCSO's bloom CLI, the Redis GETBIT design
+          golang-github-dcso-bloom-cli redis-server libhiredis-dev)
 if [ "${1:-}" = "--with-qt" ]; then
   packages+=(qt6-base-dev qt6-webengine-dev libgl-dev xvfb)
 fi

@@ -3,6 +3,8 @@
 // The one renderer (include/urlguard/render.h). nlohmann::json is an implementation detail: callers get strings.
 #include "urlguard/render.h"
 
+#include <array>
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -23,6 +25,12 @@ Json NullOr(const std::string& s) { return s.empty() ? Json(nullptr) : Json(s); 
 // exactly what nlohmann::json's dump(-1, ' ', false, replace) printed before (sync/render_test.cc compares the
 // two on generated verdicts): keys in byte order (nlohmann's default object is a std::map), compact separators,
 // and its string escaping, repeated below.
+
+// Appends a string literal (its length known at compile time: no strlen per call).
+template <size_t N>
+void Lit(std::string* out, const char (&s)[N]) {
+  out->append(s, N - 1);
+}
 
 // Spec (RFC 8259 section 7): '"', '\\' and U+0000..U+001F must be escaped. nlohmann writes \b \t \n \f \r
 // for those five and \u00xx (lower-case hex) for the other control characters; '/' and DEL stay as they are.
@@ -79,6 +87,13 @@ size_t Utf8SequenceLength(std::string_view s, size_t i, size_t* bad_at) {
   return len;
 }
 
+// Bytes that are not copied as they are: the ones JSON escapes and every non-ASCII byte (checked as UTF-8).
+constexpr std::array<bool, 256> kNeedsCare = [] {
+  std::array<bool, 256> t{};
+  for (int c = 0; c < 256; ++c) t[c] = c < 0x20 || c >= 0x80 || c == '"' || c == '\\';
+  return t;
+}();
+
 // Appends s as a JSON string (quotes included), invalid UTF-8 replaced by U+FFFD.
 void AppendJsonString(std::string* out, std::string_view s) {
   out->push_back('"');
@@ -86,7 +101,7 @@ void AppendJsonString(std::string* out, std::string_view s) {
   size_t i = 0;
   while (i < s.size()) {
     const unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+    if (!kNeedsCare[c]) {
       ++i;
       continue;
     }
@@ -113,7 +128,7 @@ void AppendJsonString(std::string* out, std::string_view s) {
 
 void AppendJsonStringOrNull(std::string* out, std::string_view s) {
   if (s.empty()) {
-    out->append("null");
+    Lit(out, "null");
   } else {
     AppendJsonString(out, s);
   }
@@ -130,18 +145,28 @@ void AppendUint(std::string* out, uint64_t v) {
   out->append(p, static_cast<size_t>(end - p));
 }
 
-void AppendBool(std::string* out, bool b) { out->append(b ? "true" : "false"); }
+void AppendBool(std::string* out, bool b) {
+  if (b) {
+    Lit(out, "true");
+  } else {
+    Lit(out, "false");
+  }
+}
 
-// `"key":` (keys are plain ASCII literals: no escaping needed). `first` says whether a ',' goes before it.
-void AppendKey(std::string* out, const char* key, bool first = false) {
-  if (!first) out->push_back(',');
-  out->push_back('"');
-  out->append(key);
-  out->append("\":");
+// `,"key":` for a key literal (plain ASCII: no escaping needed).
+template <size_t N>
+void AppendKey(std::string* out, const char (&key)[N]) {
+  char buf[N + 3];
+  buf[0] = ',';
+  buf[1] = '"';
+  std::memcpy(buf + 2, key, N - 1);
+  buf[N + 1] = '"';
+  buf[N + 2] = ':';
+  out->append(buf, N + 3);
 }
 
 void AppendMatch(std::string* out, const Match& m) {
-  out->append("{\"expression\":");
+  Lit(out, "{\"expression\":");
   AppendJsonString(out, m.expression);
   AppendKey(out, "layer");
   AppendJsonString(out, LayerName(m.layer));
@@ -156,9 +181,19 @@ void AppendMatch(std::string* out, const Match& m) {
 
 // The verdict object; with `scan`, the scan finding's four keys are merged in at their places in key order.
 void AppendVerdictObject(std::string* out, std::string_view input, const Verdict& v, const ScanFinding* scan) {
+  if (scan == nullptr && v.kind == VerdictKind::kSafe && v.matches.empty() && v.error.empty() && v.list.empty() &&
+      v.threat.empty() && !v.stale && !v.allowlisted && !v.emergency) {
+    // The common case, a plain "safe": the same bytes as below in three literal runs and two strings.
+    Lit(out, "{\"allowlisted\":false,\"canonical\":");
+    AppendJsonStringOrNull(out, v.canonical);
+    Lit(out, ",\"emergency\":false,\"error\":null,\"expression\":null,\"input\":");
+    AppendJsonString(out, input);
+    Lit(out, ",\"layer\":null,\"list\":null,\"list_version\":null,\"matches\":[],\"sha256\":null,\"stale\":false,"
+             "\"threat\":null,\"verdict\":\"safe\"}");
+    return;
+  }
   const Match* first = v.matches.empty() ? nullptr : &v.matches.front();
-  out->push_back('{');
-  AppendKey(out, "allowlisted", /*first=*/true);
+  Lit(out, "{\"allowlisted\":");
   AppendBool(out, v.allowlisted);
   AppendKey(out, "canonical");
   AppendJsonStringOrNull(out, v.canonical);
@@ -174,7 +209,7 @@ void AppendVerdictObject(std::string* out, std::string_view input, const Verdict
   if (first) {
     AppendJsonString(out, first->expression);
   } else {
-    out->append("null");
+    Lit(out, "null");
   }
   if (scan) {
     AppendKey(out, "file");
@@ -186,7 +221,7 @@ void AppendVerdictObject(std::string* out, std::string_view input, const Verdict
   if (first) {
     AppendJsonString(out, LayerName(first->layer));
   } else {
-    out->append("null");
+    Lit(out, "null");
   }
   if (scan) {
     AppendKey(out, "line");
@@ -202,7 +237,7 @@ void AppendVerdictObject(std::string* out, std::string_view input, const Verdict
   if (first) {
     AppendUint(out, first->list_version);
   } else {
-    out->append("null");
+    Lit(out, "null");
   }
   AppendKey(out, "matches");
   out->push_back('[');
@@ -215,7 +250,7 @@ void AppendVerdictObject(std::string* out, std::string_view input, const Verdict
   if (first) {
     AppendJsonString(out, first->sha256_hex);
   } else {
-    out->append("null");
+    Lit(out, "null");
   }
   AppendKey(out, "stale");
   AppendBool(out, v.stale);
