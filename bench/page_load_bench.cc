@@ -33,6 +33,7 @@
 #include <random>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "bench/corpus.h"
@@ -106,7 +107,7 @@ Site MakeSite(uint64_t index, size_t pages, size_t assets) {
 }
 
 struct Outcome {
-  uint64_t urls = 0, local_hits = 0, verify_requests = 0;
+  uint64_t urls = 0, distinct_urls = 0, local_hits = 0, verify_requests = 0;
 };
 
 Outcome Simulate(const Checker& checker, uint64_t pages, int64_t seconds_per_page) {
@@ -120,6 +121,7 @@ Outcome Simulate(const Checker& checker, uint64_t pages, int64_t seconds_per_pag
   Outcome o;
   int64_t now = 0;
   std::vector<std::string> requests;
+  std::unordered_set<std::string> distinct;
   for (uint64_t p = 0; p < pages; ++p, now += seconds_per_page) {
     const uint64_t site_index = site_pick.Pick(rng);
     auto it = sites.find(site_index);
@@ -137,6 +139,7 @@ Outcome Simulate(const Checker& checker, uint64_t pages, int64_t seconds_per_pag
     }
     for (const std::string& url : requests) {
       ++o.urls;
+      distinct.insert(url);
       const Verdict v = checker.Check(url);
       if (v.kind != VerdictKind::kHit) continue;
       ++o.local_hits;
@@ -153,6 +156,7 @@ Outcome Simulate(const Checker& checker, uint64_t pages, int64_t seconds_per_pag
       }
     }
   }
+  o.distinct_urls = distinct.size();
   return o;
 }
 
@@ -178,7 +182,8 @@ int Main(int argc, char** argv) {
               static_cast<long long>(kNegativeCacheSeconds));
   std::printf("| fp target per URL | snapshot bytes | local hits / 1000 pages | verify requests / 1000 pages |\n"
               "|---|---|---|---|\n");
-  std::string curve;
+  std::string curve, rows;
+  uint64_t urls = 0, distinct = 0;
   double main_value = -1, main_hits = 0, main_bytes = 0;
   for (const char* rate : kFpRates) {
     const std::string path = dir + "/list-fp" + rate + ".ugs";
@@ -202,7 +207,9 @@ int Main(int argc, char** argv) {
     const Outcome out = Simulate(**checker, pages, seconds_per_page);
     const double per_1000 = static_cast<double>(out.verify_requests) * 1000.0 / static_cast<double>(pages);
     const double hits_1000 = static_cast<double>(out.local_hits) * 1000.0 / static_cast<double>(pages);
-    std::printf("| %s | %lld | %.1f | **%.1f** |\n", rate, static_cast<long long>(st.st_size), hits_1000, per_1000);
+    std::printf("| %s | %lld | %.1f | **%.2f** |\n", rate, static_cast<long long>(st.st_size), hits_1000, per_1000);
+    urls = out.urls;
+    distinct = out.distinct_urls;
     char buf[160];
     std::snprintf(buf, sizeof buf, "%s\"fp_%s\": %.2f", curve.empty() ? "" : ", ", rate, per_1000);
     curve += buf;
@@ -211,17 +218,21 @@ int Main(int argc, char** argv) {
       main_hits = hits_1000;
       main_bytes = static_cast<double>(st.st_size);
     }
-    if (json) {
-      std::printf("{\"row\": \"verify_per_1000_pages_fp_%s\", \"value\": %.2f, \"unit\": \"req\", \"baselines\": "
-                  "{\"snapshot_MB\": %.2f, \"local_hits\": %.2f}, \"note\": \"fp target %s per URL\"}\n",
+    char row[400];
+    std::snprintf(row, sizeof row, "{\"row\": \"verify_per_1000_pages_fp_%s\", \"value\": %.2f, \"unit\": \"req\", "
+                  "\"baselines\": {\"snapshot_MB\": %.2f, \"local_hits\": %.2f}, \"note\": \"fp target %s per URL\"}\n",
                   rate, per_1000, static_cast<double>(st.st_size) / 1e6, hits_1000, rate);
-    }
+    rows += row;
   }
+  std::printf("%llu URLs checked, %llu distinct\n", static_cast<unsigned long long>(urls),
+              static_cast<unsigned long long>(distinct));
   if (json) {
+    std::fputs(rows.c_str(), stdout);
     std::printf("{\"row\": \"verify_per_1000_pages\", \"value\": %.2f, \"unit\": \"req\", \"baselines\": "
                 "{\"without_result_cache\": %.2f, %s}, \"note\": \"default fp 1e-3 (%.1f MB); page + 40 "
-                "subresources, Zipf sites, %llu page loads\"}\n",
-                main_value, main_hits, curve.c_str(), main_bytes / 1e6, static_cast<unsigned long long>(pages));
+                "subresources, Zipf sites, %llu page loads, %llu distinct URLs\"}\n",
+                main_value, main_hits, curve.c_str(), main_bytes / 1e6, static_cast<unsigned long long>(pages),
+                static_cast<unsigned long long>(distinct));
   }
   return 0;
 }

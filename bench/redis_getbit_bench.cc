@@ -44,6 +44,12 @@ constexpr const char* kKey = "urlguard-bench-bloom";
 
 double Now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
+double ThreadCpuSeconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9;
+}
+
 double CpuSeconds() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
@@ -119,7 +125,8 @@ class RedisServer {
       if (pid_ == 0) {
         const std::string port = std::to_string(port_);
         execlp("redis-server", "redis-server", "--bind", "127.0.0.1", "--port", port.c_str(), "--dir", dir_.c_str(),
-               "--save", "", "--appendonly", "no", "--protected-mode", "yes", "--loglevel", "warning",
+               "--save", "", "--appendonly", "no", "--protected-mode", "yes", "--loglevel", "warning", "--logfile",
+               (dir_ + "/redis.log").c_str(),
                static_cast<char*>(nullptr));
         _exit(127);
       }
@@ -258,16 +265,17 @@ int Main(int argc, char** argv) {
   server.Stop();
 
   // urlguard in this process, same URLs; repeated for at least 0.5 s (the best of 3 passes).
-  double best = 1e9;
+  double best = 1e9, best_cpu = 1e9;
   uint64_t urlguard_hits = 0;
   for (int pass = 0; pass < 3; ++pass) {
     uint64_t done = 0, hits = 0;
-    const double a = Now();
+    const double a = Now(), cpu_a = ThreadCpuSeconds();
     do {
       for (const std::string& u : urls) hits += (*checker)->Check(u).kind == urlguard::VerdictKind::kHit;
       done += urls.size();
     } while (Now() - a < 0.5);
     best = std::min(best, (Now() - a) / static_cast<double>(done));
+    best_cpu = std::min(best_cpu, (ThreadCpuSeconds() - cpu_a) / static_cast<double>(done));
     urlguard_hits = hits * urls.size() / done;
   }
   uint64_t urlguard_must_hit = 0;
@@ -284,8 +292,12 @@ int Main(int argc, char** argv) {
               static_cast<double>(shape.bits), static_cast<double>(bitmap.size()) / 1e6, shape.k, urls.size(),
               redis_us, redis_cpu * 1e6 / static_cast<double>(urls.size()),
               server_cpu * 1e6 / static_cast<double>(urls.size()), static_cast<unsigned long long>(redis_hits));
-  std::printf("urlguard in-process (Checker::Check, one thread): %.3f us per URL (%llu hits): %.0fx faster\n",
-              urlguard_us, static_cast<unsigned long long>(urlguard_hits), redis_us / urlguard_us);
+  const double redis_cpu_us = (redis_cpu + server_cpu) * 1e6 / static_cast<double>(urls.size());
+  const double urlguard_cpu_us = best_cpu * 1e6;
+  std::printf("urlguard in-process (Checker::Check, one thread): %.3f us per URL wall, %.3f us CPU (%llu hits): "
+              "%.0fx faster by wall clock, %.0fx less CPU (client + server)\n",
+              urlguard_us, urlguard_cpu_us, static_cast<unsigned long long>(urlguard_hits), redis_us / urlguard_us,
+              redis_cpu_us / urlguard_cpu_us);
   std::printf("must-hit spellings (%zu): Redis design misses %.1f%%, urlguard misses %.1f%%\n", must_hit.size(), miss,
               urlguard_miss);
   if (json) {
@@ -295,8 +307,9 @@ int Main(int argc, char** argv) {
                 redis_us, urlguard_us, shape.k, urls.size(), redis_cpu * 1e6 / static_cast<double>(urls.size()),
                 server_cpu * 1e6 / static_cast<double>(urls.size()));
     std::printf("{\"row\": \"redis_vs_urlguard_x\", \"value\": %.1f, \"unit\": \"x\", \"baselines\": "
-                "{\"redis_getbit_us\": %.2f, \"urlguard_inprocess_us\": %.4f}, \"note\": \"in-process, same URLs\"}\n",
-                redis_us / urlguard_us, redis_us, urlguard_us);
+                "{\"redis_getbit_us\": %.2f, \"urlguard_inprocess_us\": %.4f, \"cpu_ratio\": %.1f}, \"note\": "
+                "\"wall clock, in-process, same URLs; cpu_ratio = (client + redis-server CPU) / urlguard CPU\"}\n",
+                redis_us / urlguard_us, redis_us, urlguard_us, redis_cpu_us / urlguard_cpu_us);
     std::printf("{\"row\": \"redis_must_hit_miss_pct\", \"value\": %.1f, \"unit\": \"%%\", \"baselines\": "
                 "{\"urlguard_miss_pct\": %.1f}, \"note\": \"%zu must-hit spellings\"}\n",
                 miss, urlguard_miss, must_hit.size());

@@ -94,12 +94,27 @@ constexpr std::array<bool, 256> kNeedsCare = [] {
   return t;
 }();
 
+// Whether any of the 8 bytes at p needs care (kNeedsCare), eight at a time: URLs are nearly all plain ASCII.
+// haszero(v) = (v - 0x01..) & ~v & 0x80.. is the classic test for a zero byte (exact when used as a boolean).
+inline bool WordNeedsCare(const char* p) {
+  constexpr uint64_t kOnes = 0x0101010101010101ULL, kHigh = 0x8080808080808080ULL;
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  auto has_zero = [](uint64_t x) { return (x - kOnes) & ~x & kHigh; };
+  const uint64_t control = (v - 0x20 * kOnes) & ~v & kHigh;  // a byte < 0x20 (or >= 0x80, caught below too)
+  return ((v & kHigh) | control | has_zero(v ^ ('"' * kOnes)) | has_zero(v ^ ('\\' * kOnes))) != 0;
+}
+
 // Appends s as a JSON string (quotes included), invalid UTF-8 replaced by U+FFFD.
 void AppendJsonString(std::string* out, std::string_view s) {
   out->push_back('"');
   size_t run = 0;  // start of the bytes not yet copied
   size_t i = 0;
   while (i < s.size()) {
+    if (i + 8 <= s.size() && !WordNeedsCare(s.data() + i)) {
+      i += 8;
+      continue;
+    }
     const unsigned char c = static_cast<unsigned char>(s[i]);
     if (!kNeedsCare[c]) {
       ++i;
