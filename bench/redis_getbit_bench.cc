@@ -224,19 +224,26 @@ int Main(int argc, char** argv) {
   }
 
   // The filter, built here and uploaded as one bitmap (Redis bit order: bit 0 is the top bit of byte 0).
-  std::vector<std::string> entries = ReadLines(dir + "/list.txt", SIZE_MAX);
+  uint64_t entry_count = 0;
+  {
+    std::ifstream in(dir + "/list.txt", std::ios::binary);
+    std::string line;
+    while (std::getline(in, line)) ++entry_count;
+  }
   BloomShape shape;
-  const double n = static_cast<double>(entries.size());
+  const double n = static_cast<double>(entry_count);
   shape.bits = static_cast<uint64_t>(std::ceil(-n * std::log(kFalsePositiveRate) / (std::log(2) * std::log(2))));
   shape.k = static_cast<int>(std::lround(static_cast<double>(shape.bits) / n * std::log(2)));
   std::vector<uint8_t> bitmap((shape.bits + 7) / 8, 0);
   uint64_t pos[32];
-  for (const std::string& e : entries) {
-    shape.Positions(NormalizeForRedisDesign(e), pos);
-    for (int i = 0; i < shape.k; ++i) bitmap[pos[i] >> 3] |= static_cast<uint8_t>(0x80u >> (pos[i] & 7));
+  {
+    std::ifstream in(dir + "/list.txt", std::ios::binary);  // streamed: 10 M entries need not sit in memory
+    std::string e;
+    while (std::getline(in, e)) {
+      shape.Positions(NormalizeForRedisDesign(e), pos);
+      for (int i = 0; i < shape.k; ++i) bitmap[pos[i] >> 3] |= static_cast<uint8_t>(0x80u >> (pos[i] & 7));
+    }
   }
-  entries.clear();
-  entries.shrink_to_fit();
 
   RedisServer server;
   if (!server.Start()) {

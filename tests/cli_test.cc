@@ -136,6 +136,33 @@ TEST(Cli, CheckStdinInBlocksKeepsEveryLineInOrder) {
   }
 }
 
+// Lines at the 1 MiB cap and around it, first in the input and after others, through a pipe (which hands the
+// reader 64 KiB at a time): each is cut at 1 MiB, none ends the input early.
+TEST(Cli, CheckStdinCutsLinesAtTheCapAndKeepsReading) {
+  constexpr size_t kCap = 1 << 20;
+  std::string input;
+  std::vector<std::string> lines;
+  for (size_t len : {kCap + 5, kCap, kCap - 1, kCap + 1, 2 * kCap + 3, kCap, size_t{30}}) {
+    std::string line = "http://x.example/" + std::string(len - 17, 'p');
+    input += line + "\n";
+    lines.push_back(line.substr(0, kCap));
+    input += "http://evil.example/\n";
+    lines.push_back("http://evil.example/");
+  }
+  const std::string dir = std::getenv("URLGUARD_FIXTURE_SNAPSHOTS");
+  auto checker = Checker::Open({dir + "/phishing.ugs", dir + "/malware.ugs"});
+  ASSERT_TRUE(checker.ok());
+  std::string want;
+  for (const std::string& l : lines) want += RenderVerdictText(l, (*checker)->Check(l)) + "\n";
+  const std::string file = testing::ScratchDir("cli-cap") + "/in.txt";
+  testing::WriteFileOrDie(file, input);
+  auto r = RunCommand("(cat '" + file + "' | " + BinPath("urlguard") + " check" + Snapshots() + "-)");
+  EXPECT_EQ(r.exit_code & 1, 1);
+  EXPECT_TRUE(r.out == want) << r.out.size() << " vs " << want.size() << " bytes";
+  auto from_file = RunCommand(BinPath("urlguard") + " check" + Snapshots() + "-", input);
+  EXPECT_TRUE(from_file.out == want) << from_file.out.size() << " vs " << want.size() << " bytes";
+}
+
 // A data directory where a list's file was found damaged (dropped by recovery, only its high-water mark left)
 // still answers, but no verdict is confident: exit bit 8, and `status` names the list and the reason.
 TEST(Cli, CheckExitsWithTheStaleBitWhenAListIsDamaged) {

@@ -108,7 +108,7 @@ struct LookupSource {
   std::unique_ptr<urlguard::Checker> checker;
   std::unique_ptr<urlguard::Client> client;
   bool verify = false;
-  Verdict Check(const std::string& url, const urlguard::CheckOptions& o = {}) const {
+  Verdict Check(std::string_view url, const urlguard::CheckOptions& o = {}) const {
     if (checker) return checker->Check(url, o);
     return verify ? client->Check(url, o) : client->CheckLocal(url, o);
   }
@@ -185,7 +185,9 @@ class BlockLineReader {
         dropping_ = true;  // keep the first kMaxInputLineBytes, drop the rest of this line
         end_ = kMaxInputLineBytes;
       }
-      if (end_ >= kReadBlockBytes || (last_line_end_ > 0 && !MoreReady())) break;
+      // Answer once a line is complete and the block is full or stdin has nothing more ready; without a complete
+      // line, keep reading (a line of kReadBlockBytes or more becomes overlong just above, never a stall).
+      if (last_line_end_ > 0 && (end_ >= kReadBlockBytes || !MoreReady())) break;
       const size_t old_end = end_;
       const ssize_t n = read(fd_, buf_.get() + end_, kCapacity - end_);
       if (n < 0 && errno == EINTR) continue;
@@ -275,7 +277,7 @@ struct CheckWorker {
       source.checker->CheckBatch(lines, &verdicts, options);
     } else {
       verdicts.resize(lines.size());
-      for (size_t i = 0; i < lines.size(); ++i) verdicts[i] = source.Check(std::string(lines[i]), options);
+      for (size_t i = 0; i < lines.size(); ++i) verdicts[i] = source.Check(lines[i], options);
     }
     lookup_ns += std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
     for (size_t i = 0; i < lines.size(); ++i) {
