@@ -227,7 +227,7 @@ class BlockLineReader {
   }
 
  private:
-  // A line as long as its cap: kept whole; an overlong one was cut to kMaxInputLineBytes on the way in.
+  // Room for a full block plus an unfinished line at its cap, and one byte more to see that a line is overlong.
   static constexpr size_t kCapacity = kReadBlockBytes + kMaxInputLineBytes + 1;
 
   static std::string_view Trim(std::string_view line) {
