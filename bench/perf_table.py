@@ -173,7 +173,8 @@ def main():
         ("page_load_bench", [os.path.join(bench, "page_load_bench"), "--dir", work, "--json"]),
         ("update_bench", [os.path.join(bench, "update_bench")]),
         ("publish_bench", [os.path.join(bench, "publish_bench")]),
-        ("verify_load_bench", [os.path.join(bench, "verify_load_bench"), os.path.join(work, "verify")]),
+        ("verify_load_bench", [os.path.join(bench, "verify_load_bench"), "--dir", os.path.join(work, "verify"),
+                               "--json"]),
     ]
     rows = {}
     with open(log_path, "w") as log:
