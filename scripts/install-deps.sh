@@ -17,7 +17,10 @@ packages=(build-essential cmake ninja-build pkg-config git
           # the Debian packages (debian/, tests/package_test.sh); ccache makes repeated builds of the suites cheap
           debhelper dh-python dpkg-dev lintian ccache
           # the scale and load benchmarks (bench/scale_bench.py): HTTP load and peak RSS of the tools
-          wrk time)
+          wrk time
+
+          # bench only (bench/perf_table.py baselines): DCSO's bloom CLI, the Redis GETBIT design
+          golang-github-dcso-bloom-cli redis-server libhiredis-dev)
 if [ "${1:-}" = "--with-qt" ]; then
   packages+=(qt6-base-dev qt6-webengine-dev libgl-dev xvfb)
 fi

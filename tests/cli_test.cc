@@ -12,6 +12,8 @@
 #include "platform/env.h"
 #include "sync/store.h"
 #include "tests/test_util.h"
+#include "urlguard/checker.h"
+#include "urlguard/render.h"
 
 namespace urlguard {
 namespace {
@@ -90,6 +92,75 @@ TEST(Cli, CheckVerdictsAndExitBitmask) {
   EXPECT_EQ(lines[1]["verdict"], "safe");
   EXPECT_TRUE(lines[1]["list"].is_null());
   EXPECT_EQ(lines[2]["verdict"], "safe");  // "\xff" is a host name (escaped): valid, not listed
+}
+
+// `check -` reads stdin in blocks, looks large blocks up on two threads and writes them in order: the output is
+// exactly one verdict line per input line, in input order, as RenderVerdict* prints it for the line cut at 1 MiB
+// with its '\r' removed; from a file and from a pipe, in text and JSON.
+TEST(Cli, CheckStdinInBlocksKeepsEveryLineInOrder) {
+  std::string input;
+  std::vector<std::string> lines;
+  for (int i = 0; i < 30000; ++i) {
+    std::string line = i % 97 == 0 ? "http://secure-bank.example/login.php?x=" + std::to_string(i)
+                                   : "https://www.example" + std::to_string(i) + ".com/a/b?q=" + std::to_string(i);
+    if (i == 7) line = "";
+    if (i == 20000) line = "http://" + std::string((1 << 20) + 100, 'a') + "/";  // over the 1 MiB line cap
+    input += line + (i % 5 == 0 ? "\r\n" : "\n");
+    if (line.size() > (1u << 20)) line.resize(1u << 20);
+    lines.push_back(line);
+  }
+  input += "http://evil.example/\r";  // the last line has no '\n'
+  lines.push_back("http://evil.example/");
+
+  const std::string dir = std::getenv("URLGUARD_FIXTURE_SNAPSHOTS");
+  auto checker = Checker::Open({dir + "/phishing.ugs", dir + "/malware.ugs"});
+  ASSERT_TRUE(checker.ok()) << checker.status().ToString();
+  CheckOptions with_canonical;
+  with_canonical.want_canonical = true;
+  std::string want_text, want_json;
+  for (const std::string& l : lines) {
+    want_text += RenderVerdictText(l, (*checker)->Check(l)) + "\n";
+    want_json += RenderVerdictJson(l, (*checker)->Check(l, with_canonical)) + "\n";
+  }
+  const std::string file = testing::ScratchDir("cli-blocks") + "/in.txt";
+  testing::WriteFileOrDie(file, input);
+  const std::string check = BinPath("urlguard") + " check" + Snapshots();
+  for (const std::string& json : {std::string(), std::string("--json ")}) {
+    const std::string& want = json.empty() ? want_text : want_json;
+    auto from_file = RunCommand(check + json + "-", input);
+    EXPECT_EQ(from_file.exit_code, 3);  // hits, and the empty line is invalid
+    EXPECT_TRUE(from_file.out == want) << json << "file: " << from_file.out.size() << " vs " << want.size() << " bytes";
+    auto from_pipe = RunCommand("(cat '" + file + "' | " + check + json + "-)");
+    EXPECT_EQ(from_pipe.exit_code, 3);
+    EXPECT_TRUE(from_pipe.out == want) << json << "pipe: " << from_pipe.out.size() << " vs " << want.size() << " bytes";
+  }
+}
+
+// Lines at the 1 MiB cap and around it, first in the input and after others, through a pipe (which hands the
+// reader 64 KiB at a time): each is cut at 1 MiB, none ends the input early.
+TEST(Cli, CheckStdinCutsLinesAtTheCapAndKeepsReading) {
+  constexpr size_t kCap = 1 << 20;
+  std::string input;
+  std::vector<std::string> lines;
+  for (size_t len : {kCap + 5, kCap, kCap - 1, kCap + 1, 2 * kCap + 3, kCap, size_t{30}}) {
+    std::string line = "http://x.example/" + std::string(len - 17, 'p');
+    input += line + "\n";
+    lines.push_back(line.substr(0, kCap));
+    input += "http://evil.example/\n";
+    lines.push_back("http://evil.example/");
+  }
+  const std::string dir = std::getenv("URLGUARD_FIXTURE_SNAPSHOTS");
+  auto checker = Checker::Open({dir + "/phishing.ugs", dir + "/malware.ugs"});
+  ASSERT_TRUE(checker.ok());
+  std::string want;
+  for (const std::string& l : lines) want += RenderVerdictText(l, (*checker)->Check(l)) + "\n";
+  const std::string file = testing::ScratchDir("cli-cap") + "/in.txt";
+  testing::WriteFileOrDie(file, input);
+  auto r = RunCommand("(cat '" + file + "' | " + BinPath("urlguard") + " check" + Snapshots() + "-)");
+  EXPECT_EQ(r.exit_code & 1, 1);
+  EXPECT_TRUE(r.out == want) << r.out.size() << " vs " << want.size() << " bytes";
+  auto from_file = RunCommand(BinPath("urlguard") + " check" + Snapshots() + "-", input);
+  EXPECT_TRUE(from_file.out == want) << from_file.out.size() << " vs " << want.size() << " bytes";
 }
 
 // A data directory where a list's file was found damaged (dropped by recovery, only its high-water mark left)

@@ -47,6 +47,11 @@ URLGUARD_EXPORT std::string RenderVerdictJson(std::string_view input, const Verd
 // "invalid  INPUT  (why)" ... with "[STALE ...]" appended when a list is past its signed expiry.
 URLGUARD_EXPORT std::string RenderVerdictText(std::string_view input, const Verdict& verdict);
 
+// Append the same bytes as RenderVerdictJson / RenderVerdictText to *out (no newline): for callers that print
+// many verdicts into one buffer. They build no JSON tree and, once *out has room, allocate nothing.
+URLGUARD_EXPORT void AppendVerdictJson(std::string* out, std::string_view input, const Verdict& verdict);
+URLGUARD_EXPORT void AppendVerdictText(std::string* out, std::string_view input, const Verdict& verdict);
+
 // ---- canonical forms (`urlguard canon`) ----------------------------------------------------------------------
 
 // {"input", "canonical" (null when invalid), "expressions": [{"expression", "sha256"}...], "error" (null or why)}.
