@@ -13,7 +13,9 @@
 // itself and fields older than the window are dropped on the next request. Memory: one small hash (at most
 // 60 fields) per client active in the last minute. The buckets are exact (no Bloom false positives), so on
 // the same sequence of requests this guard decides exactly as RollingWindowGuard does below its capacity
-// (redis_guard_test checks it against RollingWindowGuard).
+// (redis_guard_test checks it against RollingWindowGuard). One difference: a request for a second older than
+// the newest seen (threads racing) counts toward the per-second cap of its own second here, of the newest
+// second there; with Redis's clock (below) that needs a request to sit on the network across a second boundary.
 //
 // One round trip per request: a Lua script (EVALSHA; kRedisGuardScript) reads the hash, drops stale fields,
 // counts the request, refreshes the expiry and computes the decision and Retry-After inside Redis, atomically.

@@ -12,6 +12,8 @@ packages=(build-essential cmake ninja-build pkg-config git
           unbound bind9-dnsutils prometheus systemd
           # a real HTTP proxy for the --proxy tests; help2man and groff for the man pages (man/)
           tinyproxy help2man groff
+          # the fleet (docs/fleet.md): hiredis for the shared abuse guard; Redis and nginx started by the fleet tests
+          libhiredis-dev redis-server nginx
           # the Debian packages (debian/, tests/package_test.sh); ccache makes repeated builds of the suites cheap
           debhelper dh-python dpkg-dev lintian ccache)
 if [ "${1:-}" = "--with-qt" ]; then
