@@ -112,12 +112,22 @@ ReplyPtr Command(redisContext* c, const std::vector<std::string>& args) {
 }  // namespace
 
 Status ParseRedisUrl(std::string_view url, RedisGuardOptions* options) {
-  const Status bad = Status::InvalidArgument("guard: expected redis://HOST:PORT[/DB], got \"" +
+  const Status bad = Status::InvalidArgument("guard: expected redis://HOST:PORT[/DB][?timeout_ms=N], got \"" +
                                              std::string(url.substr(0, 80)) + "\"");
   if (url.size() > kMaxRedisUrlBytes) return bad;
   constexpr std::string_view kScheme = "redis://";
   if (url.substr(0, kScheme.size()) != kScheme) return bad;
   std::string_view rest = url.substr(kScheme.size());
+  int timeout_ms = 0;
+  if (const size_t q = rest.find('?'); q != std::string_view::npos) {
+    constexpr std::string_view kTimeout = "timeout_ms=";
+    const std::string_view query = rest.substr(q + 1);
+    if (query.substr(0, kTimeout.size()) != kTimeout ||
+        !ParseInt(query.substr(kTimeout.size()), 1, kMaxRedisTimeoutMs, &timeout_ms)) {
+      return bad;
+    }
+    rest = rest.substr(0, q);
+  }
   int db = 0;
   if (const size_t slash = rest.find('/'); slash != std::string_view::npos) {
     if (!ParseInt(rest.substr(slash + 1), 0, 15, &db)) return bad;
@@ -147,6 +157,7 @@ Status ParseRedisUrl(std::string_view url, RedisGuardOptions* options) {
   options->host = std::string(host);
   options->port = p;
   options->db = db;
+  if (timeout_ms > 0) options->connect_timeout_ms = options->io_timeout_ms = timeout_ms;
   return Status::Ok();
 }
 

@@ -85,8 +85,9 @@ struct RedisGuardOptions {
   std::function<void(std::string_view)> log;
 };
 
-// Parses "redis://HOST:PORT" or "redis://HOST:PORT/DB" (HOST: a name, an IPv4 address or [IPv6]; PORT
-// 1..65535; DB 0..15) into host, port and db of *options (other fields untouched). kInvalidArgument otherwise.
+// Parses "redis://HOST:PORT[/DB][?timeout_ms=N]" (HOST: a name, an IPv4 address or [IPv6]; PORT 1..65535; DB
+// 0..15; N 1..kMaxRedisTimeoutMs, both the connect and the reply timeout) into *options (other fields
+// untouched). kInvalidArgument otherwise.
 Status ParseRedisUrl(std::string_view url, RedisGuardOptions* options);
 
 class RedisAbuseGuard final : public AbuseGuard {

@@ -99,9 +99,15 @@ TEST(RedisUrl, Parses) {
   EXPECT_EQ(o.db, 3);
   ASSERT_TRUE(ParseRedisUrl("redis://redis-1.internal:6379/0", &o).ok());
   EXPECT_EQ(o.host, "redis-1.internal");
+  EXPECT_EQ(o.io_timeout_ms, RedisGuardOptions().io_timeout_ms);
+  ASSERT_TRUE(ParseRedisUrl("redis://127.0.0.1:6379/2?timeout_ms=40", &o).ok());
+  EXPECT_EQ(o.db, 2);
+  EXPECT_EQ(o.connect_timeout_ms, 40);
+  EXPECT_EQ(o.io_timeout_ms, 40);
   for (const char* bad : {"", "redis://", "redis://host", "redis://:6379", "redis://h:0", "redis://h:65536",
                           "redis://h:12x", "redis://h:6379/16", "redis://h:6379/", "http://h:6379",
-                          "redis://[::1:6379", "redis://a b:1", "redis://u:p@h:6379"}) {
+                          "redis://[::1:6379", "redis://a b:1", "redis://u:p@h:6379", "redis://h:1?timeout_ms=0",
+                          "redis://h:1?timeout_ms=10001", "redis://h:1?x=1", "redis://h:1?timeout_ms="}) {
     EXPECT_EQ(ParseRedisUrl(bad, &o).code(), StatusCode::kInvalidArgument) << bad;
   }
 }

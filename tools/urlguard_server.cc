@@ -40,7 +40,7 @@ int main(int argc, char** argv) {
                  "throttle a client address for the rest of a second after N verify requests in it (0: off)")
       ->capture_default_str();
   app.add_option("--guard", options.guard,
-                 "abuse guard windows: local (this process) or redis://HOST:PORT[/DB] (shared by a fleet; falls "
+                 "abuse guard windows: local (this process) or redis://HOST:PORT[/DB][?timeout_ms=N] (shared by a fleet; falls "
                  "back to local while Redis is down)")
       ->capture_default_str();
   app.add_option("--trusted-proxy", options.trusted_proxies,
