@@ -137,6 +137,7 @@ class RedisProcess {
   }
   void Stop() { child_.Kill(SIGKILL); }
   int port() const { return port_; }
+  pid_t pid() const { return child_.pid(); }
   std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
   const std::string& log() const { return log_; }
 
