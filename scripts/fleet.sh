@@ -163,6 +163,9 @@ start() {
     sha256sum "$dir/feeds/phishing.txt" | cut -d' ' -f1 > "$dir/state/published.sha"
   fi
   chmod -R o+rX "$dir/repo/public"
+  if [ "$(id -u)" = 0 ] && ! runuser -u nobody -- test -r "$dir/repo/public/v1/lists/phishing/manifest.json"; then
+    die "nginx's workers (user nobody) cannot read $dir/repo/public: use a --dir whose parent directories others may enter"
+  fi
 
   local redis_port nginx_port
   redis_port=$(free_port)
@@ -250,7 +253,7 @@ status() {
     local code backend
     code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "http://127.0.0.1:$p/healthz" || true)
     backend=$(curl -s --max-time 2 "http://127.0.0.1:$p/metrics" 2> /dev/null |
-              sed -n 's/^urlguard_server_guard_backend{backend="\([a-z]*\)"} 1$/\1/p')
+              sed -n 's/^urlguard_server_guard_backend{backend="\([a-z]*\)"} 1$/\1/p' || true)
     if pid_alive "$dir/run/server-$i.pid" && [ "$code" = 200 ]; then
       report "server-$i" 1 "127.0.0.1:$p /healthz 200, guard ${backend:-?}"
     else
