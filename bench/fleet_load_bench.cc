@@ -6,17 +6,20 @@
 // packaging/nginx/urlguard.conf by scripts/fleet.sh (its per-client rate limit raised out of the way: every
 // request of the bench comes from one address).
 //
-//   fleet_load_bench [--seconds S] [--threads T] [--hashes N] [--json]     (defaults: 5 8 100000)
+//   fleet_load_bench [--seconds S] [--threads T] [--hashes N] [--workers W] [--json]   (defaults: 5 8 100000 2)
+//
+// W is each server's --workers (event threads). A verify request's event thread waits for the guard's Redis
+// round trip, so with the Redis guard a server's throughput is about W / round-trip time.
 //
 // Load: T threads, each with one keep-alive connection, POST /v1/verify with 5 prefixes (one in five a listed
 // hash's), as fast as answers come; every answer must be 200 (anything else is counted and fails the run).
-// Phases, each S seconds after a 1 s warm-up: "direct1" (one server, no proxy) then "nginx3". Both with the
+// Phases, each S seconds after a 1 s warm-up: "direct1" (one server, no proxy) then "nginx3", both with the
 // guard on Redis (the server's threshold and per-second cap are off, so the guard is consulted on every request
-// and never refuses). Prints wall time, requests, requests/s, and the CPU seconds the servers, nginx and Redis
+// and never refuses), then "direct1, local guard" (a fourth server with --guard local: the shared guard's cost). Prints wall time, requests, requests/s, and the CPU seconds the servers, nginx and Redis
 // used (from /proc) plus the load generator's own, since the machine is shared: on one machine three servers
 // share the same cores, so the nginx row shows the proxy's cost, not a fleet's capacity (that needs machines).
-// With --json (or URLGUARD_BENCH_JSON=1): one JSON row per line, "fleet_rps_nginx3" and "fleet_rps_direct1"
-// (bench/perf_table.py collects them).
+// With --json (or URLGUARD_BENCH_JSON=1): one JSON row per line, "fleet_rps_nginx3" (baseline: direct1) and
+// "fleet_rps_direct1" (baseline: the local guard) (bench/perf_table.py collects them).
 #include <dirent.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -55,6 +58,7 @@ struct Args {
   int seconds = 5;
   int threads = 8;
   int hashes = 100000;
+  int workers = 2;  // each server's --workers (its default)
   bool json = false;
 };
 
@@ -114,6 +118,7 @@ PhaseResult Load(int port, const Args& args, const std::vector<std::string>& lis
     threads.emplace_back([&, t] {
       httplib::Client c("127.0.0.1", port);
       c.set_keep_alive(true);
+      c.set_tcp_nodelay(true);  // headers and body are two writes: without it, Nagle + delayed ACK add 40 ms
       c.set_read_timeout(10);
       std::mt19937_64 rng(7 + t);
       char hex[16];
@@ -190,14 +195,18 @@ int Run(const Args& args) {
     std::fprintf(stderr, "fleet_load_bench: redis-server did not start\n");
     return 1;
   }
-  ChildProcess servers[3];
+  // servers[0..2]: the fleet (guard on Redis); servers[3]: the same server with the in-process guard, for the
+  // guard's cost.
+  ChildProcess servers[4];
   std::vector<int> ports;
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < 4; ++i) {
     const std::string log = root + "/server-" + std::to_string(i) + ".log";
+    testing::WriteFileOrDie(log, "");
     servers[i].Start({std::string(URLGUARD_BINARY_DIR) + "/bin/urlguard-server", "--repo", root + "/repo",
-                      "--listen", "127.0.0.1:0", "--guard", redis.url() + "?timeout_ms=200", "--trusted-proxy",
+                      "--listen", "127.0.0.1:0", "--guard", i < 3 ? redis.url() + "?timeout_ms=200" : "local",
+                      "--trusted-proxy",
                       "127.0.0.1", "--throttle", "59", "--max-requests-per-second", "0", "--max-connections-per-address",
-                      "1024"},
+                      "1024", "--workers", std::to_string(args.workers)},
                      log);
     std::smatch m;
     std::string text;
@@ -214,7 +223,7 @@ int Run(const Args& args) {
   const int nginx_port = testing::FreeLoopbackPort();
   std::string render = std::string(URLGUARD_SOURCE_DIR) + "/scripts/fleet.sh render-nginx " +
                        std::to_string(nginx_port) + " " + root + "/repo/public 1000000r/s " + root;
-  for (int p : ports) render += " " + std::to_string(p);
+  for (int i = 0; i < 3; ++i) render += " " + std::to_string(ports[i]);
   const auto conf = testing::RunCommand(render);
   if (conf.exit_code != 0) {
     std::fprintf(stderr, "fleet_load_bench: fleet.sh render-nginx failed\n");
@@ -248,6 +257,7 @@ int Run(const Args& args) {
 
   const PhaseResult direct = Load(ports[0], args, listed, fleet_cpu);
   const PhaseResult proxied = Load(nginx_port, args, listed, fleet_cpu);
+  const PhaseResult local = Load(ports[3], args, listed, [&] { return CpuSeconds(servers[3].pid(), false); });
 
   const unsigned cores = std::thread::hardware_concurrency();
   double load1 = 0;
@@ -259,29 +269,30 @@ int Run(const Args& args) {
   const bool json = args.json || (env_json != nullptr && std::strcmp(env_json, "1") == 0);
   char note[512];
   std::snprintf(note, sizeof note,
-                "%d threads x keep-alive POST /v1/verify (5 prefixes), %d s each, guard on Redis; %u cores, "
+                "%d threads x keep-alive POST /v1/verify (5 prefixes), %d s each, guard on Redis, %d workers/server; %u cores, "
                 "loadavg %.1f; fleet CPU s: direct1 %.2f, nginx3 %.2f; client CPU s: %.2f, %.2f",
-                args.threads, args.seconds, cores, load1, direct.fleet_cpu, proxied.fleet_cpu, direct.client_cpu,
+                args.threads, args.seconds, args.workers, cores, load1, direct.fleet_cpu, proxied.fleet_cpu, direct.client_cpu,
                 proxied.client_cpu);
   if (json) {
     std::printf("{\"row\": \"fleet_rps_nginx3\", \"value\": %.0f, \"unit\": \"req/s\", \"baselines\": "
                 "{\"fleet_rps_direct1\": %.0f}, \"note\": \"%s\"}\n",
                 proxied.rps(), direct.rps(), note);
-    std::printf("{\"row\": \"fleet_rps_direct1\", \"value\": %.0f, \"unit\": \"req/s\", \"baselines\": {}, "
-                "\"note\": \"%s\"}\n",
-                direct.rps(), note);
+    std::printf("{\"row\": \"fleet_rps_direct1\", \"value\": %.0f, \"unit\": \"req/s\", \"baselines\": "
+                "{\"fleet_rps_direct1_local_guard\": %.0f}, \"note\": \"%s\"}\n",
+                direct.rps(), local.rps(), note);
   } else {
     std::printf("%-22s %8s %10s %10s %8s %14s %12s\n", "phase", "wall s", "requests", "req/s", "errors",
                 "fleet CPU s", "client CPU s");
     for (const auto& [name, r] : {std::pair<const char*, const PhaseResult&>{"direct1 (1 server)", direct},
-                                  {"nginx3 (3 servers)", proxied}}) {
+                                  {"nginx3 (3 servers)", proxied},
+                                  {"direct1, local guard", local}}) {
       std::printf("%-22s %8.2f %10llu %10.0f %8llu %14.2f %12.2f\n", name, r.wall,
                   static_cast<unsigned long long>(r.requests), r.rps(), static_cast<unsigned long long>(r.errors),
                   r.fleet_cpu, r.client_cpu);
     }
     std::printf("machine: %u cores, load average %.1f\n", cores, load1);
   }
-  return direct.errors + proxied.errors == 0 ? 0 : 1;
+  return direct.errors + proxied.errors + local.errors == 0 ? 0 : 1;
 }
 
 }  // namespace
@@ -304,10 +315,12 @@ int main(int argc, char** argv) {
       next(&args.threads);
     } else if (a == "--hashes") {
       next(&args.hashes);
+    } else if (a == "--workers") {
+      next(&args.workers);
     } else if (a == "--json") {
       args.json = true;
     } else {
-      std::fprintf(stderr, "usage: fleet_load_bench [--seconds S] [--threads T] [--hashes N] [--json]\n");
+      std::fprintf(stderr, "usage: fleet_load_bench [--seconds S] [--threads T] [--hashes N] [--workers W] [--json]\n");
       return 4;
     }
   }
