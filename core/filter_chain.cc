@@ -1,17 +1,22 @@
 // Copyright urlguard authors.
 #include "core/filter_chain.h"
 
+#include "core/key_hash.h"
+
 namespace urlguard {
 namespace {
 
+// Records a hit. The expression's SHA-256 is computed here, for hits only.
 void AddHit(LookupScratch* s, uint32_t list, LayerKind layer, uint32_t expression, int prefix_length,
-            const Sha256Digest& key) {
+            std::string_view text) {
   if (s->hit_count == kMaxHitsPerUrl) {
     ++s->hits_dropped;
     return;
   }
-  s->hits[s->hit_count++] = LookupHit{list, layer, expression, prefix_length, key};
+  s->hits[s->hit_count++] = LookupHit{list, layer, expression, prefix_length, Sha256(text)};
 }
+
+size_t KindIndex(const SnapshotView& list) { return static_cast<size_t>(list.key_hash()); }
 
 template <typename Fn>
 void ForEachIpPrefix(const CanonicalUrl& url, const LayerView& ip, Fn&& fn) {
@@ -24,9 +29,21 @@ void ForEachIpPrefix(const CanonicalUrl& url, const LayerView& ip, Fn&& fn) {
 
 }  // namespace
 
-void FilterChain::HashExpressions(LookupScratch* s) {
+FilterChain::FilterChain(std::vector<SnapshotView> lists) : lists_(std::move(lists)) {
+  for (const SnapshotView& l : lists_) uses_[KindIndex(l)] = true;
+}
+
+void FilterChain::HashExpressions(LookupScratch* s) const {
   MakeExpressions(s->url, &s->expressions);
-  for (size_t i = 0; i < s->expressions.size(); ++i) s->digests[i] = Sha256(s->expressions[i]);
+  const size_t n = s->expressions.size();
+  if (uses_[static_cast<size_t>(KeyHashKind::kXxh3)]) {
+    uint64_t* keys = s->keys[static_cast<size_t>(KeyHashKind::kXxh3)];
+    for (size_t i = 0; i < n; ++i) keys[i] = Xxh3Key(s->expressions[i]);
+  }
+  if (uses_[static_cast<size_t>(KeyHashKind::kSha256Prefix)]) {
+    uint64_t* keys = s->keys[static_cast<size_t>(KeyHashKind::kSha256Prefix)];
+    for (size_t i = 0; i < n; ++i) keys[i] = Sha256PrefixKey(s->expressions[i]);
+  }
 }
 
 Status FilterChain::LookupUrl(std::string_view url, LookupScratch* s) const {
@@ -43,9 +60,10 @@ void FilterChain::PrefetchProbes(const LookupScratch& s) const {
   for (const SnapshotView& list : lists_) {
     const LayerView* domain = list.layer(LayerKind::kDomain);
     const LayerView* url = list.layer(LayerKind::kUrl);
+    const uint64_t* keys = s.keys[KindIndex(list)];
     for (size_t i = 0; i < s.expressions.size(); ++i) {
       const LayerView* layer = s.expressions.is_host_root(i) ? domain : url;
-      if (layer != nullptr) layer->Prefetch(s.digests[i]);
+      if (layer != nullptr) layer->Prefetch(keys[i]);
     }
   }
 }
@@ -58,22 +76,21 @@ void FilterChain::Probe(LookupScratch* s) const {
     const SnapshotView& list = lists_[li];
     const LayerView* domain = list.layer(LayerKind::kDomain);
     const LayerView* url = list.layer(LayerKind::kUrl);
+    const KeyHashKind kind = list.key_hash();
+    const uint64_t* keys = s->keys[static_cast<size_t>(kind)];
     for (uint32_t i = 0; i < s->expressions.size(); ++i) {
       const bool host_root = s->expressions.is_host_root(i);
       const LayerView* layer = host_root ? domain : url;
-      if (layer != nullptr && layer->MayContain(s->digests[i])) {
-        AddHit(s, li, host_root ? LayerKind::kDomain : LayerKind::kUrl, i, 0, s->digests[i]);
+      if (layer != nullptr && layer->MayContain(keys[i])) {
+        AddHit(s, li, host_root ? LayerKind::kDomain : LayerKind::kUrl, i, 0, s->expressions[i]);
       }
     }
     const LayerView* ip = list.layer(LayerKind::kIp);
     if (ip_host && ip != nullptr) {
       ForEachIpPrefix(s->url, *ip, [&](bool v6, int len) {
         char buf[kMaxIpExpressionBytes];
-        size_t n = IpPrefixExpression(s->url.ip, v6, len, buf);
-        Sha256Digest key = Sha256(buf, n);
-        if (ip->MayContain(key)) {
-          AddHit(s, li, LayerKind::kIp, kIpExpression, len, key);
-        }
+        const std::string_view text(buf, IpPrefixExpression(s->url.ip, v6, len, buf));
+        if (ip->MayContain(KeyHash(kind, text))) AddHit(s, li, LayerKind::kIp, kIpExpression, len, text);
       });
     }
   }

@@ -2,10 +2,13 @@
 //
 // FilterChain: the lookup over a set of open snapshots (docs/architecture.md §3, steps 1-4). For one URL:
 //   1. canonicalize (failure -> invalid, never a match);
-//   2. generate the host-suffix x path-prefix expressions and hash each with SHA-256;
+//   2. generate the host-suffix x path-prefix expressions and hash each with the key hash of the open lists
+//      (core/key_hash.h: XXH3-64 for format version 2 lists, SHA-256 prefixes only while a version 1 list is
+//      open);
 //   3. probe every list: the domain layer with the whole-host expressions ("a.b.c/"), the url layer with the
 //      others, and for IP hosts the ip layer once per prefix length that list's ip layer contains;
-//   4. report every hit (list, layer, expression, key), or none: safe.
+//   4. report every hit (list, layer, expression, and the expression's SHA-256, computed for hits only: it is
+//      what the verify protocol sends a prefix of), or none: safe.
 // All probes of a URL (and of a batch of URLs) are prefetched before any is resolved, so their cache misses
 // overlap.
 //
@@ -38,7 +41,7 @@ struct LookupHit {
   LayerKind layer;
   uint32_t expression;  // index into LookupScratch::expressions, or kIpExpression
   int prefix_length;    // ip layer only: the expression is IpPrefixExpression(url.ip, ..., prefix_length)
-  Sha256Digest key;
+  Sha256Digest key;     // SHA-256 of the expression (the full hash the verify server decides with)
 };
 constexpr uint32_t kIpExpression = 0xffffffffu;
 
@@ -46,7 +49,8 @@ constexpr uint32_t kIpExpression = 0xffffffffu;
 struct LookupScratch {
   CanonicalUrl url;
   ExpressionList expressions;
-  Sha256Digest digests[kMaxExpressions];
+  // keys[kind][i]: KeyHash(kind, expressions[i]), filled for the kinds of the chain's lists only.
+  uint64_t keys[2][kMaxExpressions];
   LookupHit hits[kMaxHitsPerUrl];
   size_t hit_count = 0;
   size_t hits_dropped = 0;
@@ -55,7 +59,7 @@ struct LookupScratch {
 class FilterChain {
  public:
   FilterChain() = default;
-  explicit FilterChain(std::vector<SnapshotView> lists) : lists_(std::move(lists)) {}
+  explicit FilterChain(std::vector<SnapshotView> lists);
 
   const std::vector<SnapshotView>& lists() const { return lists_; }
 
@@ -68,11 +72,15 @@ class FilterChain {
   // Issues the prefetches of Probe(scratch) without resolving them.
   void PrefetchProbes(const LookupScratch& scratch) const;
 
-  // Fills scratch->expressions and digests from scratch->url (step 2).
-  static void HashExpressions(LookupScratch* scratch);
+  // Fills scratch->expressions and the key hashes the lists need from scratch->url (step 2).
+  void HashExpressions(LookupScratch* scratch) const;
+
+  // True when some list's keys are of that kind.
+  bool uses(KeyHashKind kind) const { return uses_[static_cast<size_t>(kind)]; }
 
  private:
   std::vector<SnapshotView> lists_;
+  bool uses_[2] = {false, false};
 };
 
 }  // namespace urlguard

@@ -330,4 +330,158 @@ void FingerprintSetView::Decode(std::vector<uint64_t>* out) const {
   }
 }
 
+// ---- Streaming build and decode ---------------------------------------------------------------------------
+
+FingerprintSetGeometry FingerprintSetGeometryFor(uint64_t n, uint64_t universe) {
+  assert(universe >= 1);
+  assert(n <= kMaxLayerEntries);
+  const Params p = ChooseParams(n, universe);
+  FingerprintSetGeometry g;
+  g.universe = universe;
+  g.n = n;
+  g.buckets = p.buckets;
+  g.r = p.r;
+  g.sample_count = (p.buckets >> kSampleShift) + 2;
+  g.unary_words = CeilDiv(n + p.buckets, 64);
+  g.remainder_words = CeilDiv(n * p.r, 64) + 1;
+  return g;
+}
+
+FingerprintSetEncoder::FingerprintSetEncoder(const FingerprintSetGeometry& geometry)
+    : g_(geometry), rem_mask_(geometry.r == 0 ? 0 : (uint64_t{1} << geometry.r) - 1) {
+  AppendLE32(&samples_, 0);  // bucket 0 starts at entry 0
+  samples_out_ = 1;
+}
+
+std::string FingerprintSetEncoder::Header() const {
+  std::string out;
+  AppendLE64(&out, g_.universe);
+  AppendLE64(&out, g_.n);
+  AppendLE64(&out, g_.buckets);
+  AppendLE32(&out, g_.r);
+  AppendLE32(&out, kSampleShift);
+  AppendLE64(&out, g_.sample_count);
+  AppendLE64(&out, g_.unary_words);
+  AppendLE64(&out, g_.remainder_words);
+  assert(out.size() == kFingerprintSetHeaderBytes);
+  return out;
+}
+
+void FingerprintSetEncoder::AdvanceTo(uint64_t b) {
+  if (b <= bucket_) return;
+  // Samples for the buckets in (bucket_, b] that start a block (and exist).
+  constexpr uint64_t kBlock = uint64_t{1} << kSampleShift;
+  for (uint64_t c = (bucket_ / kBlock + 1) * kBlock; c <= b && c < g_.buckets; c += kBlock) {
+    AppendLE32(&samples_, static_cast<uint32_t>(added_));
+    ++samples_out_;
+  }
+  // One closing 0-bit per bucket left behind: zeros need no writing, only skipping.
+  uint64_t zeros = b - bucket_;
+  while (zeros > 0) {
+    const uint64_t room = 64 - unary_fill_;
+    if (zeros < room) {
+      unary_fill_ += static_cast<uint32_t>(zeros);
+      break;
+    }
+    zeros -= room;
+    AppendLE64(&unary_out_, unary_word_);
+    ++unary_words_out_;
+    unary_word_ = 0;
+    unary_fill_ = 0;
+  }
+  bucket_ = b;
+}
+
+bool FingerprintSetEncoder::Add(uint64_t fp) {
+  if (added_ == g_.n || fp >= g_.universe || (added_ > 0 && fp <= last_)) return false;
+  AdvanceTo(fp >> g_.r);
+  unary_word_ |= uint64_t{1} << unary_fill_;
+  if (++unary_fill_ == 64) {
+    AppendLE64(&unary_out_, unary_word_);
+    ++unary_words_out_;
+    unary_word_ = 0;
+    unary_fill_ = 0;
+  }
+  if (g_.r > 0) {
+    const uint64_t v = fp & rem_mask_;
+    rem_word_ |= v << rem_fill_;
+    if (rem_fill_ + g_.r >= 64) {
+      AppendLE64(&rem_out_, rem_word_);
+      ++rem_words_out_;
+      rem_word_ = rem_fill_ == 0 ? 0 : v >> (64 - rem_fill_);
+      rem_fill_ = rem_fill_ + g_.r - 64;
+    } else {
+      rem_fill_ += g_.r;
+    }
+  }
+  ++added_;
+  last_ = fp;
+  return true;
+}
+
+bool FingerprintSetEncoder::Finish() {
+  if (added_ != g_.n) return false;
+  AdvanceTo(g_.buckets);
+  if (unary_fill_ > 0) {
+    AppendLE64(&unary_out_, unary_word_);
+    ++unary_words_out_;
+    unary_fill_ = 0;
+  }
+  assert(unary_words_out_ == g_.unary_words);
+  while (samples_out_ < g_.sample_count) {
+    AppendLE32(&samples_, static_cast<uint32_t>(g_.n));
+    ++samples_out_;
+  }
+  if (g_.sample_count % 2 != 0) AppendLE32(&samples_, 0);  // pad8
+  if (rem_fill_ > 0) {
+    AppendLE64(&rem_out_, rem_word_);
+    ++rem_words_out_;
+    rem_fill_ = 0;
+  }
+  while (rem_words_out_ < g_.remainder_words) {
+    AppendLE64(&rem_out_, 0);
+    ++rem_words_out_;
+  }
+  return true;
+}
+
+FingerprintSetCursor::FingerprintSetCursor(const FingerprintSetView& view) : v_(view) {}
+
+bool FingerprintSetCursor::Next(uint64_t* fp) {
+  if (entry_ >= v_.n_) return false;
+  while (word_ == 0) {
+    bucket_ += left_;  // the rest of the word is zeros: closed buckets
+    if (word_index_ >= v_.unary_words_) return false;
+    word_ = LoadLE64(v_.unary_ + word_index_ * 8);
+    left_ = 64;
+    ++word_index_;
+  }
+  const uint32_t zeros = static_cast<uint32_t>(std::countr_zero(word_));
+  bucket_ += zeros;
+  const uint32_t used = zeros + 1;
+  word_ = used == 64 ? 0 : word_ >> used;
+  left_ -= used;
+  uint64_t value = 0;
+  const uint32_t r = v_.r_;
+  if (r > 0) {
+    const uint64_t w = rem_bit_ >> 6;
+    const uint32_t off = static_cast<uint32_t>(rem_bit_ & 63);
+    uint64_t lo = LoadLE64(v_.remainders_ + w * 8) >> off;
+    if (off + r > 64) lo |= LoadLE64(v_.remainders_ + (w + 1) * 8) << (64 - off);
+    value = lo & ((uint64_t{1} << r) - 1);
+    rem_bit_ += r;
+  }
+  *fp = (bucket_ << r) | value;
+  ++entry_;
+  return true;
+}
+
+FingerprintSetCursor::Span FingerprintSetCursor::UnaryDone() const {
+  return {v_.unary_, static_cast<size_t>(word_index_ > 0 ? (word_index_ - 1) * 8 : 0)};
+}
+
+FingerprintSetCursor::Span FingerprintSetCursor::RemaindersDone() const {
+  return {v_.remainders_, static_cast<size_t>((rem_bit_ >> 6) * 8)};
+}
+
 }  // namespace urlguard

@@ -89,6 +89,104 @@ class FingerprintSetView {
   const uint8_t* unary_ = nullptr;    // u64 LE words, bit i of the stream = word i/64, bit i%64
   const uint8_t* remainders_ = nullptr;  // u64 LE words, remainder j at bits [j*r, j*r + r)
   uint64_t remainder_words_ = 0;
+
+  friend class FingerprintSetCursor;  // the streaming decoder below
+};
+
+// ---- Streaming build and decode ---------------------------------------------------------------------------
+// For sets too large to hold decoded (a client applying a diff to a 100 M-entry list, a publisher merging
+// spilled runs): the encoder takes fingerprints one at a time and emits the body's regions as they fill, the
+// cursor walks a mapped body in order. Both produce or read exactly the bytes BuildFingerprintSet writes
+// (core/snapshot_writer_test.cc compares them), with memory independent of n.
+
+// The sizes of a body, all known from (n, universe) before any fingerprint is seen.
+struct FingerprintSetGeometry {
+  uint64_t universe = 1;
+  uint64_t n = 0;
+  uint64_t buckets = 0;
+  uint32_t r = 0;
+  uint64_t sample_count = 0;
+  uint64_t unary_words = 0;
+  uint64_t remainder_words = 0;
+
+  // Bytes of the samples region including its padding to 8.
+  uint64_t samples_bytes() const { return (sample_count * 4 + 7) / 8 * 8; }
+  uint64_t body_bytes() const {
+    return kFingerprintSetHeaderBytes + samples_bytes() + (unary_words + remainder_words) * 8;
+  }
+};
+
+// The builder's choice for n fingerprints in `universe` (>= 1; n <= kMaxLayerEntries, asserted).
+FingerprintSetGeometry FingerprintSetGeometryFor(uint64_t n, uint64_t universe);
+
+// Encodes one body in a single pass. The body is: Header() | samples (+ pad) | unary words | remainder
+// words; each region's finished bytes are appended to the string its accessor returns, in order, and the
+// caller may take them away (clear the string) at any time, so memory stays at what the caller lets pile up.
+// Not thread-safe.
+class FingerprintSetEncoder {
+ public:
+  explicit FingerprintSetEncoder(const FingerprintSetGeometry& geometry);
+
+  // The 56-byte body header.
+  std::string Header() const;
+  // Adds the next fingerprint. False (and nothing changes) when it is not above the previous one, not
+  // below the universe, or one more than geometry.n.
+  bool Add(uint64_t fp);
+  // Completes every region. False when fewer than geometry.n fingerprints were added.
+  bool Finish();
+
+  uint64_t added() const { return added_; }
+  std::string* samples() { return &samples_; }        // u32 LE each; Finish() adds the padding
+  std::string* unary() { return &unary_out_; }        // u64 LE words
+  std::string* remainders() { return &rem_out_; }     // u64 LE words
+
+ private:
+  // Moves the unary stream to the start of bucket `b` (closing the buckets before it, sampling on the way).
+  void AdvanceTo(uint64_t b);
+
+  FingerprintSetGeometry g_;
+  uint64_t rem_mask_;
+  uint64_t added_ = 0;
+  uint64_t last_ = 0;
+  uint64_t bucket_ = 0;  // the bucket the unary stream is in (its closing 0-bit not yet written)
+  uint64_t unary_word_ = 0;
+  uint32_t unary_fill_ = 0;  // bits used in unary_word_
+  uint64_t rem_word_ = 0;
+  uint32_t rem_fill_ = 0;
+  uint64_t samples_out_ = 0;
+  uint64_t unary_words_out_ = 0;
+  uint64_t rem_words_out_ = 0;
+  std::string samples_, unary_out_, rem_out_;
+};
+
+// Decodes a body's fingerprints in ascending order without materialising them: two sequential scans (unary
+// and remainders), O(1) memory. The view's bytes must outlive the cursor. Not thread-safe.
+class FingerprintSetCursor {
+ public:
+  explicit FingerprintSetCursor(const FingerprintSetView& view);
+
+  // The next fingerprint in *fp; false when all view.size() have been returned. A body that passed
+  // FingerprintSetView::Open never makes this read out of bounds (the unary popcount was checked).
+  bool Next(uint64_t* fp);
+  uint64_t position() const { return entry_; }  // fingerprints returned so far
+
+  // The bytes of the body this cursor has finished reading (unary and remainder prefixes), for callers that
+  // hand them back to the kernel (madvise) while streaming through a large mapping.
+  struct Span {
+    const uint8_t* data;
+    size_t size;
+  };
+  Span UnaryDone() const;
+  Span RemaindersDone() const;
+
+ private:
+  FingerprintSetView v_;
+  uint64_t entry_ = 0;
+  uint64_t bucket_ = 0;
+  uint64_t word_index_ = 0;  // the unary word loaded in word_
+  uint64_t word_ = 0;        // its bits not yet consumed, shifted down to bit 0
+  uint32_t left_ = 0;        // how many bits of word_ are not yet consumed
+  uint64_t rem_bit_ = 0;     // stream bit of the next remainder
 };
 
 }  // namespace urlguard

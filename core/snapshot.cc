@@ -33,10 +33,69 @@ bool IpPrefixLengths::Valid() const {
 // Layout (docs/snapshot-format.md):
 //   header (64 bytes) | list name, zero-padded to 8 | layer table (64 bytes per layer)
 //   | layer bodies, each at a 64-byte aligned offset | SHA-256 of all preceding bytes (32 bytes)
-Result<std::string> BuildSnapshot(const SnapshotContent& content) {
-  if (!IsValidListName(content.list_name)) {
-    return Status::InvalidArgument("list name must be 1-64 bytes of [a-z0-9_-]: '" + content.list_name + "'");
+Status SerializeSnapshotHead(const SnapshotHead& head, std::string* out, SnapshotLayout* layout) {
+  if (!IsValidListName(head.list_name)) {
+    return Status::InvalidArgument("list name must be 1-64 bytes of [a-z0-9_-]: '" + std::string(head.list_name) +
+                                   "'");
   }
+  if (head.layers.empty() || head.layers.size() > kMaxSnapshotLayers) {
+    return Status::InvalidArgument("a snapshot holds 1 to 3 layers");
+  }
+  if (head.key_hash != KeyHashKind::kSha256Prefix && head.key_hash != KeyHashKind::kXxh3) {
+    return Status::InvalidArgument("unknown key hash kind");
+  }
+  uint64_t total_entries = 0;
+  for (size_t i = 0; i < head.layers.size(); ++i) {
+    const SnapshotLayerHead& l = head.layers[i];
+    if (i > 0 && l.kind <= head.layers[i - 1].kind) return Status::InvalidArgument("duplicate or unsorted layer");
+    if (l.kind != LayerKind::kIp && !l.ip_prefixes.Empty()) {
+      return Status::InvalidArgument("IP prefix lengths on a non-ip layer");
+    }
+    if (!l.ip_prefixes.Valid()) return Status::InvalidArgument("invalid IP prefix lengths");
+    total_entries += l.entries;
+  }
+
+  const size_t name_padded = (head.list_name.size() + 7) / 8 * 8;
+  const size_t table_offset = kSnapshotHeaderBytes + name_padded;
+  uint64_t offset = table_offset + head.layers.size() * kSnapshotLayerEntryBytes;
+  layout->body_offsets.clear();
+  for (const SnapshotLayerHead& l : head.layers) {
+    offset = (offset + 63) / 64 * 64;
+    layout->body_offsets.push_back(offset);
+    if (l.body_length > kMaxSnapshotBytes) return Status::ResourceExhausted("snapshot over 4 GiB");
+    offset += l.body_length;
+  }
+  layout->file_size = offset + 32;
+  if (layout->file_size > kMaxSnapshotBytes) return Status::ResourceExhausted("snapshot over 4 GiB");
+
+  // Version 1 has no key hash field (offset 48 is a zero "flags" word); version 2 names the kind there.
+  const bool v1 = head.key_hash == KeyHashKind::kSha256Prefix;
+  out->append(kSnapshotMagic, 8);
+  AppendLE32(out, v1 ? kSnapshotFormatVersionSha256Keys : kSnapshotFormatVersion);
+  AppendLE32(out, static_cast<uint32_t>(table_offset));
+  AppendLE64(out, head.version);
+  AppendLE64(out, static_cast<uint64_t>(head.created_unix));
+  AppendLE64(out, layout->file_size);
+  AppendLE32(out, static_cast<uint32_t>(head.layers.size()));
+  AppendLE32(out, static_cast<uint32_t>(head.list_name.size()));
+  AppendLE64(out, v1 ? 0 : static_cast<uint64_t>(head.key_hash));
+  AppendLE64(out, total_entries);
+  out->append(head.list_name);
+  PadTo(out, 8);
+  for (const SnapshotLayerHead& l : head.layers) {
+    out->push_back(static_cast<char>(l.kind));
+    out->push_back(static_cast<char>(l.filter));
+    AppendLE16(out, 0);
+    AppendLE32(out, 0);
+    AppendLE64(out, layout->body_offsets[&l - head.layers.data()]);
+    AppendLE64(out, l.body_length);
+    AppendLE64(out, l.entries);
+    out->append(reinterpret_cast<const char*>(l.ip_prefixes.bits.data()), 32);
+  }
+  return Status::Ok();
+}
+
+Result<std::string> BuildSnapshot(const SnapshotContent& content) {
   if (content.layers.empty() || content.layers.size() > kMaxSnapshotLayers) {
     return Status::InvalidArgument("a snapshot holds 1 to 3 layers");
   }
@@ -44,75 +103,46 @@ Result<std::string> BuildSnapshot(const SnapshotContent& content) {
   for (const LayerContent& l : content.layers) layers.push_back(&l);
   std::sort(layers.begin(), layers.end(),
             [](const LayerContent* a, const LayerContent* b) { return a->kind < b->kind; });
-  for (size_t i = 1; i < layers.size(); ++i) {
-    if (layers[i]->kind == layers[i - 1]->kind) return Status::InvalidArgument("duplicate layer");
-  }
 
+  SnapshotHead head;
+  head.list_name = content.list_name;
+  head.version = content.version;
+  head.created_unix = content.created_unix;
+  head.key_hash = content.key_hash;
   std::vector<std::string> bodies;
-  uint64_t total_entries = 0;
   for (const LayerContent* l : layers) {
+    SnapshotLayerHead h;
+    h.kind = l->kind;
+    h.filter = l->filter;
+    h.ip_prefixes = l->ip_prefixes;
     if (l->filter == FilterKind::kFingerprintArray) {
       const auto& f = l->fingerprints;
       if (f.size() > kMaxLayerEntries) return Status::InvalidArgument("too many entries in one layer");
+      if (l->universe == 0) return Status::InvalidArgument("zero universe");
       for (size_t i = 0; i < f.size(); ++i) {
         if (f[i] >= l->universe || (i > 0 && f[i] <= f[i - 1])) {
           return Status::InvalidArgument("fingerprints must be sorted, unique and below the universe");
         }
       }
-      if (l->universe == 0) return Status::InvalidArgument("zero universe");
       bodies.push_back(BuildFingerprintSet(f, l->universe));
+      h.entries = f.size();
     } else {
       auto check = BlockedBloomView::Open(reinterpret_cast<const uint8_t*>(l->bloom_body.data()),
                                           l->bloom_body.size());
       if (!check.ok()) return check.status().WithContext("bloom layer");
       bodies.push_back(l->bloom_body);
+      h.entries = l->entries;
     }
-    if (l->kind != LayerKind::kIp && !l->ip_prefixes.Empty()) {
-      return Status::InvalidArgument("IP prefix lengths on a non-ip layer");
-    }
-    if (!l->ip_prefixes.Valid()) return Status::InvalidArgument("invalid IP prefix lengths");
-    total_entries += l->filter == FilterKind::kFingerprintArray ? l->fingerprints.size() : l->entries;
+    h.body_length = bodies.back().size();
+    head.layers.push_back(h);
   }
-
-  const size_t name_padded = (content.list_name.size() + 7) / 8 * 8;
-  const size_t table_offset = kSnapshotHeaderBytes + name_padded;
-  size_t offset = table_offset + layers.size() * kSnapshotLayerEntryBytes;
-  std::vector<uint64_t> body_offsets;
-  for (const std::string& b : bodies) {
-    offset = (offset + 63) / 64 * 64;
-    body_offsets.push_back(offset);
-    offset += b.size();
-  }
-  const uint64_t file_size = offset + 32;
-  if (file_size > kMaxSnapshotBytes) return Status::ResourceExhausted("snapshot over 4 GiB");
 
   std::string out;
-  out.reserve(file_size);
-  out.append(kSnapshotMagic, 8);
-  AppendLE32(&out, kSnapshotFormatVersion);
-  AppendLE32(&out, static_cast<uint32_t>(table_offset));
-  AppendLE64(&out, content.version);
-  AppendLE64(&out, static_cast<uint64_t>(content.created_unix));
-  AppendLE64(&out, file_size);
-  AppendLE32(&out, static_cast<uint32_t>(layers.size()));
-  AppendLE32(&out, static_cast<uint32_t>(content.list_name.size()));
-  AppendLE64(&out, 0);  // flags, reserved
-  AppendLE64(&out, total_entries);
-  out.append(content.list_name);
-  PadTo(&out, 8);
-  for (size_t i = 0; i < layers.size(); ++i) {
-    const LayerContent* l = layers[i];
-    out.push_back(static_cast<char>(l->kind));
-    out.push_back(static_cast<char>(l->filter));
-    AppendLE16(&out, 0);
-    AppendLE32(&out, 0);
-    AppendLE64(&out, body_offsets[i]);
-    AppendLE64(&out, bodies[i].size());
-    AppendLE64(&out, l->filter == FilterKind::kFingerprintArray ? l->fingerprints.size() : l->entries);
-    out.append(reinterpret_cast<const char*>(l->ip_prefixes.bits.data()), 32);
-  }
+  SnapshotLayout layout;
+  URLGUARD_RETURN_IF_ERROR(SerializeSnapshotHead(head, &out, &layout));
+  out.reserve(layout.file_size);
   for (size_t i = 0; i < bodies.size(); ++i) {
-    while (out.size() < body_offsets[i]) out.push_back('\0');
+    out.resize(layout.body_offsets[i], '\0');
     out.append(bodies[i]);
   }
   Sha256Digest digest = Sha256(out);
@@ -125,12 +155,27 @@ Result<SnapshotView> SnapshotView::Open(const uint8_t* data, size_t size, bool v
                                                                   std::to_string(size) + " bytes)");
   if (std::memcmp(data, kSnapshotMagic, 8) != 0) return Status::Corruption("snapshot: not a urlguard snapshot (bad magic)");
   if (reinterpret_cast<uintptr_t>(data) % 8 != 0) return Status::InvalidArgument("snapshot: buffer not 8-byte aligned");
-  uint32_t format = LoadLE32(data + 8);
-  if (format != kSnapshotFormatVersion) {
+  const uint32_t format = LoadLE32(data + 8);
+  if (format != kSnapshotFormatVersion && format != kSnapshotFormatVersionSha256Keys) {
     return Status::Corruption("snapshot: format version " + std::to_string(format) + " (this build reads " +
+                              std::to_string(kSnapshotFormatVersionSha256Keys) + " and " +
                               std::to_string(kSnapshotFormatVersion) + ")");
   }
+  // Version 1: the word at 48 is reserved (0) and keys are SHA-256 prefixes. Version 2: it names the key hash,
+  // and only kinds this build knows are taken (a lookup with the wrong hash would miss every entry).
+  const uint64_t key_word = LoadLE64(data + 48);
+  KeyHashKind key_hash;
+  if (format == kSnapshotFormatVersionSha256Keys) {
+    if (key_word != 0) return Status::Corruption("snapshot: version 1 with nonzero reserved flags");
+    key_hash = KeyHashKind::kSha256Prefix;
+  } else {
+    if (key_word != static_cast<uint64_t>(KeyHashKind::kXxh3)) {
+      return Status::Corruption("snapshot: unknown key hash kind " + std::to_string(key_word));
+    }
+    key_hash = KeyHashKind::kXxh3;
+  }
   SnapshotView v;
+  v.key_hash_ = key_hash;
   v.data_ = data;
   v.size_ = size;
   const uint32_t table_offset = LoadLE32(data + 12);

@@ -13,6 +13,10 @@
 // SHA-NI) is optional at open: installers verify it before a file becomes live, and files are never written
 // in place afterwards (docs/architecture.md §7).
 //
+// Two format versions are read and written; they differ only in the key hash (core/key_hash.h) named by the
+// header: version 1 keys are SHA-256 prefixes, version 2 keys are XXH3-64 (the default for new lists). A
+// client keeps reading and diff-updating a version 1 list until its publisher sends a version 2 snapshot.
+//
 // Changes the on-disk format: bump kSnapshotFormatVersion, docs/snapshot-format.md and the golden test.
 #ifndef URLGUARD_CORE_SNAPSHOT_H_
 #define URLGUARD_CORE_SNAPSHOT_H_
@@ -26,6 +30,7 @@
 
 #include "core/blocked_bloom.h"
 #include "core/fingerprint_set.h"
+#include "core/key_hash.h"
 #include "core/layer_kind.h"
 #include "core/list_name.h"
 #include "core/sha256.h"
@@ -33,7 +38,11 @@
 
 namespace urlguard {
 
-constexpr uint32_t kSnapshotFormatVersion = 1;
+// The version BuildSnapshot writes for kXxh3 keys. Version 1 (kSnapshotFormatVersionSha256Keys) is written for
+// kSha256Prefix keys, byte for byte as before version 2 existed, so diffs to old lists still rebuild the
+// publisher's exact bytes.
+constexpr uint32_t kSnapshotFormatVersion = 2;
+constexpr uint32_t kSnapshotFormatVersionSha256Keys = 1;
 inline constexpr char kSnapshotMagic[8] = {'U', 'G', 'S', 'N', 'A', 'P', '\x1a', '\n'};
 constexpr size_t kSnapshotHeaderBytes = 64;
 constexpr size_t kSnapshotLayerEntryBytes = 64;
@@ -74,12 +83,54 @@ struct SnapshotContent {
   std::string list_name;
   uint64_t version = 0;
   int64_t created_unix = 0;
+  // How the layers' keys were hashed: decides the format version (1 for kSha256Prefix, 2 for kXxh3).
+  KeyHashKind key_hash = KeyHashKind::kXxh3;
   std::vector<LayerContent> layers;  // at most one per LayerKind, any order (written sorted by kind)
 };
 
 // Serializes `content`. Fails with kInvalidArgument for a bad list name, duplicate layers, unsorted
 // fingerprints or a too-large result.
 Result<std::string> BuildSnapshot(const SnapshotContent& content);
+
+// ---- the head of a snapshot, for writers that stream the bodies (core/snapshot_writer.h) --------------
+
+// What the header and layer table say about one layer.
+struct SnapshotLayerHead {
+  LayerKind kind = LayerKind::kDomain;
+  FilterKind filter = FilterKind::kFingerprintArray;
+  uint64_t body_length = 0;  // bytes of the body (BuildFingerprintSet() or a Bloom body)
+  uint64_t entries = 0;      // the layer table's entry count (fingerprints for arrays, inserted keys for Bloom)
+  IpPrefixLengths ip_prefixes;
+};
+
+struct SnapshotHead {
+  std::string_view list_name;
+  uint64_t version = 0;
+  int64_t created_unix = 0;
+  KeyHashKind key_hash = KeyHashKind::kXxh3;
+  std::vector<SnapshotLayerHead> layers;  // 1 to 3, strictly ascending kind
+};
+
+// Where the parts of a snapshot with that head go.
+struct SnapshotLayout {
+  std::vector<uint64_t> body_offsets;  // per layer (head order): 64-byte aligned start of its body
+  uint64_t file_size = 0;              // including the 32-byte trailing SHA-256
+};
+
+// The one serializer of the header, list name and layer table (BuildSnapshot uses it; so must any other
+// writer, so that they write the same bytes). Appends those bytes to *out (nothing else: the caller
+// writes zero padding up to each body offset, the bodies, and the SHA-256 of everything before it).
+// kInvalidArgument for a bad list name, layer count, order or IP prefix bitmap; kResourceExhausted when
+// the file would exceed kMaxSnapshotBytes.
+Status SerializeSnapshotHead(const SnapshotHead& head, std::string* out, SnapshotLayout* layout);
+
+// The header fields a streaming writer (core/snapshot_writer.h) takes; the layers come from its specs.
+struct SnapshotHeaderFields {
+  std::string_view list_name;
+  uint64_t version = 0;
+  int64_t created_unix = 0;
+  KeyHashKind key_hash = KeyHashKind::kXxh3;
+};
 
 // One layer of an open snapshot. Cheap to copy; points into the mapping.
 struct LayerView {
@@ -91,15 +142,15 @@ struct LayerView {
   FingerprintSetView fingerprints;  // valid when filter == kFingerprintArray
   BlockedBloomView bloom;           // valid when filter == kBlockedBloom
 
-  bool MayContain(const Sha256Digest& key) const {
-    return filter == FilterKind::kFingerprintArray ? fingerprints.MayContain(DigestPrefix64(key))
-                                                    : bloom.MayContain(DigestPrefix64(key));
+  // `h` is the key hash of an expression, of the snapshot's KeyHashKind.
+  bool MayContain(uint64_t h) const {
+    return filter == FilterKind::kFingerprintArray ? fingerprints.MayContain(h) : bloom.MayContain(h);
   }
-  void Prefetch(const Sha256Digest& key) const {
+  void Prefetch(uint64_t h) const {
     if (filter == FilterKind::kFingerprintArray) {
-      fingerprints.Prefetch(fingerprints.FingerprintOf(DigestPrefix64(key)));
+      fingerprints.Prefetch(fingerprints.FingerprintOf(h));
     } else {
-      bloom.Prefetch(DigestPrefix64(key));
+      bloom.Prefetch(h);
     }
   }
 };
@@ -118,6 +169,11 @@ class SnapshotView {
   uint64_t version() const { return version_; }
   int64_t created_unix() const { return created_; }
   uint64_t total_entries() const { return total_entries_; }
+  // How this list's keys are hashed (format version 1: kSha256Prefix, version 2: kXxh3). A diff never
+  // crosses kinds: the publisher sends a snapshot when the kind changes.
+  KeyHashKind key_hash() const { return key_hash_; }
+  uint32_t format_version() const { return key_hash_ == KeyHashKind::kXxh3 ? kSnapshotFormatVersion
+                                                                           : kSnapshotFormatVersionSha256Keys; }
   size_t byte_size() const { return size_; }
   // The stored trailing SHA-256 (the state hash).
   Sha256Digest checksum() const;
@@ -136,6 +192,7 @@ class SnapshotView {
   uint64_t version_ = 0;
   int64_t created_ = 0;
   uint64_t total_entries_ = 0;
+  KeyHashKind key_hash_ = KeyHashKind::kXxh3;
   LayerView layers_[kMaxSnapshotLayers];
   bool has_layer_[kMaxSnapshotLayers] = {false, false, false};
 };

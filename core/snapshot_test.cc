@@ -15,9 +15,11 @@ namespace urlguard {
 namespace {
 
 // A small snapshot with all three layers and both filter kinds. Its bytes are pinned in
-// fixtures/golden/snapshot_v1.ugs (regenerate with URLGUARD_UPDATE_GOLDEN=1 only for a deliberate format change).
-SnapshotContent GoldenContent() {
+// fixtures/golden/snapshot_v2.ugs (XXH3 keys, the default) and fixtures/golden/snapshot_v1.ugs (SHA-256 keys)
+// (regenerate with URLGUARD_UPDATE_GOLDEN=1 only for a deliberate format change).
+SnapshotContent GoldenContent(KeyHashKind key_hash = KeyHashKind::kXxh3) {
   SnapshotContent c;
+  c.key_hash = key_hash;
   c.list_name = "golden";
   c.version = 7;
   c.created_unix = 1700000000;
@@ -61,10 +63,10 @@ std::string ReadAll(const std::string& path) {
   return ss.str();
 }
 
-TEST(Snapshot, GoldenBytes) {
-  auto built = BuildSnapshot(GoldenContent());
+void ExpectGolden(KeyHashKind kind, const char* file) {
+  auto built = BuildSnapshot(GoldenContent(kind));
   ASSERT_TRUE(built.ok()) << built.status().ToString();
-  const std::string path = std::string(URLGUARD_SOURCE_DIR) + "/fixtures/golden/snapshot_v1.ugs";
+  const std::string path = std::string(URLGUARD_SOURCE_DIR) + "/fixtures/golden/" + file;
   if (std::getenv("URLGUARD_UPDATE_GOLDEN")) {
     std::ofstream(path, std::ios::binary) << *built;
   }
@@ -73,7 +75,48 @@ TEST(Snapshot, GoldenBytes) {
   EXPECT_EQ(*built, golden) << "snapshot bytes changed: a format change must bump kSnapshotFormatVersion, "
                                "docs/snapshot-format.md and this golden file";
   // Deterministic: the same content gives the same bytes.
-  EXPECT_EQ(*built, *BuildSnapshot(GoldenContent()));
+  EXPECT_EQ(*built, *BuildSnapshot(GoldenContent(kind)));
+  Aligned a = Align(golden);
+  auto v = SnapshotView::Open(a.data(), a.size, /*verify_checksum=*/true);
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  EXPECT_EQ(v->key_hash(), kind);
+}
+
+TEST(Snapshot, GoldenBytesVersion2) { ExpectGolden(KeyHashKind::kXxh3, "snapshot_v2.ugs"); }
+
+// Version 1 files (SHA-256 keys) are still read, and written byte for byte as before version 2 existed: a client
+// that applies a diff to a version 1 list must rebuild the publisher's exact bytes.
+TEST(Snapshot, GoldenBytesVersion1) { ExpectGolden(KeyHashKind::kSha256Prefix, "snapshot_v1.ugs"); }
+
+TEST(Snapshot, HeaderNamesTheKeyHash) {
+  std::string v2 = *BuildSnapshot(GoldenContent(KeyHashKind::kXxh3));
+  std::string v1 = *BuildSnapshot(GoldenContent(KeyHashKind::kSha256Prefix));
+  EXPECT_EQ(LoadLE32(reinterpret_cast<const uint8_t*>(&v2[8])), 2u);
+  EXPECT_EQ(LoadLE64(reinterpret_cast<const uint8_t*>(&v2[48])), 1u);
+  EXPECT_EQ(LoadLE32(reinterpret_cast<const uint8_t*>(&v1[8])), 1u);
+  EXPECT_EQ(LoadLE64(reinterpret_cast<const uint8_t*>(&v1[48])), 0u);
+  // The two differ only in those two fields and the trailing checksum.
+  ASSERT_EQ(v1.size(), v2.size());
+  for (size_t i = 0; i < v1.size() - 32; ++i) {
+    if ((i >= 8 && i < 12) || (i >= 48 && i < 56)) continue;
+    EXPECT_EQ(v1[i], v2[i]) << i;
+  }
+  auto open = [](const std::string& s) {
+    Aligned a = Align(s);
+    return SnapshotView::Open(a.data(), a.size, /*verify_checksum=*/false).status();
+  };
+  // Unknown key hash kinds are refused, not read with the wrong hash (which would miss every entry).
+  for (uint64_t kind : {uint64_t{0}, uint64_t{2}, uint64_t{255}, uint64_t{1} << 32}) {
+    std::string bad = v2;
+    StoreLE64(reinterpret_cast<uint8_t*>(&bad[48]), kind);
+    Status s = open(bad);
+    EXPECT_EQ(s.code(), StatusCode::kCorruption) << kind;
+    EXPECT_NE(s.message().find("key hash"), std::string::npos) << s.message();
+  }
+  // Version 1 has no key hash field: the reserved word must stay zero.
+  std::string bad = v1;
+  StoreLE64(reinterpret_cast<uint8_t*>(&bad[48]), 1);
+  EXPECT_EQ(open(bad).code(), StatusCode::kCorruption);
 }
 
 TEST(Snapshot, OpenReadsBackEveryField) {
@@ -123,7 +166,7 @@ TEST(Snapshot, RefusesForeignTruncatedAndCorruptFiles) {
   EXPECT_NE(s.message().find("truncated"), std::string::npos) << s.message();
   // Newer format version.
   std::string future = good;
-  StoreLE32(reinterpret_cast<uint8_t*>(&future[8]), 2);
+  StoreLE32(reinterpret_cast<uint8_t*>(&future[8]), kSnapshotFormatVersion + 1);
   s = open(future);
   EXPECT_NE(s.message().find("format version"), std::string::npos) << s.message();
   // A flipped bit anywhere is refused with checksum verification on (structure checks may catch it first).

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <vector>
 
-#include "core/sha256.h"
+#include "core/key_hash.h"
 #include "core/snapshot.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -22,7 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       const urlguard::LayerView* layer = view->layer(static_cast<urlguard::LayerKind>(k));
       if (layer == nullptr) continue;
       for (uint64_t i = 0; i < 64; ++i) {
-        urlguard::Sha256Digest key = urlguard::Sha256(&i, sizeof i);
+        const uint64_t key = urlguard::Xxh3Key(&i, sizeof i);
         (void)layer->MayContain(key);
         layer->Prefetch(key);
       }

@@ -40,6 +40,14 @@ Status CheckPrivateDir(Env* env, const std::string& dir);
 inline constexpr int kMaxRemoveTreeDepth = 64;
 Status RemoveTree(Env* env, const std::string& path);
 
+// Gives the pages of [offset, offset + length) of a read-only mapping back to the kernel (madvise
+// MADV_DONTNEED on the whole pages inside the range): they leave this process's resident set but stay in the
+// page cache, and a later read maps them again (a minor fault). For code streaming once through a large
+// mapping (a diff applied to a 100 M-entry list), whose RSS would otherwise grow by the file's size. Does
+// nothing for a MappedFile that Env::Default() did not make (an embedder's Env may hand out heap memory,
+// which MADV_DONTNEED would zero) and when the kernel refuses. Thread-safe; the bytes stay readable.
+void ReleaseMappedPages(const MappedFile& file, size_t offset, size_t length);
+
 // The directory part of `path` ("." when it has none).
 std::string DirName(const std::string& path);
 // The last component of `path`.

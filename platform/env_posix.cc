@@ -62,6 +62,22 @@ class PosixMappedFile final : public MappedFile {
   size_t size_;
 };
 
+}  // namespace
+
+void ReleaseMappedPages(const MappedFile& file, size_t offset, size_t length) {
+  const auto* posix = dynamic_cast<const PosixMappedFile*>(&file);
+  if (posix == nullptr || offset >= file.size()) return;
+  length = std::min(length, file.size() - offset);
+  static const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(file.data()) + offset;
+  const uintptr_t first = (begin + page - 1) / page * page;  // whole pages only
+  const uintptr_t last = (begin + length) / page * page;
+  if (first >= last) return;
+  (void)::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+}
+
+namespace {
+
 class PosixWritableFile final : public WritableFile {
  public:
   PosixWritableFile(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}

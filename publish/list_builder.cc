@@ -6,7 +6,6 @@
 
 #include "core/blocked_bloom.h"
 #include "core/byte_io.h"
-#include "core/sha256.h"
 
 namespace urlguard {
 namespace {
@@ -35,7 +34,7 @@ Status ListBuilder::Add(std::string_view entry) {
 }
 
 void ListBuilder::AddKey(const EntryKey& key) {
-  keys_[static_cast<size_t>(key.layer)].push_back(DigestPrefix64(Sha256(key.expression)));
+  keys_[static_cast<size_t>(key.layer)].push_back(KeyHash(key_hash_, key.expression));
   if (key.layer == LayerKind::kIp) {
     if (key.ipv6) {
       ip_prefixes_.AddV6(key.prefix_length);
@@ -66,6 +65,7 @@ Result<SnapshotContent> ListBuilder::Finish(const BuildOptions& options, LayerBu
   content.list_name = options.list_name;
   content.version = options.version;
   content.created_unix = options.created_unix;
+  content.key_hash = key_hash_;
   uint64_t total = 0;
   for (const auto& k : keys_) total += k.size();
 

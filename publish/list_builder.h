@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/entry.h"
+#include "core/key_hash.h"
 #include "core/probe_model.h"
 #include "core/snapshot.h"
 #include "urlguard/status.h"
@@ -48,15 +49,18 @@ struct LayerBuildStats {
 
 class ListBuilder {
  public:
-  ListBuilder() = default;
+  // Keys are hashed with `key_hash` (core/key_hash.h); Finish() records it in the content, which decides the
+  // snapshot format version. kXxh3 unless a list must stay readable by clients that only read version 1.
+  explicit ListBuilder(KeyHashKind key_hash = KeyHashKind::kXxh3) : key_hash_(key_hash) {}
 
   // Adds one entry (see core/entry.h for how text maps to a layer). kInvalidArgument with the reason when the
   // text is not a URL, domain, address or range; the builder is unchanged then.
   Status Add(std::string_view entry);
-  // Adds a computed key: the SHA-256 of `key.expression`.
+  // Adds a computed key: the key hash of `key.expression`.
   void AddKey(const EntryKey& key);
 
   uint64_t added() const { return added_; }
+  KeyHashKind key_hash() const { return key_hash_; }
 
   // Sizes and builds the layers. Fails with kInvalidArgument for bad options (list name, fp rate).
   Result<SnapshotContent> Finish(const BuildOptions& options, LayerBuildStats stats[3]);
@@ -65,7 +69,8 @@ class ListBuilder {
   uint64_t UniverseFor(LayerKind layer, double fp_rate) const;
 
  private:
-  std::vector<uint64_t> keys_[3];  // first 8 bytes of each key: all that either filter uses
+  KeyHashKind key_hash_;
+  std::vector<uint64_t> keys_[3];  // the 64-bit key hash of each entry: all that either filter uses
   IpPrefixLengths ip_prefixes_;
   uint64_t added_ = 0;
 };

@@ -3,7 +3,7 @@
 # Skips apt entirely when everything is already installed. Usage: scripts/install-deps.sh [--with-qt]
 set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config git
-          libssl-dev libidn2-dev zlib1g-dev libsqlite3-dev libcurl4-openssl-dev
+          libssl-dev libidn2-dev libxxhash-dev zlib1g-dev libsqlite3-dev libcurl4-openssl-dev
           nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libmicrohttpd-dev
           libgtest-dev libgmock-dev libbenchmark-dev
           clang libclang-rt-14-dev binutils openssl curl

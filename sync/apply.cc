@@ -19,6 +19,7 @@ Result<std::string> ApplyDiffToSnapshot(const SnapshotView& old, const Diff& dif
   content.list_name = m.list;
   content.version = m.version;
   content.created_unix = m.created_unix;
+  content.key_hash = old.key_hash();  // a diff never changes how keys are hashed
   for (int li = 0; li < kLayerKindCount; ++li) {
     const LayerKind kind = static_cast<LayerKind>(li);
     const LayerView* old_layer = old.layer(kind);

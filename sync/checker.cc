@@ -133,7 +133,7 @@ void Checker::CheckBatch(const std::vector<std::string_view>& urls, std::vector<
     for (size_t i = 0; i < n; ++i) {
       status[i] = Canonicalize(urls[base + i], &group[i].url);
       if (status[i].ok()) {
-        FilterChain::HashExpressions(&group[i]);
+        impl_->chain.HashExpressions(&group[i]);
         impl_->chain.PrefetchProbes(group[i]);
       }
     }

@@ -164,7 +164,7 @@ Verdict Client::Check(std::string_view url, const CheckOptions& options) const {
       // The allowlist overrides: any of the URL's own expressions listed there lets it through.
       bool allowed = false;
       for (size_t i = 0; i < s.expressions.size() && !allowed && !impl_->allowlist.empty(); ++i) {
-        allowed = impl_->allowlist.count(s.digests[i]) > 0;
+        allowed = impl_->allowlist.count(Sha256(s.expressions[i])) > 0;  // only when an allowlist is set
       }
       if (allowed) {
         v.kind = VerdictKind::kSafe;

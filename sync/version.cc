@@ -17,6 +17,7 @@ namespace urlguard {
 
 // A format change bumps the internal constant; these make the public one (and so --version) follow.
 static_assert(FormatVersions::kSnapshot == kSnapshotFormatVersion);
+static_assert(FormatVersions::kSnapshotMin == kSnapshotFormatVersionSha256Keys);
 static_assert(FormatVersions::kDiff == kDiffFormatVersion);
 static_assert(FormatVersions::kManifest == kManifestFormatVersion);
 static_assert(FormatVersions::kListIndex == kListIndexFormatVersion);
@@ -29,7 +30,8 @@ std::string VersionString(std::string_view program) {
   std::string out(program);
   out += ' ';
   out += LibraryVersion();
-  out += " (snapshot format " + std::to_string(F::kSnapshot) + ", diff format " + std::to_string(F::kDiff) +
+  out += " (snapshot format " + std::to_string(F::kSnapshotMin) + "-" + std::to_string(F::kSnapshot) +
+         ", diff format " + std::to_string(F::kDiff) +
          ", manifest format " + std::to_string(F::kManifest) + ", list index format " +
          std::to_string(F::kListIndex) + ", rotation statements " + std::to_string(F::kRotationMin) + "-" +
          std::to_string(F::kRotationMax) + ", verify API v" + std::to_string(F::kVerifyApi) + ")";

@@ -39,7 +39,7 @@ TEST(CliVersion, EveryBinaryPrintsItsVersionAndFormats) {
     auto r = RunCommand(BinPath(tool) + " --version");
     EXPECT_EQ(r.exit_code, 0) << tool;
     EXPECT_EQ(r.out, VersionString(tool) + "\n") << tool;
-    EXPECT_EQ(r.out.rfind(std::string(tool) + " " + LibraryVersion() + " (snapshot format 1, diff format 1, "
+    EXPECT_EQ(r.out.rfind(std::string(tool) + " " + LibraryVersion() + " (snapshot format 1-2, diff format 1, "
                                                                         "manifest format 1, list index format 1, "
                                                                         "rotation statements 1-2, verify API v1)",
                           0),

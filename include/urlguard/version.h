@@ -5,7 +5,7 @@
 // server or a data directory uses.
 //
 //   std::puts(urlguard::VersionString("myapp").c_str());
-//   // myapp 0.1.0 (snapshot format 1, diff format 1, manifest format 1, list index format 1,
+//   // myapp 0.1.0 (snapshot format 1-2, diff format 1, manifest format 1, list index format 1,
 //   //              rotation statements 1-2, verify API v1)
 //
 // The constants are checked at compile time against the ones the library's readers and writers use
@@ -23,7 +23,9 @@ namespace urlguard {
 
 // Format and protocol versions this library reads and writes (docs/ names the document of each).
 struct FormatVersions {
-  static constexpr uint32_t kSnapshot = 1;        // list snapshots, *.ugs (docs/snapshot-format.md)
+  static constexpr uint32_t kSnapshotMin = 1;     // list snapshots, *.ugs: oldest read (SHA-256 keys) ...
+  static constexpr uint32_t kSnapshot = 2;        // ... and newest, written for new lists (XXH3 keys)
+                                                  // (docs/snapshot-format.md)
   static constexpr uint32_t kDiff = 1;            // diffs between versions, *.ugd (docs/diff-format.md)
   static constexpr uint32_t kManifest = 1;        // signed manifest.json (docs/manifest-format.md)
   static constexpr uint32_t kListIndex = 1;       // the signed index of lists, index.json (docs/list-index.md)
@@ -37,7 +39,7 @@ struct FormatVersions {
 // points to static storage.
 URLGUARD_EXPORT const char* LibraryVersion();
 
-// "<program> <LibraryVersion()> (snapshot format 1, diff format 1, manifest format 1, list index format 1,
+// "<program> <LibraryVersion()> (snapshot format 1-2, diff format 1, manifest format 1, list index format 1,
 // rotation statements 1-2, verify API v1)": one line, no trailing newline, what `--version` prints.
 URLGUARD_EXPORT std::string VersionString(std::string_view program);
 

@@ -1,0 +1,26 @@
+// Copyright urlguard authors.
+#include "core/key_hash.h"
+
+// Header-only use of Debian's libxxhash-dev: the short-input paths of XXH3 inline into Xxh3Key.
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "core/sha256.h"
+
+static_assert(XXH_VERSION_NUMBER >= 800, "XXH3's output is frozen from xxHash 0.8.0 on");
+
+namespace urlguard {
+
+const char* KeyHashKindName(KeyHashKind kind) {
+  switch (kind) {
+    case KeyHashKind::kSha256Prefix: return "sha256-prefix";
+    case KeyHashKind::kXxh3: return "xxh3-64";
+  }
+  return "unknown";
+}
+
+uint64_t Xxh3Key(const void* data, size_t size) { return XXH3_64bits_withSeed(data, size, kXxh3KeySeed); }
+
+uint64_t Sha256PrefixKey(std::string_view s) { return DigestPrefix64(Sha256(s)); }
+
+}  // namespace urlguard
