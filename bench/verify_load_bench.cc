@@ -1,33 +1,54 @@
 // Copyright urlguard authors.
 //
-// verify_load_bench: the verify API under load (docs/architecture.md §6, §8). Not a Google Benchmark: it prepares a
-// repository with a full-hash store of N hashes (deterministic), measures the store alone, and serves it so
-// that an external load generator (wrk) can measure the HTTP path. bench/verify_load.md has the numbers and
-// the exact commands.
+// verify_load_bench: the verify API under load, with its baseline in the same run (docs/verify-server.md,
+// docs/performance.md). Not a Google Benchmark: it builds a repository of N full hashes (deterministic), then
+//   1. times lookups alone: the mapped full-hash files (publish/file_hash_source.h) against the SQLite store
+//      they replaced (bench/sqlite_hash_store.h), 5 prefixes per lookup, one in five a stored prefix;
+//   2. serves each source in this process through the real server stack (ServerApp on the http/ layer) and
+//      loads it from a cheap C++ client in this process: one thread, epoll, C keep-alive connections, one request
+//      in flight per connection, 1000 different POST bodies of 1-5 prefixes (20 % stored). It reports requests
+//      per second (wall), and CPU per request of the server threads and of the client thread separately
+//      (getrusage minus the client thread's CLOCK_THREAD_CPUTIME_ID), since the machine is shared.
 //
-//   verify_load_bench DIR [hashes] [serve_seconds] [port]     (defaults: 1000000 0 0)
+//   verify_load_bench [--hashes N] [--seconds S] [--connections C] [--workers W] [--dir DIR] [--no-sqlite]
+//                     [--serve SECONDS] [--json]
 //
-// 1. Writes DIR/public/v1/lists/{phishing,malware}/manifest.json and DIR/private/hashes.sqlite with `hashes`
-//    records (SHA-256 of "bench-<i>.example/<i % 7>"; three in four phishing, one in four malware) unless the
-//    store already holds them, and reports how long ReplaceList took.
-// 2. Store lookups per second (5 prefixes per lookup, one in five a stored prefix) for 1 and 2 threads with a
-//    connection pool of 1 (one connection behind the pool's mutex) and of 4: the measurement behind
-//    publish/hash_store.h's choice.
-// 3. Writes DIR/verify.lua, a wrk script that POSTs 1000 different bodies of 1-5 prefixes (20 % stored).
-// 4. With serve_seconds > 0: runs the server (throttle threshold 59: the guard is consulted on every
-//    request but never refuses) for that long, printing "listening on http://127.0.0.1:PORT" first.
+// --json (or URLGUARD_BENCH_JSON=1) prints one JSON row per line for bench/perf_table.py:
+//   verify_rps            req/s, file source; baselines: sqlite_store (same run)
+//   verify_rps_<size>     the same, named by hash count (verify_rps_1m, verify_rps_10m, verify_rps_100m)
+//   verify_server_cpu_us  server CPU per request; baselines: sqlite_store
+//   verify_lookup_us      one 5-prefix lookup, no HTTP; baselines: sqlite_store
+// --serve S: instead of measuring, serve the file source on 127.0.0.1 for S seconds (for wrk or callgrind).
+// The repository is cached in DIR (default /tmp/urlguard-verify-bench-N) across runs.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <memory>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "bench/sqlite_hash_store.h"
 #include "core/sha256.h"
+#include "format/full_hash_file.h"
+#include "http/http_server.h"
+#include "http/listen_address.h"
 #include "platform/env.h"
-#include "publish/hash_store.h"
+#include "publish/file_hash_source.h"
+#include "publish/server_app.h"
 #include "urlguard/server.h"
 
 namespace urlguard {
@@ -35,13 +56,26 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double Seconds(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double>(b - a).count();
+double Seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+
+double ProcessCpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
 }
 
-Sha256Digest BenchHash(uint64_t i) {
-  return Sha256("bench-" + std::to_string(i) + ".example/" + std::to_string(i % 7));
+double ThreadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
+
+Sha256Digest BenchHash(uint64_t i) { return Sha256("bench-" + std::to_string(i) + ".example/" + std::to_string(i % 7)); }
+
+// Three in four hashes are phishing (half domain, half url layer), one in four malware.
+const char* ListOf(uint64_t i) { return i % 4 == 3 ? "malware" : "phishing"; }
+LayerKind LayerOf(uint64_t i) { return i % 4 == 3 || i % 2 == 1 ? LayerKind::kUrl : LayerKind::kDomain; }
 
 int Fail(const Status& s) {
   std::fprintf(stderr, "verify_load_bench: %s\n", s.ToString().c_str());
@@ -54,99 +88,102 @@ uint32_t ProbePrefix(uint64_t hashes, std::mt19937_64& rng) {
   return static_cast<uint32_t>(rng());
 }
 
-Status BuildRepository(const std::string& dir, uint64_t hashes) {
+// Writes DIR/public/ and DIR/private/lists/{phishing,malware}/1.ugh unless they already hold `hashes` records.
+Status BuildFiles(const std::string& dir, uint64_t hashes) {
   Env* env = Env::Default();
-  const uint64_t malware = hashes / 4, phishing = hashes - malware;
-  for (const auto& [list, count] :
-       {std::pair<std::string, uint64_t>{"phishing", phishing}, {"malware", malware}}) {
-    const std::string list_dir = dir + "/public/v1/lists/" + list;
+  URLGUARD_RETURN_IF_ERROR(env->CreateDirs(dir + "/public"));
+  auto existing = FileHashSource::Open(env, dir + "/private/lists");
+  uint64_t have = 0;
+  for (const LoadedListVersion& l : existing->Loaded()) have += l.records;
+  if (have == hashes) return Status::Ok();
+  const auto start = Clock::now();
+  for (const char* list : {"phishing", "malware"}) {
+    struct Rec {
+      Sha256Digest sha;
+      LayerKind layer;
+    };
+    std::vector<Rec> recs;
+    for (uint64_t i = 0; i < hashes; ++i) {
+      if (std::strcmp(ListOf(i), list) == 0) recs.push_back({BenchHash(i), LayerOf(i)});
+    }
+    std::sort(recs.begin(), recs.end(), [](const Rec& a, const Rec& b) {
+      return a.sha != b.sha ? a.sha < b.sha : a.layer < b.layer;
+    });
+    const std::string list_dir = dir + "/private/lists/" + list;
     URLGUARD_RETURN_IF_ERROR(env->CreateDirs(list_dir));
-    URLGUARD_RETURN_IF_ERROR(
-        WriteFileAtomic(env, list_dir + "/manifest.json",
-                        "{\"list\": \"" + list +
-                            "\", \"version\": 1, \"entries\": {\"url\": " + std::to_string(count) + "}}"));
+    const std::string threat = std::strcmp(list, "malware") == 0 ? "malware" : "social_engineering";
+    URLGUARD_ASSIGN_OR_RETURN(auto writer,
+                              FullHashFileWriter::Create(env, list_dir + "/1.ugh", list, 1, {threat}, recs.size()));
+    for (const Rec& r : recs) URLGUARD_RETURN_IF_ERROR(writer.Add(r.sha, r.layer, 0));
+    URLGUARD_RETURN_IF_ERROR(writer.Finish());
   }
-  URLGUARD_RETURN_IF_ERROR(env->CreateDirs(dir + "/private"));
-  URLGUARD_ASSIGN_OR_RETURN(auto store,
-                            FullHashStore::Open(dir + "/private/hashes.sqlite", /*read_only=*/false));
+  std::printf("full-hash files: %llu hashes written in %.2f s\n", static_cast<unsigned long long>(hashes),
+              Seconds(start, Clock::now()));
+  return Status::Ok();
+}
+
+Status BuildSqlite(const std::string& path, uint64_t hashes) {
+  URLGUARD_ASSIGN_OR_RETURN(auto store, FullHashStore::Open(path, /*read_only=*/false));
   URLGUARD_ASSIGN_OR_RETURN(uint64_t have_phishing, store->CountList("phishing"));
   URLGUARD_ASSIGN_OR_RETURN(uint64_t have_malware, store->CountList("malware"));
-  if (have_phishing == phishing && have_malware == malware) {
-    std::printf("store: %s already holds %llu hashes\n", (dir + "/private/hashes.sqlite").c_str(),
-                static_cast<unsigned long long>(hashes));
+  if (have_phishing + have_malware == hashes) return Status::Ok();
+  const auto start = Clock::now();
+  for (const char* list : {"phishing", "malware"}) {
+    std::vector<FullHashRecord> recs;
+    const std::string threat = std::strcmp(list, "malware") == 0 ? "malware" : "social_engineering";
+    for (uint64_t i = 0; i < hashes; ++i) {
+      if (std::strcmp(ListOf(i), list) == 0) recs.push_back({BenchHash(i), list, LayerOf(i), threat});
+    }
+    URLGUARD_RETURN_IF_ERROR(store->ReplaceList(list, recs));
+  }
+  std::printf("sqlite baseline: %llu hashes written in %.2f s\n", static_cast<unsigned long long>(hashes),
+              Seconds(start, Clock::now()));
+  return Status::Ok();
+}
+
+// The SQLite store behind the VerifyHashSource interface: what the server did before the full-hash files
+// (one LookupPrefixes per request, rows copied into strings).
+class SqliteHashSource : public VerifyHashSource {
+ public:
+  explicit SqliteHashSource(std::unique_ptr<FullHashStore> store) : store_(std::move(store)) {}
+  Status Lookup(std::span<const uint32_t> prefixes, VerifyLookup* out) const override {
+    auto found = store_->LookupPrefixes(std::vector<uint32_t>(prefixes.begin(), prefixes.end()));
+    if (!found.ok()) return found.status();
+    auto held = std::make_shared<std::vector<FullHashRecord>>(std::move(found).value());
+    out->records.clear();
+    for (const FullHashRecord& r : *held) out->records.push_back({r.sha256, r.list, r.layer, r.threat});
+    out->pin = std::move(held);
     return Status::Ok();
   }
-  std::vector<FullHashRecord> p, m;
-  for (uint64_t i = 0; i < hashes; ++i) {
-    if (i % 4 == 3) {
-      m.push_back({BenchHash(i), "malware", LayerKind::kUrl, "malware"});
-    } else {
-      p.push_back(
-          {BenchHash(i), "phishing", i % 2 ? LayerKind::kUrl : LayerKind::kDomain, "social_engineering"});
-    }
+  Status Refresh() override { return Status::Ok(); }
+  std::vector<LoadedListVersion> Loaded() const override { return {}; }
+
+ private:
+  std::unique_ptr<FullHashStore> store_;
+};
+
+// Microseconds per 5-prefix lookup on one thread (CPU time), and the matches seen (both sources must agree).
+double TimeLookups(const VerifyHashSource& source, uint64_t hashes, uint64_t* matches) {
+  constexpr int kLookups = 200000;
+  std::mt19937_64 rng(1000);
+  std::vector<uint32_t> prefixes(5);
+  VerifyLookup out;
+  *matches = 0;
+  const double start = ThreadCpuSeconds();
+  for (int i = 0; i < kLookups; ++i) {
+    for (auto& p : prefixes) p = ProbePrefix(hashes, rng);
+    if (!source.Lookup(prefixes, &out).ok()) return -1;
+    *matches += out.records.size();
   }
-  const auto start = Clock::now();
-  URLGUARD_RETURN_IF_ERROR(store->ReplaceList("phishing", p));
-  URLGUARD_RETURN_IF_ERROR(store->ReplaceList("malware", m));
-  const auto built = Clock::now();
-  // A second version of phishing with 1 % of it replaced (what a publisher run usually costs), then back.
-  std::vector<FullHashRecord> p2 = p;
-  for (size_t i = 0; i < p2.size() / 100; ++i) p2[i].sha256 = Sha256("replacement-" + std::to_string(i));
-  URLGUARD_RETURN_IF_ERROR(store->ReplaceList("phishing", p2));
-  const auto updated = Clock::now();
-  URLGUARD_RETURN_IF_ERROR(store->ReplaceList("phishing", p));
-  std::printf(
-      "store: %llu hashes written in %.2f s; replacing 1%% of phishing took %.2f s, and back %.2f s\n",
-      static_cast<unsigned long long>(hashes), Seconds(start, built), Seconds(built, updated),
-      Seconds(updated, Clock::now()));
-  return Status::Ok();
+  return (ThreadCpuSeconds() - start) * 1e6 / kLookups;
 }
 
-Status MeasureStore(const std::string& dir, uint64_t hashes) {
-  for (int pool : {1, 4}) {
-    URLGUARD_ASSIGN_OR_RETURN(auto store, FullHashStore::Open(dir + "/private/hashes.sqlite", true, pool));
-    for (int threads : {1, 2}) {
-      constexpr int kLookupsPerThread = 100000;
-      std::atomic<uint64_t> matches{0};
-      std::atomic<bool> failed{false};
-      const auto start = Clock::now();
-      std::vector<std::thread> workers;
-      for (int t = 0; t < threads; ++t) {
-        workers.emplace_back([&, t] {
-          std::mt19937_64 rng(1000 + t);
-          std::vector<uint32_t> prefixes(5);
-          for (int i = 0; i < kLookupsPerThread; ++i) {
-            for (auto& p : prefixes) p = ProbePrefix(hashes, rng);
-            auto got = store->LookupPrefixes(prefixes);
-            if (!got.ok()) {
-              failed = true;
-              return;
-            }
-            matches += got->size();
-          }
-        });
-      }
-      for (auto& w : workers) w.join();
-      const double s = Seconds(start, Clock::now());
-      if (failed) return Status::Internal("lookup failed");
-      std::printf(
-          "store lookups (5 prefixes): pool %d, %d thread(s): %.0f lookups/s (%.1f us each), %llu matches\n",
-          pool, threads, threads * kLookupsPerThread / s, s * 1e6 / kLookupsPerThread,
-          static_cast<unsigned long long>(matches.load()));
-    }
-  }
-  return Status::Ok();
-}
-
-// Writes DIR/NAME: a wrk script POSTing 1000 different verify bodies of min_prefixes..max_prefixes prefixes.
-Status WriteWrkScript(const std::string& dir, const std::string& name, uint64_t hashes, int min_prefixes,
-                      int max_prefixes) {
+// 1000 different POST requests with 1-5 prefixes each.
+std::vector<std::string> MakeRequests(uint64_t hashes) {
   std::mt19937_64 rng(7);
-  std::string lua =
-      "-- wrk script written by bench/verify_load_bench.cc: POSTs 1000 different verify bodies.\n";
-  lua += "local bodies = {\n";
+  std::vector<std::string> out;
   for (int i = 0; i < 1000; ++i) {
-    const int n = min_prefixes + static_cast<int>(rng() % static_cast<uint64_t>(max_prefixes - min_prefixes + 1));
+    const int n = 1 + static_cast<int>(rng() % 5);
     std::string body = "{\"prefixes\": [";
     for (int k = 0; k < n; ++k) {
       char hex[16];
@@ -154,55 +191,257 @@ Status WriteWrkScript(const std::string& dir, const std::string& name, uint64_t 
       body += std::string(k ? ", " : "") + "\"" + hex + "\"";
     }
     body += "]}";
-    std::string escaped;
-    for (char c : body) escaped += c == '"' ? std::string("\\\"") : std::string(1, c);
-    lua += "  \"" + escaped + "\",\n";
+    out.push_back("POST /v1/verify HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                  "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body);
   }
-  lua += "}\nlocal counter = 0\n";
-  lua += "request = function()\n  counter = counter + 1\n";
-  lua +=
-      "  return wrk.format(\"POST\", \"/v1/verify\", {[\"Content-Type\"] = \"application/json\"}, "
-      "bodies[(counter % #bodies) + 1])\nend\n";
-  lua +=
-      "response = function(status, headers, body)\n  if status ~= 200 then\n"
-      "    io.stderr:write(\"unexpected status \" .. status .. \"\\n\")\n  end\nend\n";
-  return WriteFileAtomic(Env::Default(), dir + "/" + name, lua);
+  return out;
 }
 
-Status WriteWrkScripts(const std::string& dir, uint64_t hashes) {
-  URLGUARD_RETURN_IF_ERROR(WriteWrkScript(dir, "verify.lua", hashes, 1, 5));
-  URLGUARD_RETURN_IF_ERROR(WriteWrkScript(dir, "verify1.lua", hashes, 1, 1));
-  return WriteWrkScript(dir, "verify5.lua", hashes, 5, 5);
+struct LoadResult {
+  uint64_t ok = 0, errors = 0;
+  double wall_seconds = 0, client_cpu_seconds = 0;
+};
+
+// The load generator: one thread, epoll, `connections` keep-alive connections with one request in flight each.
+LoadResult RunLoad(int port, int connections, double seconds, const std::vector<std::string>& requests) {
+  LoadResult result;
+  struct Conn {
+    int fd = -1;
+    std::string in;
+    size_t next = 0;
+  };
+  std::vector<Conn> conns(static_cast<size_t>(connections));
+  const int ep = epoll_create1(EPOLL_CLOEXEC);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  size_t counter = 0;
+  auto send_next = [&](Conn& c) {
+    const std::string& r = requests[counter++ % requests.size()];
+    if (::send(c.fd, r.data(), r.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(r.size())) ++result.errors;
+  };
+  for (size_t i = 0; i < conns.size(); ++i) {
+    Conn& c = conns[i];
+    c.fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    const int one = 1;
+    setsockopt(c.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    if (::connect(c.fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+      ++result.errors;
+      continue;
+    }
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u64 = i;
+    epoll_ctl(ep, EPOLL_CTL_ADD, c.fd, &ev);
+    c.in.reserve(8192);
+  }
+  const double cpu_start = ThreadCpuSeconds();
+  const auto start = Clock::now();
+  const auto end = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  for (Conn& c : conns) {
+    if (c.fd >= 0) send_next(c);
+  }
+  epoll_event events[256];
+  char buf[65536];
+  uint64_t loops = 0;
+  while (true) {
+    if ((++loops & 63) == 0 && Clock::now() >= end) break;
+    const int n = epoll_wait(ep, events, 256, 100);
+    for (int e = 0; e < n; ++e) {
+      Conn& c = conns[events[e].data.u64];
+      const ssize_t got = ::recv(c.fd, buf, sizeof(buf), 0);
+      if (got <= 0) {
+        ++result.errors;
+        epoll_ctl(ep, EPOLL_CTL_DEL, c.fd, nullptr);
+        continue;
+      }
+      c.in.append(buf, static_cast<size_t>(got));
+      // Complete responses: a head, then Content-Length bytes.
+      while (true) {
+        const size_t head_end = c.in.find("\r\n\r\n");
+        if (head_end == std::string::npos) break;
+        const size_t cl = c.in.find("Content-Length: ");
+        if (cl == std::string::npos || cl > head_end) {
+          ++result.errors;
+          c.in.clear();
+          break;
+        }
+        const size_t length = std::strtoull(c.in.c_str() + cl + 16, nullptr, 10);
+        if (c.in.size() < head_end + 4 + length) break;
+        if (c.in.compare(0, 12, "HTTP/1.1 200") == 0) {
+          ++result.ok;
+        } else {
+          ++result.errors;
+        }
+        c.in.erase(0, head_end + 4 + length);
+        send_next(c);
+      }
+    }
+  }
+  result.wall_seconds = Seconds(start, Clock::now());
+  result.client_cpu_seconds = ThreadCpuSeconds() - cpu_start;
+  for (Conn& c : conns) {
+    if (c.fd >= 0) ::close(c.fd);
+  }
+  ::close(ep);
+  return result;
+}
+
+struct HttpRun {
+  double rps = 0, server_cpu_us = 0, client_cpu_us = 0;
+  uint64_t errors = 0;
+};
+
+Result<HttpRun> Serve(const std::string& dir, std::unique_ptr<VerifyHashSource> source, int workers, int connections,
+                      double seconds, const std::vector<std::string>& requests) {
+  ServerOptions options;
+  options.repo_dir = dir;
+  options.throttle_threshold = 59;   // the abuse guard stays on every request's path but never refuses
+  options.max_requests_per_second = 0;  // (one client address here)
+  options.worker_threads = workers;
+  URLGUARD_ASSIGN_OR_RETURN(auto app, ServerApp::Create(options, Env::Default(), std::move(source)));
+  URLGUARD_ASSIGN_OR_RETURN(ListenAddress listen, ParseLoopbackListenAddress("127.0.0.1:0"));
+  ServerApp* a = app.get();
+  URLGUARD_ASSIGN_OR_RETURN(
+      auto http, HttpServer::Start(
+                     ServerHttpOptions(options, listen), [a](const HttpRequest& req) { return a->Handle(req); },
+                     [a](const HttpRequest& head) { return a->HandleHead(head); }));
+  RunLoad(http->port(), connections, 0.3, requests);  // warm-up: connections, caches, page faults
+  LoadResult load;
+  const double cpu_start = ProcessCpuSeconds();
+  std::thread client([&] { load = RunLoad(http->port(), connections, seconds, requests); });
+  client.join();
+  const double cpu = ProcessCpuSeconds() - cpu_start;
+  http->Stop();
+  HttpRun run;
+  run.errors = load.errors;
+  const double n = static_cast<double>(std::max<uint64_t>(load.ok, 1));
+  run.rps = static_cast<double>(load.ok) / load.wall_seconds;
+  run.client_cpu_us = load.client_cpu_seconds * 1e6 / n;
+  run.server_cpu_us = (cpu - load.client_cpu_seconds) * 1e6 / n;
+  return run;
+}
+
+std::string SizeName(uint64_t hashes) {
+  if (hashes % 1000000 == 0) return std::to_string(hashes / 1000000) + "m";
+  if (hashes % 1000 == 0) return std::to_string(hashes / 1000) + "k";
+  return std::to_string(hashes);
 }
 
 int Main(int argc, char** argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: verify_load_bench DIR [hashes] [serve_seconds] [port]\n");
-    return 4;
+  uint64_t hashes = 1000000;
+  double seconds = 5;
+  int connections = 8, workers = 2, serve = 0;
+  bool sqlite = true, json = std::getenv("URLGUARD_BENCH_JSON") != nullptr;
+  std::string dir;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> const char* { return i + 1 < argc ? argv[++i] : ""; };
+    if (a == "--hashes") hashes = std::strtoull(next(), nullptr, 10);
+    else if (a == "--seconds") seconds = std::atof(next());
+    else if (a == "--connections") connections = std::atoi(next());
+    else if (a == "--workers") workers = std::atoi(next());
+    else if (a == "--dir") dir = next();
+    else if (a == "--no-sqlite") sqlite = false;
+    else if (a == "--serve") serve = std::atoi(next());
+    else if (a == "--json") json = true;
+    else {
+      std::fprintf(stderr,
+                   "usage: verify_load_bench [--hashes N] [--seconds S] [--connections C] [--workers W] [--dir DIR]"
+                   " [--no-sqlite] [--serve SECONDS] [--json]\n");
+      return 4;
+    }
   }
-  const std::string dir = argv[1];
-  const uint64_t hashes = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 1000000;
-  const int serve_seconds = argc > 3 ? std::atoi(argv[3]) : 0;
-  const int port = argc > 4 ? std::atoi(argv[4]) : 0;
-  if (hashes < 4) return Fail(Status::InvalidArgument("hashes must be at least 4"));
-  if (Status s = BuildRepository(dir, hashes); !s.ok()) return Fail(s);
-  if (Status s = MeasureStore(dir, hashes); !s.ok()) return Fail(s);
-  if (Status s = WriteWrkScripts(dir, hashes); !s.ok()) return Fail(s);
-  std::printf("wrk scripts: %s/verify.lua (1-5 prefixes), verify1.lua (1), verify5.lua (5)\n", dir.c_str());
-  if (serve_seconds <= 0) return 0;
+  if (hashes < 4 || connections < 1 || workers < 1 || seconds <= 0) {
+    return Fail(Status::InvalidArgument("bad arguments"));
+  }
+  if (dir.empty()) dir = "/tmp/urlguard-verify-bench-" + SizeName(hashes);
+  if (Status s = BuildFiles(dir, hashes); !s.ok()) return Fail(s);
+  Env* env = Env::Default();
+  if (serve > 0) {
+    ServerOptions options;
+    options.repo_dir = dir;
+    options.listen = "127.0.0.1:0";
+    options.throttle_threshold = 59;
+    options.max_requests_per_second = 0;
+    options.worker_threads = workers;
+    auto server = Server::Start(options);
+    if (!server.ok()) return Fail(server.status());
+    std::printf("listening on http://127.0.0.1:%d\n", (*server)->port());
+    std::fflush(stdout);
+    std::this_thread::sleep_for(std::chrono::seconds(serve));
+    return 0;
+  }
+  const std::string sqlite_path = dir + "/baseline-hashes.sqlite";
+  if (sqlite) {
+    if (Status s = BuildSqlite(sqlite_path, hashes); !s.ok()) return Fail(s);
+  }
+  const std::vector<std::string> requests = MakeRequests(hashes);
 
-  ServerOptions options;
-  options.repo_dir = dir;
-  options.listen = "127.0.0.1:" + std::to_string(port);
-  options.throttle_threshold = 59;
-  options.max_requests_per_second = 0;  // wrk is one client address: keep the window on the path, no rate cap
-  auto server = Server::Start(options);
-  if (!server.ok()) return Fail(server.status());
-  std::printf("listening on http://127.0.0.1:%d\n", (*server)->port());
-  std::fflush(stdout);
-  std::this_thread::sleep_for(std::chrono::seconds(serve_seconds));
-  (*server)->Stop();
-  return 0;
+  // 1. Lookups alone.
+  auto files = FileHashSource::Open(env, dir + "/private/lists");
+  uint64_t file_matches = 0, sqlite_matches = 0;
+  const double file_us = TimeLookups(*files, hashes, &file_matches);
+  double sqlite_us = 0;
+  if (sqlite) {
+    auto store = FullHashStore::Open(sqlite_path, /*read_only=*/true, workers);
+    if (!store.ok()) return Fail(store.status());
+    SqliteHashSource source(std::move(store).value());
+    sqlite_us = TimeLookups(source, hashes, &sqlite_matches);
+    if (sqlite_matches != file_matches) {
+      return Fail(Status::Internal("the sources disagree: " + std::to_string(file_matches) + " vs " +
+                                   std::to_string(sqlite_matches) + " matches"));
+    }
+  }
+  std::printf("lookup, 5 prefixes, 1 thread (CPU): full-hash files %.2f us", file_us);
+  if (sqlite) std::printf(", sqlite %.2f us (%.0fx)", sqlite_us, sqlite_us / file_us);
+  std::printf("; %llu matches in 200000 lookups\n", static_cast<unsigned long long>(file_matches));
+
+  // 2. Through HTTP.
+  auto file_run = Serve(dir, FileHashSource::Open(env, dir + "/private/lists"), workers, connections, seconds, requests);
+  if (!file_run.ok()) return Fail(file_run.status());
+  HttpRun sqlite_run;
+  if (sqlite) {
+    auto store = FullHashStore::Open(sqlite_path, /*read_only=*/true, workers);
+    if (!store.ok()) return Fail(store.status());
+    auto run = Serve(dir, std::make_unique<SqliteHashSource>(std::move(store).value()), workers, connections, seconds,
+                     requests);
+    if (!run.ok()) return Fail(run.status());
+    sqlite_run = *run;
+  }
+  double load1 = 0;
+  if (FILE* f = std::fopen("/proc/loadavg", "r")) {
+    if (std::fscanf(f, "%lf", &load1) != 1) load1 = 0;
+    std::fclose(f);
+  }
+  const unsigned cores = std::thread::hardware_concurrency();
+  auto print_run = [&](const char* name, const HttpRun& r) {
+    std::printf("http %-12s %8.0f req/s  server CPU %5.1f us/req  client CPU %5.1f us/req  errors %llu\n", name, r.rps,
+                r.server_cpu_us, r.client_cpu_us, static_cast<unsigned long long>(r.errors));
+  };
+  std::printf("%llu hashes, %d connections, %d workers, %.0f s per run, %u cores, load average %.1f\n",
+              static_cast<unsigned long long>(hashes), connections, workers, seconds, cores, load1);
+  print_run("files", *file_run);
+  if (sqlite) print_run("sqlite", sqlite_run);
+  if (json) {
+    const std::string size = SizeName(hashes);
+    char note[256];
+    std::snprintf(note, sizeof(note),
+                  "%s hashes, loopback, %d conns, %d workers, 1-5 prefixes; server %.1f us CPU/req, client %.1f; "
+                  "load avg %.1f on %u cores",
+                  size.c_str(), connections, workers, file_run->server_cpu_us, file_run->client_cpu_us, load1, cores);
+    auto row = [&](const std::string& id, double value, const char* unit, double baseline) {
+      std::printf("{\"row\": \"%s\", \"value\": %.2f, \"unit\": \"%s\", \"baselines\": {", id.c_str(), value, unit);
+      if (sqlite) std::printf("\"sqlite_store\": %.2f", baseline);
+      std::printf("}, \"note\": \"%s\"}\n", note);
+    };
+    row("verify_rps", file_run->rps, "req/s", sqlite_run.rps);
+    row("verify_rps_" + size, file_run->rps, "req/s", sqlite_run.rps);
+    row("verify_server_cpu_us", file_run->server_cpu_us, "us", sqlite_run.server_cpu_us);
+    row("verify_lookup_us", file_us, "us", sqlite_us);
+  }
+  return file_run->errors == 0 && sqlite_run.errors == 0 ? 0 : 1;
 }
 
 }  // namespace

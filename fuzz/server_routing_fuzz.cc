@@ -22,7 +22,7 @@
 #include "core/sha256.h"
 #include "http/request.h"
 #include "platform/env.h"
-#include "publish/hash_store.h"
+#include "publish/full_hash_list.h"
 #include "publish/server_app.h"
 #include "urlguard/server.h"
 
@@ -42,7 +42,7 @@ urlguard::ServerApp* App() {
     Check(mkdtemp(tmpl) != nullptr);
     const std::string repo = tmpl;
     Check(env->CreateDirs(repo + "/public/v1/lists/phishing").ok());
-    Check(env->CreateDirs(repo + "/private").ok());
+    Check(env->CreateDirs(repo + "/private/lists/phishing").ok());
     Check(WriteFileAtomic(env, repo + "/public/v1/lists/phishing/manifest.json",
                           R"({"version": 7, "entries": {"url": 1}})")
               .ok());
@@ -50,9 +50,8 @@ urlguard::ServerApp* App() {
     Check(WriteFileAtomic(env, repo + "/secret.txt", kSecret).ok());
     Check(symlink("../secret.txt", (repo + "/public/link-out").c_str()) == 0);
     {
-      auto store = FullHashStore::Open(repo + "/private/hashes.sqlite", false);
-      Check(store.ok());
-      Check((*store)->ReplaceList("phishing", {{Sha256("evil.example/"), "phishing", LayerKind::kDomain, "x"}}).ok());
+      std::vector<FullHashRecord> records = {{Sha256("evil.example/"), "phishing", LayerKind::kDomain, "x"}};
+      Check(WriteFullHashList(env, repo + "/private/lists/phishing/7.ugh", "phishing", 7, &records).ok());
     }
     ServerOptions options;
     options.repo_dir = repo;

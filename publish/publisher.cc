@@ -11,7 +11,8 @@
 #include "format/deflate.h"
 #include "format/manifest.h"
 #include "publish/entry_list.h"
-#include "publish/hash_store.h"
+#include "format/full_hash_file.h"
+#include "publish/full_hash_list.h"
 #include "publish/list_index_writer.h"
 #include "publish/list_builder.h"
 #include "publish/seen_filter.h"
@@ -293,10 +294,11 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
   // The signed index of every list the repository serves (docs/list-index.md), now naming this version.
   URLGUARD_RETURN_IF_ERROR(WriteListIndex(env, key, o.repo_dir, now));
 
-  // 5. Full hashes for the verify API, and the seen filter.
-  auto store = FullHashStore::Open(JoinPath(o.repo_dir, "private/hashes.sqlite"), /*read_only=*/false);
-  if (!store.ok()) return store.status();
-  URLGUARD_RETURN_IF_ERROR((*store)->ReplaceList(o.list, hashes));
+  // 5. Full hashes for the verify API (V.ugh, docs/full-hash-format.md; servers pick it up by themselves), and
+  // the seen filter. Older versions' .ugh files go: a server that still maps one keeps its mapping.
+  URLGUARD_RETURN_IF_ERROR(
+      WriteFullHashList(env, JoinPath(private_dir, FullHashFileName(version)), o.list, version, &hashes));
+  for (uint64_t v : versions) (void)env->RemoveFile(JoinPath(private_dir, FullHashFileName(v)));
   const std::string seen_path = JoinPath(o.repo_dir, "private/seen.bin");
   auto seen = SeenFilter::Load(env, seen_path);
   if (!seen.ok() && seen.status().code() != StatusCode::kNotFound) return seen.status();

@@ -11,7 +11,7 @@
 //   REPO/public/v1/lists/LIST/LIST.rpz             the DNS export, when made (publish/rpz_export.h)
 //   REPO/private/lists/LIST/V.ugs                  the publisher's own copies of recent versions (diff bases)
 //   REPO/private/lists/LIST/V.entries              their domain and ip entries in clear (publish/entry_list.h)
-//   REPO/private/hashes.sqlite                     full-hash store for the verify API (publish/hash_store.h)
+//   REPO/private/lists/LIST/V.ugh                  full hashes of version V for the verify API (format/full_hash_file.h)
 //   REPO/private/seen.bin                          the "seen before?" filter (publish/seen_filter.h)
 //   REPO/private/publish.lock                      one publisher at a time
 // Only public/ is ever served.

@@ -8,8 +8,10 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <thread>
 
 #include "http/http_server.h"
 #include "http/listen_address.h"
@@ -56,15 +58,7 @@ class Server::Impl {
   Impl(std::unique_ptr<ServerApp> app, ListenAddress listen) : app_(std::move(app)), listen_(std::move(listen)) {}
 
   Status Start(const ServerOptions& options, std::string cert_pem, std::string key_pem) {
-    HttpServerOptions h;
-    h.listen = listen_;
-    h.event_threads = options.worker_threads;
-    h.max_connections = options.max_connections;
-    h.max_connections_per_address = options.max_connections_per_address;
-    h.idle_timeout_seconds = options.idle_timeout_seconds;
-    h.head_deadline_seconds = options.head_deadline_seconds;
-    h.body_deadline_seconds = options.body_deadline_seconds;
-    h.max_body_bytes = options.max_body_bytes;
+    HttpServerOptions h = ServerHttpOptions(options, listen_);
     h.tls_cert_pem = std::move(cert_pem);
     h.tls_key_pem = std::move(key_pem);
     ServerApp* app = app_.get();
@@ -75,14 +69,25 @@ class Server::Impl {
     http_ = std::move(http).value();
     HttpServer* server = http_.get();
     app_->set_deadline_cuts([server] { return server->deadline_cuts(); });
+    refresher_ = std::thread([this, interval = std::chrono::milliseconds(options.hash_refresh_millis)] {
+      std::unique_lock<std::mutex> lock(mutex_);
+      while (!stopped_cv_.wait_for(lock, interval, [this] { return stopped_; })) {
+        lock.unlock();
+        (void)app_->RefreshHashes();  // a bad file is skipped; the loaded versions keep answering
+        lock.lock();
+      }
+    });
     return Status::Ok();
   }
 
   void Stop() {
     http_->Stop();
-    std::lock_guard<std::mutex> lock(mutex_);
-    stopped_ = true;
-    stopped_cv_.notify_all();
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopped_ = true;
+      stopped_cv_.notify_all();
+    }
+    if (refresher_.joinable()) refresher_.join();
   }
 
   void Wait() {
@@ -101,6 +106,7 @@ class Server::Impl {
   std::mutex mutex_;  // guards stopped_
   std::condition_variable stopped_cv_;
   bool stopped_ = false;
+  std::thread refresher_;  // calls app_->RefreshHashes() every hash_refresh_millis until stopped_
 };
 
 Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

@@ -5,6 +5,7 @@
 
 #include "http/http_server.h"
 #include "http/prometheus.h"
+#include "publish/file_hash_source.h"
 #include "publish/redis_guard.h"
 #include "publish/server_response.h"
 #include "publish/verify_request.h"
@@ -34,6 +35,9 @@ Status ValidateServerOptions(const ServerOptions& o) {
     return Status::InvalidArgument("server: max_body_bytes must be " + std::to_string(kMinVerifyBodyBytes) +
                                    ".." + std::to_string(kMaxVerifyBodyBytes));
   }
+  if (o.hash_refresh_millis < 100 || o.hash_refresh_millis > 3600 * 1000) {
+    return Status::InvalidArgument("server: hash_refresh_millis must be 100..3600000");
+  }
   if (o.worker_threads < 1 || o.worker_threads > kMaxEventThreads) {
     return Status::InvalidArgument("server: worker_threads must be 1.." + std::to_string(kMaxEventThreads));
   }
@@ -44,7 +48,21 @@ Status ValidateServerOptions(const ServerOptions& o) {
   return Status::Ok();
 }
 
-Result<std::unique_ptr<ServerApp>> ServerApp::Create(const ServerOptions& options, Env* env) {
+HttpServerOptions ServerHttpOptions(const ServerOptions& options, const ListenAddress& listen) {
+  HttpServerOptions h;
+  h.listen = listen;
+  h.event_threads = options.worker_threads;
+  h.max_connections = options.max_connections;
+  h.max_connections_per_address = options.max_connections_per_address;
+  h.idle_timeout_seconds = options.idle_timeout_seconds;
+  h.head_deadline_seconds = options.head_deadline_seconds;
+  h.body_deadline_seconds = options.body_deadline_seconds;
+  h.max_body_bytes = options.max_body_bytes;
+  return h;
+}
+
+Result<std::unique_ptr<ServerApp>> ServerApp::Create(const ServerOptions& options, Env* env,
+                                                     std::unique_ptr<VerifyHashSource> source) {
   URLGUARD_RETURN_IF_ERROR(ValidateServerOptions(options));
   auto trusted = TrustedProxies::Parse(options.trusted_proxies);
   if (!trusted.ok()) return trusted.status().WithContext("server");
@@ -53,10 +71,7 @@ Result<std::unique_ptr<ServerApp>> ServerApp::Create(const ServerOptions& option
   if (!root.ok()) return Status::NotFound("server: " + public_dir + " is not a directory");
   auto info = env->Stat(*root);
   if (!info.ok() || !info->is_dir) return Status::NotFound("server: " + public_dir + " is not a directory");
-  const std::string store_path = JoinPath(JoinPath(options.repo_dir, "private"), "hashes.sqlite");
-  auto store = FullHashStore::Open(store_path, /*read_only=*/true,
-                                   std::min(options.worker_threads, kMaxHashStoreConnections));
-  if (!store.ok()) return store.status().WithContext("server");
+  if (source == nullptr) source = FileHashSource::Open(env, JoinPath(options.repo_dir, "private/lists"));
 
   VerifyHandlerOptions v;
   v.negative_cache_seconds = options.negative_cache_seconds;
@@ -78,13 +93,13 @@ Result<std::unique_ptr<ServerApp>> ServerApp::Create(const ServerOptions& option
   v.env = env;
   v.clock = options.clock;
   if (!v.clock) v.clock = [env] { return static_cast<int64_t>(env->NowMonotonicNanos() / 1000000000u); };
-  return std::unique_ptr<ServerApp>(new ServerApp(env, *root, std::move(store).value(), std::move(v)));
+  return std::unique_ptr<ServerApp>(new ServerApp(env, *root, std::move(source), std::move(v)));
 }
 
-ServerApp::ServerApp(Env* env, std::string public_root, std::unique_ptr<FullHashStore> store,
+ServerApp::ServerApp(Env* env, std::string public_root, std::unique_ptr<VerifyHashSource> source,
                      VerifyHandlerOptions verify_options)
-    : store_(std::move(store)),
-      verify_(std::move(verify_options), store_.get(), &metrics_),
+    : source_(std::move(source)),
+      verify_(std::move(verify_options), source_.get(), &metrics_),
       files_(env, public_root),
       gauges_(env, JoinPath(public_root, "v1/lists")) {}
 
@@ -113,12 +128,15 @@ HttpResponse ServerApp::Route(const HttpRequest& req) {
     res = JsonError(405, "method not allowed");
     res.SetHeader("Allow", "GET, HEAD");
   } else if (endpoint == kEndpointHealthz) {
-    // Healthy when verify can be answered: the store answers a lookup (docs/fleet.md "Health").
-    const bool store_ok = store_->LookupPrefixes({0u}).ok();
-    res.status = store_ok ? 200 : 503;
+    // Healthy when verify can be answered: at least one list version loaded, and a lookup works
+    // (docs/fleet.md "Health").
+    VerifyLookup probe;
+    const uint32_t prefix = 0;
+    const bool ready = !source_->Loaded().empty() && source_->Lookup({&prefix, 1}, &probe).ok();
+    res.status = ready ? 200 : 503;
     res.SetHeader("Content-Type", "text/plain; charset=utf-8");
     res.SetHeader("Cache-Control", "no-store");
-    res.body = store_ok ? "ok" : "store unavailable";
+    res.body = ready ? "ok" : "no list loaded";
   } else if (endpoint == kEndpointMetrics) {
     res.SetHeader("Content-Type", kPrometheusContentType);
     res.SetHeader("Cache-Control", "no-store");

@@ -7,7 +7,7 @@
 // Routes:
 //   /v1/verify          publish/verify_handler.h (GET, HEAD, POST)
 //   GET|HEAD /metrics   Prometheus text (publish/server_metrics.h)
-//   GET|HEAD /healthz   200 "ok" when the store answers a lookup, 503 otherwise (nginx, fleet.sh status)
+//   GET|HEAD /healthz   200 "ok" when a list version is loaded and answers a lookup, 503 otherwise
 //   GET|HEAD /<file>    publish/static_files.h
 //   anything else       405 with Allow
 // A request that carries a body where none is read (every route but POST /v1/verify) is answered and its
@@ -21,8 +21,9 @@
 #include <optional>
 #include <string>
 
+#include "http/http_server.h"
 #include "http/request.h"
-#include "publish/hash_store.h"
+#include "publish/verify_hash_source.h"
 #include "publish/server_metrics.h"
 #include "publish/static_files.h"
 #include "publish/verify_handler.h"
@@ -32,8 +33,14 @@ namespace urlguard {
 
 class ServerApp {
  public:
-  // Validates the non-network options, opens REPO/public/ and the store. Failures as Server::Start's.
-  static Result<std::unique_ptr<ServerApp>> Create(const ServerOptions& options, Env* env);
+  // Validates the non-network options, opens REPO/public/ and the hash source: `source` when given (a test,
+  // a benchmark's baseline, another backing store), else the full-hash files under REPO/private/lists/
+  // (publish/file_hash_source.h). Failures as Server::Start's.
+  static Result<std::unique_ptr<ServerApp>> Create(const ServerOptions& options, Env* env,
+                                                   std::unique_ptr<VerifyHashSource> source = nullptr);
+
+  // Lets the hash source pick up new list versions (VerifyHashSource::Refresh). One caller at a time.
+  Status RefreshHashes() { return source_->Refresh(); }
 
   HttpResponse Handle(const HttpRequest& req);
   // The head-time answer (HttpHeadHandler): every request that carries a body but is not POST /v1/verify
@@ -44,12 +51,12 @@ class ServerApp {
   void set_deadline_cuts(std::function<uint64_t()> f) { deadline_cuts_ = std::move(f); }
 
  private:
-  ServerApp(Env* env, std::string public_root, std::unique_ptr<FullHashStore> store,
+  ServerApp(Env* env, std::string public_root, std::unique_ptr<VerifyHashSource> source,
             VerifyHandlerOptions verify_options);
   HttpResponse Route(const HttpRequest& req);
   std::string MetricsText();
 
-  std::unique_ptr<FullHashStore> store_;
+  std::unique_ptr<VerifyHashSource> source_;
   ServerMetrics metrics_;
   VerifyHandler verify_;
   StaticFiles files_;
@@ -59,6 +66,9 @@ class ServerApp {
 
 // Checks the options a ServerApp uses (kInvalidArgument naming the option).
 Status ValidateServerOptions(const ServerOptions& options);
+
+// The http/ layer's options for a server with `options` listening on `listen` (without TLS material).
+HttpServerOptions ServerHttpOptions(const ServerOptions& options, const ListenAddress& listen);
 
 }  // namespace urlguard
 

@@ -29,7 +29,7 @@
 #include "http/http_test_util.h"
 #include "http/listen_address.h"
 #include "platform/env.h"
-#include "publish/hash_store.h"
+#include "publish/full_hash_list.h"
 #include "publish/verify_request.h"
 
 namespace urlguard {
@@ -72,19 +72,14 @@ class ServerTest : public ::testing::Test {
     ASSERT_EQ(symlink("v1/lists/phishing/manifest.json", (repo_ + "/public/link-in").c_str()), 0);
 
     ASSERT_TRUE(Env::Default()->CreateDirs(repo_ + "/private").ok());
-    auto store = FullHashStore::Open(repo_ + "/private/hashes.sqlite", false);
-    ASSERT_TRUE(store.ok()) << store.status().ToString();
-    ASSERT_TRUE(
-        (*store)
-            ->ReplaceList(
-                "phishing",
-                {{Sha256("evil.example/"), "phishing", LayerKind::kDomain, "social_engineering"},
-                 {Sha256("evil.example/login.php"), "phishing", LayerKind::kUrl, "social_engineering"}})
-            .ok());
-    ASSERT_TRUE((*store)
-                    ->ReplaceList("malware",
-                                  {{Sha256("dropper.example/x.exe"), "malware", LayerKind::kUrl, "malware"}})
-                    .ok());
+    ASSERT_TRUE(Env::Default()->CreateDirs(repo_ + "/private/lists/phishing").ok());
+    ASSERT_TRUE(Env::Default()->CreateDirs(repo_ + "/private/lists/malware").ok());
+    std::vector<FullHashRecord> phishing = {
+        {Sha256("evil.example/"), "phishing", LayerKind::kDomain, "social_engineering"},
+        {Sha256("evil.example/login.php"), "phishing", LayerKind::kUrl, "social_engineering"}};
+    ASSERT_TRUE(WriteFullHashList(Env::Default(), repo_ + "/private/lists/phishing/7.ugh", "phishing", 7, &phishing).ok());
+    std::vector<FullHashRecord> malware = {{Sha256("dropper.example/x.exe"), "malware", LayerKind::kUrl, "malware"}};
+    ASSERT_TRUE(WriteFullHashList(Env::Default(), repo_ + "/private/lists/malware/3.ugh", "malware", 3, &malware).ok());
   }
 
   std::unique_ptr<Server> StartServer(ServerOptions options = {}) {
@@ -749,8 +744,7 @@ TEST_F(ServerTest, RefusesNonLoopbackAddressesAndBadOptions) {
               o.tls_key_file = "/nonexistent/key.pem";
             }),
             StatusCode::kIoError);
-  ASSERT_TRUE(Env::Default()->RemoveFile(repo_ + "/private/hashes.sqlite").ok());
-  EXPECT_EQ(expect_invalid([](ServerOptions&) {}), StatusCode::kNotFound);
+  EXPECT_EQ(expect_invalid([](ServerOptions& o) { o.hash_refresh_millis = 99; }), StatusCode::kInvalidArgument);
 }
 
 TEST_F(ServerTest, BindsIpv6LoopbackAndFixedPorts) {

@@ -11,8 +11,8 @@
 
 namespace urlguard {
 
-VerifyHandler::VerifyHandler(VerifyHandlerOptions options, FullHashStore* store, ServerMetrics* metrics)
-    : options_(std::move(options)), store_(store), metrics_(metrics),
+VerifyHandler::VerifyHandler(VerifyHandlerOptions options, const VerifyHashSource* source, ServerMetrics* metrics)
+    : options_(std::move(options)), source_(source), metrics_(metrics),
       guard_(options_.shared_guard ? options_.shared_guard : std::make_shared<LocalAbuseGuard>(options_.guard)) {}
 
 bool VerifyHandler::Throttled(const HttpRequest& req, HttpResponse* refusal) {
@@ -54,9 +54,11 @@ HttpResponse VerifyHandler::Answer(const Result<std::vector<uint32_t>>& prefixes
     const bool too_many = prefixes.status().code() == StatusCode::kResourceExhausted;
     return JsonError(too_many ? 413 : 400, prefixes.status().message());
   }
-  auto records = store_->LookupPrefixes(*prefixes);
-  if (!records.ok()) {
-    const bool busy = records.status().code() == StatusCode::kUnavailable;
+  thread_local VerifyLookup lookup;  // reused: its vector keeps its capacity
+  const Status looked_up = source_->Lookup(*prefixes, &lookup);
+  const std::vector<VerifyRecord>* records = &lookup.records;
+  if (!looked_up.ok()) {
+    const bool busy = looked_up.code() == StatusCode::kUnavailable;
     HttpResponse res = JsonError(busy ? 503 : 500, busy ? "store busy" : "store error");
     if (busy) res.SetHeader("Retry-After", "1");
     return res;
@@ -69,13 +71,19 @@ HttpResponse VerifyHandler::Answer(const Result<std::vector<uint32_t>>& prefixes
   out.reserve(64 + records->size() * 160);
   out += "{\"matches\":[";
   for (size_t i = 0; i < records->size(); ++i) {
-    const FullHashRecord& r = (*records)[i];
+    const VerifyRecord& r = (*records)[i];
     if (i > 0) out += ',';
-    // list and threat are [a-z0-9_-] (checked by the store), so they need no escaping.
-    out += "{\"sha256\":\"" + ToHex(r.sha256) + "\",\"list\":\"" + r.list + "\",\"layer\":\"" +
-           LayerKindName(r.layer) + "\",\"threat\":\"" + r.threat + "\",\"cache_seconds\":" + cache_seconds + "}";
+    // list and threat are [a-z0-9_-] (checked by the source), so they need no escaping.
+    out += "{\"sha256\":\"" + ToHex(r.sha256) + "\",\"list\":\"";
+    out += r.list;
+    out += "\",\"layer\":\"";
+    out += LayerKindName(r.layer);
+    out += "\",\"threat\":\"";
+    out += r.threat;
+    out += "\",\"cache_seconds\":" + cache_seconds + "}";
   }
   out += "],\"negative_cache_seconds\":" + std::to_string(options_.negative_cache_seconds) + "}";
+  lookup.pin.reset();  // the records point into the pinned versions: drop them only now
   res.SetHeader("Content-Type", "application/json");
   res.SetHeader("Cache-Control", "no-store");
   return res;

@@ -9,7 +9,7 @@
 // through Redis) decides with core/rolling_window.h's rule: seen in more than `threshold` of the previous 59
 // seconds, or more than max_requests_per_second requests in the current one -> 429 with Retry-After.
 //
-// Thread safety: Handle() may be called from any thread (the guard, the store and the metrics are).
+// Thread safety: Handle() may be called from any thread (the guard, the hash source and the metrics are).
 #ifndef URLGUARD_PUBLISH_VERIFY_HANDLER_H_
 #define URLGUARD_PUBLISH_VERIFY_HANDLER_H_
 
@@ -22,8 +22,8 @@
 #include "publish/abuse_guard.h"
 #include "http/client_address.h"
 #include "http/request.h"
-#include "publish/hash_store.h"
 #include "publish/server_metrics.h"
+#include "publish/verify_hash_source.h"
 #include "urlguard/env.h"
 
 namespace urlguard {
@@ -40,8 +40,8 @@ struct VerifyHandlerOptions {
 
 class VerifyHandler {
  public:
-  // `store` and `metrics` are not owned and must outlive the handler.
-  VerifyHandler(VerifyHandlerOptions options, FullHashStore* store, ServerMetrics* metrics);
+  // `source` and `metrics` are not owned and must outlive the handler.
+  VerifyHandler(VerifyHandlerOptions options, const VerifyHashSource* source, ServerMetrics* metrics);
 
   // Answers a request for /v1/verify (any method: others get 405).
   HttpResponse Handle(const HttpRequest& req);
@@ -57,7 +57,7 @@ class VerifyHandler {
   HttpResponse Answer(const Result<std::vector<uint32_t>>& prefixes);
 
   const VerifyHandlerOptions options_;
-  FullHashStore* const store_;
+  const VerifyHashSource* const source_;
   ServerMetrics* const metrics_;
   const std::shared_ptr<AbuseGuard> guard_;  // thread-safe
 };

@@ -13,7 +13,7 @@
 #include "format/manifest.h"
 #include "format/signature.h"
 #include "platform/env.h"
-#include "publish/hash_store.h"
+#include "format/full_hash_file.h"
 #include "publish/publisher.h"
 #include "publish/signer.h"
 #include "sync/apply.h"
@@ -141,13 +141,18 @@ TEST(PublishE2E, EveryFeedFormatPublishesAndTwoVersionsDiffExactly) {
   EXPECT_EQ((*checker)->Check("http://www.example.com/").kind, VerdictKind::kSafe);
 
   // Full hashes for the verify API: the listed expression is there under its prefix.
-  auto store = FullHashStore::Open(repo.dir + "/private/hashes.sqlite", true);
-  ASSERT_TRUE(store.ok());
+  auto mapped = repo.env->MapReadOnly(repo.dir + "/private/lists/phishing/2.ugh");
+  ASSERT_TRUE(mapped.ok()) << mapped.status().ToString();
+  auto hashes = FullHashFileView::Open((*mapped)->data(), (*mapped)->size(), /*verify_contents=*/true);
+  ASSERT_TRUE(hashes.ok()) << hashes.status().ToString();
+  EXPECT_EQ(hashes->list_name(), "phishing");
+  EXPECT_EQ(hashes->version(), 2u);
+  EXPECT_FALSE(repo.env->FileExists(repo.dir + "/private/lists/phishing/1.ugh"));  // older versions go
   Sha256Digest h = Sha256("brand-new-phish.example/");
-  auto found = (*store)->LookupPrefixes({DigestPrefix32(h)});
-  ASSERT_TRUE(found.ok());
+  std::vector<FullHashMatch> found;
+  hashes->LookupPrefix(DigestPrefix32(h), &found);
   bool match = false;
-  for (const FullHashRecord& r : *found) match |= r.sha256 == h && r.list == "phishing" && r.layer == LayerKind::kDomain;
+  for (const FullHashMatch& r : found) match |= r.sha256 == h && r.layer == LayerKind::kDomain;
   EXPECT_TRUE(match);
 
   // Seen filter: an entry of version 1 only is still "seen" though no longer listed.

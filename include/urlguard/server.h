@@ -34,7 +34,8 @@
 namespace urlguard {
 
 struct ServerOptions {
-  // Repository directory (public/ and private/hashes.sqlite).
+  // Repository directory: public/ is served; the verify API answers from private/lists/LIST/V.ugh (the newest
+  // complete version of each list; docs/full-hash-format.md).
   std::string repo_dir;
   // "IPV4:PORT" or "[IPV6]:PORT", a NUMERIC loopback address (127.0.0.0/8 or ::1); port 0 picks one.
   // Public exposure goes through a reverse proxy (see trusted_proxies).
@@ -65,6 +66,9 @@ struct ServerOptions {
   int negative_cache_seconds = 1800;  // 0..30 days
   int positive_cache_seconds = 3600;  // 0..30 days
   size_t max_body_bytes = 16384;      // 256..1 MiB: a verify request body
+  // How often private/lists/ is checked for new full-hash files (each is validated completely before it
+  // answers). 100 ms .. 1 hour.
+  int hash_refresh_millis = 1000;
 
   // ---- connections (docs/verify-server.md "Limits") ----
   int worker_threads = 2;                    // event threads, 1..64 (each serves many connections)

@@ -1,5 +1,5 @@
 // Copyright urlguard authors.
-#include "publish/hash_store.h"
+#include "bench/sqlite_hash_store.h"
 
 #include <sqlite3.h>
 
@@ -16,9 +16,7 @@
 namespace urlguard {
 namespace {
 
-// The schema, in creation order. docs/hash-store-schema.md explains every column.
-// Changes the on-disk format: bump kHashStoreSchemaVersion and regenerate
-// fixtures/golden/hash_store_schema.sql.
+// The schema, in creation order (the one the verify server used before the full-hash files).
 constexpr const char* kSchemaStatements[] = {
     "CREATE TABLE lists (\n"
     "  id INTEGER PRIMARY KEY,\n"
@@ -279,8 +277,8 @@ void FullHashStore::Release(std::unique_ptr<Connection> connection) const {
 
 Result<std::vector<FullHashRecord>> FullHashStore::LookupPrefixes(
     const std::vector<uint32_t>& prefixes) const {
-  if (prefixes.size() > kMaxLookupPrefixes) {
-    return Status::InvalidArgument("hash store: more than " + std::to_string(kMaxLookupPrefixes) +
+  if (prefixes.size() > kMaxSqliteLookupPrefixes) {
+    return Status::InvalidArgument("hash store: more than " + std::to_string(kMaxSqliteLookupPrefixes) +
                                    " prefixes in one lookup");
   }
   std::vector<uint32_t> unique = prefixes;
@@ -302,9 +300,9 @@ Result<std::vector<FullHashRecord>> FullHashStore::LookupPrefixes(
       for (int i = 0; i < count; ++i) sqlite3_bind_int64(stmt, i + 1, unique[first + static_cast<size_t>(i)]);
       int rc;
       while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-        if (out.size() >= kMaxLookupRecords) {
+        if (out.size() >= kMaxSqliteLookupRecords) {
           sqlite3_reset(stmt);
-          return Status::ResourceExhausted("hash store: more than " + std::to_string(kMaxLookupRecords) +
+          return Status::ResourceExhausted("hash store: more than " + std::to_string(kMaxSqliteLookupRecords) +
                                            " records match the prefixes");
         }
         const int64_t prefix = sqlite3_column_int64(stmt, 0);

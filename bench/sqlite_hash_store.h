@@ -1,10 +1,11 @@
 // Copyright urlguard authors.
 //
-// FullHashStore: the full-hash store behind the verify API (docs/architecture.md §6, §8). The publisher writes every
-// list's full 32-byte keys into one SQLite file (`REPO/private/hashes.sqlite`); the reference server opens it
-// read-only and answers "which full hashes start with these 4-byte prefixes?".
+// FullHashStore: the SQLite full-hash store that answered the verify API until the mapped full-hash files
+// (format/full_hash_file.h) replaced it. Kept ONLY as bench/verify_load_bench's baseline, measured in the same
+// run: it is not part of any library or binary. Every list's full 32-byte keys in one SQLite file; "which full
+// hashes start with these 4-byte prefixes?" is one B-tree descent per prefix.
 //
-// Layout (docs/hash-store-schema.md, pinned by fixtures/golden/hash_store_schema.sql): one WITHOUT ROWID
+// Layout: one WITHOUT ROWID
 // table clustered on (prefix, sha256, list_id, layer), so a prefix lookup is one B-tree descent and a short
 // range scan; list names live in a small side table. WAL journal mode, so the publisher's ReplaceList never
 // blocks the server's readers and readers always see a whole list version.
@@ -21,8 +22,8 @@
 //
 // Changes the on-disk format: the schema. Bump kHashStoreSchemaVersion and regenerate the golden test's
 // fixture (URLGUARD_UPDATE_GOLDEN=1).
-#ifndef URLGUARD_PUBLISH_HASH_STORE_H_
-#define URLGUARD_PUBLISH_HASH_STORE_H_
+#ifndef URLGUARD_BENCH_SQLITE_HASH_STORE_H_
+#define URLGUARD_BENCH_SQLITE_HASH_STORE_H_
 
 #include <condition_variable>
 #include <cstddef>
@@ -36,6 +37,7 @@
 #include "core/layer_kind.h"
 #include "core/list_name.h"
 #include "core/sha256.h"
+#include "publish/full_hash_list.h"
 #include "urlguard/status.h"
 
 namespace urlguard {
@@ -45,19 +47,16 @@ constexpr int kHashStoreSchemaVersion = 1;
 // How long a statement waits for another process's lock before failing with kUnavailable.
 constexpr int kHashStoreBusyTimeoutMs = 5000;
 // LookupPrefixes accepts at most this many prefixes per call (the verify API sends at most 30).
-constexpr size_t kMaxLookupPrefixes = 1024;
+constexpr size_t kMaxSqliteLookupPrefixes = 1024;
 // LookupPrefixes fails with kResourceExhausted rather than return more records than this. With uniformly
 // distributed keys a 4-byte prefix matches n / 2^32 records on average (0.002 for a million keys).
-constexpr size_t kMaxLookupRecords = 100000;
+constexpr size_t kMaxSqliteLookupRecords = 100000;
 // Threat names: 1 to 64 bytes of [a-z0-9_-] (like list names), so they need no escaping anywhere.
 // Connections a store opens at most (they are opened on demand).
 constexpr int kDefaultHashStoreConnections = 4;
 constexpr int kMaxHashStoreConnections = 64;
 
 
-// One full hash of one list layer.
-struct FullHashRecord {
-  Sha256Digest sha256{};
   std::string list;
   LayerKind layer = LayerKind::kUrl;
   std::string threat;
@@ -93,8 +92,8 @@ class FullHashStore {
 
   // Every record whose first 4 bytes (big-endian) equal one of `prefixes`, read in one transaction (one
   // consistent version of every list). Duplicate prefixes are looked up once. Order: by sha256, then list,
-  // then layer. Failures: kInvalidArgument (more than kMaxLookupPrefixes), kResourceExhausted (more than
-  // kMaxLookupRecords matches), kCorruption (a stored row breaks the schema's invariants), kUnavailable or
+  // then layer. Failures: kInvalidArgument (more than kMaxSqliteLookupPrefixes), kResourceExhausted (more than
+  // kMaxSqliteLookupRecords matches), kCorruption (a stored row breaks the schema's invariants), kUnavailable or
   // kIoError (SQLite).
   Result<std::vector<FullHashRecord>> LookupPrefixes(const std::vector<uint32_t>& prefixes) const;
 
@@ -130,4 +129,4 @@ class FullHashStore {
 
 }  // namespace urlguard
 
-#endif  // URLGUARD_PUBLISH_HASH_STORE_H_
+#endif  // URLGUARD_BENCH_SQLITE_HASH_STORE_H_
