@@ -7,6 +7,7 @@
 #include "http/prometheus.h"
 #include "publish/file_hash_source.h"
 #include "publish/pg_hash_source.h"
+#include "publish/redis_guard.h"
 #include "publish/server_response.h"
 #include "publish/verify_request.h"
 
@@ -85,6 +86,16 @@ Result<std::unique_ptr<ServerApp>> ServerApp::Create(const ServerOptions& option
   v.guard.threshold = options.throttle_threshold;
   v.guard.signatures_per_second = options.throttle_clients_per_second;
   v.guard.max_requests_per_second = static_cast<uint32_t>(options.max_requests_per_second);
+  if (options.guard.substr(0, 8) == "redis://") {
+    RedisGuardOptions r;
+    URLGUARD_RETURN_IF_ERROR(ParseRedisUrl(options.guard, &r));
+    r.window = v.guard;
+    auto guard = RedisAbuseGuard::Create(std::move(r));
+    if (!guard.ok()) return guard.status().WithContext("server");
+    v.shared_guard = std::move(guard).value();
+  } else if (options.guard != "local") {
+    return Status::InvalidArgument("server: guard must be \"local\" or redis://HOST:PORT[/DB]");
+  }
   v.trusted_proxies = std::move(trusted).value();
   v.env = env;
   v.clock = options.clock;
@@ -124,9 +135,15 @@ HttpResponse ServerApp::Route(const HttpRequest& req) {
     res = JsonError(405, "method not allowed");
     res.SetHeader("Allow", "GET, HEAD");
   } else if (endpoint == kEndpointHealthz) {
+    // Healthy when verify can be answered: at least one list version loaded, and a lookup works
+    // (docs/fleet.md "Health").
+    VerifyLookup probe;
+    const uint32_t prefix = 0;
+    const bool ready = !source_->Loaded().empty() && source_->Lookup({&prefix, 1}, &probe).ok();
+    res.status = ready ? 200 : 503;
     res.SetHeader("Content-Type", "text/plain; charset=utf-8");
     res.SetHeader("Cache-Control", "no-store");
-    res.body = "ok";
+    res.body = ready ? "ok" : "no list loaded";
   } else if (endpoint == kEndpointMetrics) {
     res.SetHeader("Content-Type", kPrometheusContentType);
     res.SetHeader("Cache-Control", "no-store");
@@ -145,6 +162,7 @@ std::string ServerApp::MetricsText() {
   out.Counter("urlguard_server_throttle_unrecorded_total",
               "Verify requests the abuse guard could not record (its second was over capacity).",
               verify_.unrecorded());
+  verify_.guard().AppendMetrics(&out);
   if (deadline_cuts_) {
     out.Counter("urlguard_server_deadline_cuts_total",
                 "Connections cut because a request head or body missed its deadline.", deadline_cuts_());

@@ -7,7 +7,7 @@
 // Routes:
 //   /v1/verify          publish/verify_handler.h (GET, HEAD, POST)
 //   GET|HEAD /metrics   Prometheus text (publish/server_metrics.h)
-//   GET|HEAD /healthz   200 "ok"
+//   GET|HEAD /healthz   200 "ok" when a list version is loaded and answers a lookup, 503 otherwise
 //   GET|HEAD /<file>    publish/static_files.h
 //   anything else       405 with Allow
 // A request that carries a body where none is read (every route but POST /v1/verify) is answered and its

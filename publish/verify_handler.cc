@@ -12,12 +12,13 @@
 namespace urlguard {
 
 VerifyHandler::VerifyHandler(VerifyHandlerOptions options, const VerifyHashSource* source, ServerMetrics* metrics)
-    : options_(std::move(options)), source_(source), metrics_(metrics), guard_(options_.guard) {}
+    : options_(std::move(options)), source_(source), metrics_(metrics),
+      guard_(options_.shared_guard ? options_.shared_guard : std::make_shared<LocalAbuseGuard>(options_.guard)) {}
 
 bool VerifyHandler::Throttled(const HttpRequest& req, HttpResponse* refusal) {
   const IpAddress client =
       ResolveClientAddress(req.peer_address, req.Headers("X-Forwarded-For"), options_.trusted_proxies);
-  const RollingWindowDecision d = guard_.Check(GuardKeyOf(client), options_.clock());
+  const RollingWindowDecision d = guard_->Check(GuardKeyOf(client), options_.clock());
   if (!d.throttled) return false;
   metrics_->throttled.fetch_add(1, std::memory_order_relaxed);
   *refusal = JsonError(429, "too many requests");

@@ -5,9 +5,9 @@
 //
 // Abuse guard: every verify request is charged to its CLIENT ADDRESS (http/client_address.h: the TCP peer,
 // or the X-Forwarded-For client when the peer is a trusted proxy; IPv6 by /64) and nothing a client chooses
-// (no User-Agent, no cookie, no body field). core/rolling_window.h decides: seen in more than `threshold` of
-// the previous 59 seconds, or more than max_requests_per_second requests in the current one -> 429 with
-// Retry-After.
+// (no User-Agent, no cookie, no body field). The guard (publish/abuse_guard.h: in-process by default, or shared
+// through Redis) decides with core/rolling_window.h's rule: seen in more than `threshold` of the previous 59
+// seconds, or more than max_requests_per_second requests in the current one -> 429 with Retry-After.
 //
 // Thread safety: Handle() may be called from any thread (the guard, the hash source and the metrics are).
 #ifndef URLGUARD_PUBLISH_VERIFY_HANDLER_H_
@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/rolling_window.h"
+#include "publish/abuse_guard.h"
 #include "http/client_address.h"
 #include "http/request.h"
 #include "publish/server_metrics.h"
@@ -31,7 +32,8 @@ namespace urlguard {
 struct VerifyHandlerOptions {
   int negative_cache_seconds = 1800;
   int positive_cache_seconds = 3600;
-  RollingWindowOptions guard;
+  RollingWindowOptions guard;            // the local guard's options (when shared_guard is null)
+  std::shared_ptr<AbuseGuard> shared_guard;  // the guard to use instead (e.g. RedisAbuseGuard); null: local
   TrustedProxies trusted_proxies;
   std::function<int64_t()> clock;  // seconds; required
   Env* env = nullptr;              // times each request for the latency histogram; null: Env::Default()
@@ -46,7 +48,9 @@ class VerifyHandler {
   HttpResponse Handle(const HttpRequest& req);
 
   // Requests the guard could not record (its second was over capacity).
-  uint64_t unrecorded() const { return guard_.unrecorded(); }
+  uint64_t unrecorded() const { return guard_->unrecorded(); }
+  // The guard in use (for its metrics).
+  const AbuseGuard& guard() const { return *guard_; }
 
  private:
   // The guard's decision for this request; a 429 in *refusal when throttled.
@@ -57,7 +61,7 @@ class VerifyHandler {
   const VerifyHandlerOptions options_;
   const VerifyHashSource* const source_;
   ServerMetrics* const metrics_;
-  RollingWindowGuard guard_;  // thread-safe
+  const std::shared_ptr<AbuseGuard> guard_;  // thread-safe
 };
 
 }  // namespace urlguard

@@ -14,6 +14,8 @@ packages=(build-essential cmake ninja-build pkg-config git
           tinyproxy help2man groff
           # PostgreSQL 15: libpq for --state postgresql://, the server binaries for tests/fleet_pg_test (a throwaway cluster)
           libpq-dev postgresql
+          # the fleet (docs/fleet.md): hiredis for the shared abuse guard; Redis and nginx started by the fleet tests
+          libhiredis-dev redis-server nginx
           # the Debian packages (debian/, tests/package_test.sh); ccache makes repeated builds of the suites cheap
           debhelper dh-python dpkg-dev lintian ccache
           # the scale and load benchmarks (bench/scale_bench.py): HTTP load and peak RSS of the tools

@@ -4,7 +4,7 @@
 // docs/verify-server.md). This file only parses options and wires them into urlguard::Server.
 //
 //   urlguard-server --repo DIR --listen 127.0.0.1:PORT [--state postgresql://...] [--tls-cert FILE --tls-key FILE] [--throttle N]
-//                   [--max-requests-per-second N] [--trusted-proxy ADDR]... [--workers N]
+//                   [--max-requests-per-second N] [--guard local|redis://HOST:PORT] [--trusted-proxy ADDR]... [--workers N]
 //                   [--max-connections N] [--max-connections-per-address N]
 //
 // Prints "listening on http://127.0.0.1:PORT" (https with TLS) once it accepts connections, and stops
@@ -41,6 +41,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--max-requests-per-second", options.max_requests_per_second,
                  "throttle a client address for the rest of a second after N verify requests in it (0: off)")
+      ->capture_default_str();
+  app.add_option("--guard", options.guard,
+                 "abuse guard windows: local (this process) or redis://HOST:PORT[/DB][?timeout_ms=N] (shared by a fleet; falls "
+                 "back to local while Redis is down)")
       ->capture_default_str();
   app.add_option("--trusted-proxy", options.trusted_proxies,
                  "address of a reverse proxy whose X-Forwarded-For is believed (repeatable)");

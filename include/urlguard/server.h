@@ -54,6 +54,11 @@ struct ServerOptions {
   // Addresses of reverse proxies whose X-Forwarded-For is believed (the rightmost address that is not
   // itself a trusted proxy is the client). Numeric IPv4/IPv6 addresses; empty: X-Forwarded-For is ignored.
   std::vector<std::string> trusted_proxies;
+  // Where the guard keeps its windows: "local" (this process's memory, the default) or
+  // "redis://HOST:PORT[/DB][?timeout_ms=N]"
+  // (shared by every server using that Redis; falls back to local while Redis is unreachable and returns by
+  // itself; docs/fleet.md).
+  std::string guard = "local";
   // Seconds for the guard (tests inject time). Empty: a monotonic clock. Called from the event threads.
   std::function<int64_t()> clock;
 
