@@ -325,7 +325,9 @@ DecideResult Decide(const std::vector<LocalHit>& hits, int64_t now_unix, ResultC
     const uint32_t prefix = DigestPrefix32(hit->full_hash);
     if (std::find(prefixes.begin(), prefixes.end(), prefix) == prefixes.end()) prefixes.push_back(prefix);
   }
-  // Hits some answer counted for, with that answer's matches; a hit an answer was behind counts for nothing.
+  // Each hit with the answer about it. An answer behind the hit's list version (docs/verify-server.md) caches
+  // nothing and cannot say "safe"; its full-hash match still says "malicious" (the server listed that very
+  // hash; a version that withdrew it would rarely still hit locally), uncached.
   std::vector<VerifyAnswer> answers;
   std::vector<std::pair<const LocalHit*, size_t>> answered;  // (hit, index into answers)
   Status error;
@@ -344,13 +346,13 @@ DecideResult Decide(const std::vector<LocalHit>& hits, int64_t now_unix, ResultC
     for (const LocalHit* hit : undecided) {
       const uint32_t prefix = DigestPrefix32(hit->full_hash);
       if (std::find(chunk.begin(), chunk.end(), prefix) == chunk.end()) continue;
-      Status why = BehindHit(*answer, *hit);
-      if (!why.ok()) {
-        if (behind.ok()) behind = std::move(why);
-        continue;
-      }
-      asked.push_back(hit);
       answered.emplace_back(hit, answers.size());
+      Status why = BehindHit(*answer, *hit);
+      if (why.ok()) {
+        asked.push_back(hit);
+      } else if (behind.ok()) {
+        behind = std::move(why);
+      }
     }
     if (cache != nullptr && !asked.empty()) StoreAnswer(*answer, asked, now_unix, policy, cache);
     answers.push_back(std::move(answer).value());

@@ -149,7 +149,8 @@ struct DecideResult {
 //   order, at most kMaxVerifyRequestPrefixes per request); an answer counts for a hit only when its "lists"
 //   names the hit's list at a version >= the hit's list_version (a server behind the client, e.g. one that has
 //   not loaded a just-published version yet, would say "no match" for the new entries): for any other hit
-//   nothing is cached and none of its matches count; every counted answer is stored in the cache (positive
+//   nothing is cached and only a match of its own full hash counts (kMalicious, uncached); every counted
+//   answer is stored in the cache (positive
 //   entries for the matches of the hit lists, with each match's cache_seconds; a negative entry per asked
 //   hit's prefix, list and version, with negative_cache_seconds capped by the cache_seconds of the matches of
 //   that prefix and list, so it never outlives them; positives first, see sync/result_cache.h), every entry

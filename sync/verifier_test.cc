@@ -563,10 +563,13 @@ TEST_F(VerifierTest, AnAnswerFromAnOlderListVersionVerifiesNothingAndCachesNothi
   EXPECT_NE(r.error.message().find("from version none"), std::string::npos) << r.error.ToString();
   EXPECT_EQ(server_.requests(), 2);
 
-  // An older server's match does not count either (the entry may be gone from the client's version).
+  // An older server's match of the hit's own full hash says malicious, but is not cached for version 12 (the
+  // entry may be gone from it).
   server_.Add(fresh, "phishing", "domain", "phishing");
   server_.SetListVersions({{"phishing", 11}});
-  EXPECT_EQ(DecideAt(hits, kNow + 2).decision, Decision::kUnverifiedHit);
+  r = DecideAt(hits, kNow + 2);
+  EXPECT_EQ(r.decision, Decision::kMalicious);
+  EXPECT_FALSE(r.from_cache);
   EXPECT_EQ(cache_->Find(fresh, "phishing", 12, kNow + 2).answer, ResultCache::Answer::kUnknown);
 
   // Once the server has loaded version 12 (or a newer one), its answer counts as before.

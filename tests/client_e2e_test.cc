@@ -254,8 +254,10 @@ TEST_F(ClientE2E, AVerifyServerBehindTheClientsVersionIsNotTrusted) {
     v = client->Check(fp);
     EXPECT_EQ(v.kind, VerdictKind::kUnverifiedHit) << VerdictKindName(v.kind);
     EXPECT_FALSE(v.from_cache);
-    // Entries of version 1 the server knows are no verdict for version 2 either.
-    EXPECT_EQ(client->Check(kListed).kind, VerdictKind::kUnverifiedHit);
+    // An entry version 1 already had is malicious (the server holds its full hash), never from the cache.
+    v = client->Check(kListed);
+    EXPECT_EQ(v.kind, VerdictKind::kMalicious) << v.error;
+    EXPECT_FALSE(v.from_cache);
   }
 
   // The server loads version 2 (here: a restart, which loads the newest version before answering).
