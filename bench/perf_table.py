@@ -17,7 +17,7 @@ before and after) is printed with the table: the machine is often shared, so ben
 Row ids this table expects (also listed in docs/performance.md, "Issue 11 table"):
   lookup_1t_us               library, one thread, median us per URL end to end (bench/lookup_bench);
                              baselines e.g. blocked_bloom_us, unordered_set_us, sqlite_us
-  lookup_2t_murls            library, two threads, M URLs/s (bench/lookup_bench)
+  lookup_2t_mups             library, two threads, M URLs/s (bench/lookup_bench)
   cli_plain_us               `urlguard check -` plain, us per line; baseline dcso_bloom_check_us (bench/cli_bench.py)
   cli_json_us                `urlguard check --json -`, us per line; baselines cli_plain_us, json_over_plain
   dcso_must_hit_pct          share of must-hit spellings DCSO bloom finds; baseline urlguard_must_hit_pct
@@ -25,8 +25,8 @@ Row ids this table expects (also listed in docs/performance.md, "Issue 11 table"
   redis_getbit_us            Redis GETBIT design, us per URL; baseline urlguard_inprocess_us
   redis_must_hit_miss_pct    share of must-hit spellings the Redis design misses; baseline urlguard_miss_pct
   update_apply_s             apply a 50 k-change diff to a 10 M list, verify, install (bench/update_bench)
-  update_peak_rss_mb         client peak RSS above idle during that update; baseline list_file_mb
-  update_lookup_p999_us      lookup latency p99.9 while updates swap in
+  update_rss_ratio           client peak RSS above idle during that update / the list file; baseline in_memory_apply
+  swap_p999_us               lookup latency p99.9 while updates swap in; baseline no_updates
   publish_build_s            publisher: build 10 M entries from text, 2 threads (publisher-scale's bench; when
                              no bench prints it, this script times `urlguard-publish build` itself)
   verify_rps                 verify API on loopback, 2 cores, 1-5 prefixes, requests/s (bench/verify_load_bench)
@@ -46,7 +46,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # (table line, target, row id, how to print the value)
 TABLE = [
     ("library, one thread, median per URL end to end", "<= 0.5 us", "lookup_1t_us", "{v:.3f} us"),
-    ("library, two threads", ">= 3.5 M URLs/s", "lookup_2t_murls", "{v:.2f} M URLs/s"),
+    ("library, two threads", ">= 3.5 M URLs/s", "lookup_2t_mups", "{v:.2f} M URLs/s"),
     ("`urlguard check -`, plain, per line", "<= DCSO `bloom check`", "cli_plain_us", "{v:.3f} us"),
     ("`urlguard check --json -`, per line", "<= 1.3x plain", "cli_json_us", "{v:.3f} us"),
     ("must-hit spellings found by DCSO `bloom check`", "(accuracy)", "dcso_must_hit_pct", "{v:.1f}%"),
@@ -54,8 +54,8 @@ TABLE = [
     ("Redis GETBIT design, per URL", "(baseline)", "redis_getbit_us", "{v:.1f} us"),
     ("must-hit spellings missed by the Redis design", "(accuracy)", "redis_must_hit_miss_pct", "{v:.1f}%"),
     ("apply a 50 k-change diff to a 10 M list, verify, install", "<= 0.5 s", "update_apply_s", "{v:.3f} s"),
-    ("client peak RSS during that update, above idle", "<= 1x the list file", "update_peak_rss_mb", "{v:.1f} MB"),
-    ("lookup latency while updates swap in (p99.9)", "<= 5 us, no stall", "update_lookup_p999_us", "{v:.2f} us"),
+    ("client peak RSS during that update, above idle", "<= 1x the list file", "update_rss_ratio", "{v:.2f}x the list file"),
+    ("lookup latency while updates swap in (p99.9)", "<= 5 us, no stall", "swap_p999_us", "{v:.2f} us"),
     ("publisher: build 10 M entries from text, 2 threads", "<= 4 s", "publish_build_s", "{v:.2f} s"),
     ("verify API on loopback, 2 cores, 1-5 prefixes", ">= 100 k req/s", "verify_rps", "{v:,.0f} req/s"),
     ("verify requests per 1000 clean page loads (result cache)", "<= 10", "verify_per_1000_pages", "{v:.1f}"),
@@ -171,8 +171,9 @@ def main():
                        "--json"]),
         ("redis_getbit_bench", [os.path.join(bench, "redis_getbit_bench"), "--dir", work, "--json"]),
         ("page_load_bench", [os.path.join(bench, "page_load_bench"), "--dir", work, "--json"]),
-        ("update_bench", [os.path.join(bench, "update_bench")]),
-        ("publish_bench", [os.path.join(bench, "publish_bench")]),
+        ("update_bench", [os.path.join(bench, "update_bench"), "--entries", str(a.entries)]),
+        ("publish_bench", [sys.executable, os.path.join(HERE, "publish_bench.py"), "--publish",
+                           os.path.join(build, "bin", "urlguard-publish"), "--entries", str(a.entries)]),
         ("verify_load_bench", [os.path.join(bench, "verify_load_bench"), "--dir", os.path.join(work, "verify"),
                                "--json"]),
     ]

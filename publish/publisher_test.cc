@@ -222,6 +222,10 @@ TEST(PublisherScaleTest, IncrementalVersionEqualsAFullRebuild) {
   const std::string pub = "/public/v1/lists/phishing/";
   EXPECT_TRUE(Read(inc + pub + "diff-1-2.ugd.z") == Read(full + pub + "diff-1-2.ugd.z"));
   EXPECT_TRUE(Read(inc + "/private/seen.bin") == Read(full + "/private/seen.bin"));
+  // The verify servers' full hashes too (docs/full-hash-format.md).
+  const std::string ugh = "/private/lists/phishing/2.ugh";
+  EXPECT_FALSE(Read(inc + ugh).empty());
+  EXPECT_TRUE(Read(inc + ugh) == Read(full + ugh));
 }
 
 // VmHWM of this process in bytes (0 when /proc is not there).

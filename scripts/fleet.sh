@@ -15,9 +15,10 @@
 #   . DIR/fleet.env; urlguard sync --data-dir d --server "$FLEET_URL" --public-key "$FLEET_PUBKEY" --list phishing --once
 #
 # --pg: a PostgreSQL 15 cluster in DIR/pg (initdb/pg_ctl, as the `postgres` user when run as root) and the
-# publishers run with `--state postgresql://...`. The publishers' PostgreSQL state is the fleet-pg work
-# (docs/runbook-publishers.md); until urlguard-publish accepts --state, --pg starts the cluster and the
-# publisher loops report the refused flag in their logs.
+# publishers keep their state there (docs/postgres-schema.md): each loop ingests the feed
+# (`urlguard-publish ingest --state ...`) and publishes from the database (`publish --state ...`; PostgreSQL's
+# per-list lock serializes the two publishers); the verify servers answer from the versions the database
+# committed (`urlguard-server --state ...`) instead of the repository's private files.
 #
 # Needs: redis-server, nginx (Debian: redis-server, nginx; scripts/install-deps.sh), curl, redis-cli.
 set -euo pipefail
@@ -125,9 +126,15 @@ dir=$1 bin=$2 name=$3 state=$4
 while true; do
   sum=$(sha256sum "$dir/feeds/phishing.txt" | cut -d' ' -f1)
   if [ "$sum" != "$(cat "$dir/state/published.sha" 2> /dev/null)" ]; then
-    args=(publish --repo "$dir/repo" --key "$dir/keys/urlguard-ed25519.pem" --list phishing --input "$dir/feeds/phishing.txt")
-    [ -n "$state" ] && args+=(--state "$state")
-    if "$bin/urlguard-publish" "${args[@]}"; then
+    args=(publish --repo "$dir/repo" --key "$dir/keys/urlguard-ed25519.pem" --list phishing)
+    ok=1
+    if [ -n "$state" ]; then  # PostgreSQL state: the feed goes into the database, the version comes out of it
+      "$bin/urlguard-publish" ingest --state "$state" --list phishing --input "$dir/feeds/phishing.txt" || ok=0
+      args+=(--state "$state")
+    else
+      args+=(--input "$dir/feeds/phishing.txt")
+    fi
+    if [ "$ok" = 1 ] && "$bin/urlguard-publish" "${args[@]}"; then
       echo "$sum" > "$dir/state/published.sha"
       echo "$(date -u +%FT%TZ) $name published"
     else
@@ -158,8 +165,15 @@ start() {
       for i in $(seq 1 200); do echo "bad$i.example"; done; } > "$dir/feeds/phishing.txt"
   fi
   if [ ! -f "$dir/repo/public/v1/lists/phishing/manifest.json" ]; then
-    "$bin/urlguard-publish" publish --repo "$dir/repo" --key "$dir/keys/urlguard-ed25519.pem" --list phishing \
-        --input "$dir/feeds/phishing.txt" > "$dir/log/publish-initial.log"
+    if [ -n "$pg_url" ]; then
+      "$bin/urlguard-publish" ingest --state "$pg_url" --list phishing --input "$dir/feeds/phishing.txt" \
+          > "$dir/log/publish-initial.log"
+      "$bin/urlguard-publish" publish --state "$pg_url" --repo "$dir/repo" --key "$dir/keys/urlguard-ed25519.pem" \
+          --list phishing >> "$dir/log/publish-initial.log"
+    else
+      "$bin/urlguard-publish" publish --repo "$dir/repo" --key "$dir/keys/urlguard-ed25519.pem" --list phishing \
+          --input "$dir/feeds/phishing.txt" > "$dir/log/publish-initial.log"
+    fi
     sha256sum "$dir/feeds/phishing.txt" | cut -d' ' -f1 > "$dir/state/published.sha"
   fi
   chmod -R o+rX "$dir/repo/public"
@@ -176,7 +190,9 @@ start() {
   for i in $(seq 1 "$servers"); do
     local p
     p=$(free_port)
-    spawn "server-$i" "$bin/urlguard-server" --repo "$dir/repo" --listen "127.0.0.1:$p" \
+    local state_args=()
+    [ -n "$pg_url" ] && state_args=(--state "$pg_url")
+    spawn "server-$i" "$bin/urlguard-server" --repo "$dir/repo" --listen "127.0.0.1:$p" "${state_args[@]}" \
         --guard "redis://127.0.0.1:$redis_port" --trusted-proxy 127.0.0.1
     wait_port "$p" 10 || die "urlguard-server $i did not start (log/server-$i.log)"
     ports+=("$p")
