@@ -33,7 +33,18 @@ std::string Write(const urlguard::VerifyAnswer& answer) {
            m.layer + "\",\"threat\":\"" + m.threat +
            "\",\"cache_seconds\":" + std::to_string(m.cache_seconds) + "}";
   }
-  out += "],\"negative_cache_seconds\":" + std::to_string(answer.negative_cache_seconds) + "}";
+  out += "],\"negative_cache_seconds\":" + std::to_string(answer.negative_cache_seconds);
+  if (!answer.list_versions.empty()) {
+    out += ",\"lists\":{";
+    bool first = true;
+    for (const auto& [list, version] : answer.list_versions) {
+      if (!first) out += ',';
+      first = false;
+      out += "\"" + list + "\":" + std::to_string(version);
+    }
+    out += "}";
+  }
+  out += "}";
   return out;
 }
 
@@ -54,6 +65,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (answer->negative_cache_seconds < 0 ||
       answer->negative_cache_seconds > urlguard::kMaxVerifyCacheSeconds) {
     Fail("negative_cache_seconds out of range");
+  }
+  if (answer->list_versions.size() > urlguard::kMaxVerifyListVersions) Fail("more lists than the cap");
+  for (const auto& [list, version] : answer->list_versions) {
+    if (!urlguard::IsValidListName(list)) Fail("invalid list version name accepted");
   }
   for (const urlguard::VerifyMatch& m : answer->matches) {
     if (!urlguard::IsValidListName(m.list)) Fail("invalid list accepted");

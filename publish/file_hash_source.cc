@@ -112,8 +112,10 @@ Status FileHashSource::Lookup(std::span<const uint32_t> prefixes, VerifyLookup* 
   if (!n.ok()) return n.status();
   std::shared_ptr<const Table> table = Current();
   out->records.clear();
+  out->versions.clear();
   thread_local std::vector<FullHashMatch> matches;
   for (const List& list : table->lists) {
+    out->versions.push_back({list.name, list.version});
     matches.clear();
     for (size_t i = 0; i < *n; ++i) list.view.LookupPrefix(unique[i], &matches);
     if (out->records.size() + matches.size() > kMaxLookupRecords) {

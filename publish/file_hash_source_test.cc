@@ -65,6 +65,9 @@ TEST_F(FileHashSourceTest, RefreshSwapsInNewVersionsAndDropsWithdrawnLists) {
   const uint32_t prefix[] = {DigestPrefix32(Sha256("evil.example/"))};
   ASSERT_TRUE(source->Lookup(prefix, &held).ok());
   ASSERT_EQ(held.records.size(), 1u);
+  ASSERT_EQ(held.versions.size(), 1u);  // the versions the lookup used, for the answer's "lists"
+  EXPECT_EQ(held.versions[0].list, "phishing");
+  EXPECT_EQ(held.versions[0].version, 1u);
 
   Publish("phishing", 2, {"new.example/"});
   ASSERT_TRUE(Env::Default()->RemoveFile(Path("phishing", 1)).ok());
@@ -74,6 +77,13 @@ TEST_F(FileHashSourceTest, RefreshSwapsInNewVersionsAndDropsWithdrawnLists) {
   EXPECT_TRUE(Answer(*source, "evil.example/").empty());
   EXPECT_EQ(held.records[0].list, "phishing");  // still readable: pinned
   EXPECT_EQ(held.records[0].threat, "phishing");
+  EXPECT_EQ(held.versions[0].version, 1u);
+  VerifyLookup now;
+  ASSERT_TRUE(source->Lookup(prefix, &now).ok());
+  EXPECT_TRUE(now.records.empty());
+  ASSERT_EQ(now.versions.size(), 1u);  // named even without a match
+  EXPECT_EQ(now.versions[0].list, "phishing");
+  EXPECT_EQ(now.versions[0].version, 2u);
 
   ASSERT_TRUE(Env::Default()->RemoveFile(Path("phishing", 2)).ok());
   ASSERT_TRUE(source->Refresh().ok());

@@ -135,6 +135,7 @@ Result<std::shared_ptr<const PgHashSource::ListTable>> PgHashSource::LoadList(co
 
 Status PgHashSource::Lookup(std::span<const uint32_t> prefixes, VerifyLookup* out) const {
   out->records.clear();
+  out->versions.clear();
   uint32_t unique[kMaxLookupPrefixes];
   auto n = UniquePrefixes(prefixes, unique);
   if (!n.ok()) return n.status();
@@ -153,6 +154,7 @@ Status PgHashSource::Lookup(std::span<const uint32_t> prefixes, VerifyLookup* ou
     }
   }
   SortVerifyRecords(&out->records);
+  for (const auto& list : table->lists) out->versions.push_back({list->name, list->version});
   out->pin = table;
   return Status::Ok();
 }

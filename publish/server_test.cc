@@ -405,6 +405,8 @@ TEST_F(ServerTest, VerifyReturnsTheFullHashesOfStoredPrefixes) {
   EXPECT_EQ(res->get_header_value("Content-Type"), "application/json");
   const nlohmann::json body = nlohmann::json::parse(res->body);
   EXPECT_EQ(body["negative_cache_seconds"], 600);
+  // The list versions the answer comes from (docs/verify-server.md "The answer's list versions").
+  EXPECT_EQ(body["lists"], nlohmann::json({{"malware", 3}, {"phishing", 7}}));
   std::set<std::string> got;
   for (const auto& m : body["matches"]) {
     EXPECT_EQ(m["cache_seconds"], 300);
@@ -420,7 +422,7 @@ TEST_F(ServerTest, VerifyReturnsTheFullHashesOfStoredPrefixes) {
   res = client.Post("/v1/verify", R"({"prefixes": ["00000000", "ffffffff"]})", "application/json");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 200);
-  EXPECT_EQ(res->body, R"({"matches":[],"negative_cache_seconds":600})");
+  EXPECT_EQ(res->body, R"({"matches":[],"negative_cache_seconds":600,"lists":{"malware":3,"phishing":7}})");
 
   // The GET form, upper-case hex.
   std::string upper = PrefixHex("dropper.example/x.exe");

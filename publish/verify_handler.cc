@@ -89,7 +89,17 @@ HttpResponse VerifyHandler::Answer(std::span<const uint32_t> prefixes) {
     out += r.threat;
     out += "\",\"cache_seconds\":" + cache_seconds + "}";
   }
-  out += "],\"negative_cache_seconds\":" + std::to_string(options_.negative_cache_seconds) + "}";
+  out += "],\"negative_cache_seconds\":" + std::to_string(options_.negative_cache_seconds);
+  // The list versions this answer comes from: a client at a newer version of a list does not trust it for
+  // that list (docs/verify-server.md). List names are [a-z0-9_-], no escaping needed.
+  out += ",\"lists\":{";
+  for (size_t i = 0; i < lookup.versions.size(); ++i) {
+    if (i > 0) out += ',';
+    out += '"';
+    out += lookup.versions[i].list;
+    out += "\":" + std::to_string(lookup.versions[i].version);
+  }
+  out += "}}";
   lookup.pin.reset();  // the records point into the pinned versions: drop them only now
   res.SetHeader("Content-Type", "application/json");
   res.SetHeader("Cache-Control", "no-store");

@@ -42,9 +42,19 @@ struct VerifyRecord {
   std::string_view threat;
 };
 
-// A Lookup() result. Reuse one per thread: `records` keeps its capacity between calls.
+// A list version one Lookup() answered from. `list` points into memory kept alive by VerifyLookup::pin.
+struct VerifyListVersion {
+  std::string_view list;
+  uint64_t version = 0;
+};
+
+// A Lookup() result. Reuse one per thread: `records` and `versions` keep their capacity between calls.
 struct VerifyLookup {
   std::vector<VerifyRecord> records;
+  // Every list version the lookup answered from (the same consistent set as `records`), sorted by list name.
+  // The verify response names them, so a client at a newer version of a list knows this answer is behind it
+  // (docs/verify-server.md).
+  std::vector<VerifyListVersion> versions;
   // Keeps the loaded versions that `records` point into alive until the next Lookup() or reset.
   std::shared_ptr<const void> pin;
 };
@@ -61,7 +71,9 @@ class VerifyHashSource {
   virtual ~VerifyHashSource() = default;
 
   // Replaces out->records with every record whose first 4 bytes (big-endian) equal one of `prefixes`, from
-  // every list this source has loaded, ordered by (sha256, list, layer); duplicate prefixes count once.
+  // every list this source has loaded, ordered by (sha256, list, layer); duplicate prefixes count once; and
+  // out->versions with the list versions those records were looked up in (every loaded list, even one
+  // without a match).
   // Failures: kInvalidArgument (more than kMaxLookupPrefixes), kResourceExhausted (more than kMaxLookupRecords
   // matches), kUnavailable (the backing store cannot answer now; retry later).
   virtual Status Lookup(std::span<const uint32_t> prefixes, VerifyLookup* out) const = 0;

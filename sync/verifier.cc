@@ -87,6 +87,33 @@ Status ReadMatch(const Json& element, size_t index, VerifyMatch* out) {
   return ReadSeconds(element, "cache_seconds", name + ".cache_seconds", &out->cache_seconds);
 }
 
+// "lists": {"<list>": <version>, ...}, optional (servers before it sent none).
+Status ReadListVersions(const Json& doc, std::map<std::string, uint64_t>* out) {
+  const auto lists = doc.find("lists");
+  if (lists == doc.end()) return Status::Ok();
+  if (!lists->is_object()) return ResponseError("lists", "not an object");
+  if (lists->size() > kMaxVerifyListVersions) {
+    return Status::ResourceExhausted("verify response: more than " + std::to_string(kMaxVerifyListVersions) +
+                                     " lists");
+  }
+  for (const auto& [name, version] : lists->items()) {
+    if (!IsValidListName(name)) return ResponseError("lists", "a name is not 1-64 bytes of [a-z0-9_-]");
+    if (!version.is_number_unsigned()) return ResponseError("lists." + name, "not a non-negative integer");
+    (*out)[name] = *version.get_ptr<const Json::number_unsigned_t*>();
+  }
+  return Status::Ok();
+}
+
+// Why `answer` does not count for `hit`, or Ok when it does: the server answered the hit's list from a version
+// at least the hit's (docs/verify-server.md "versions").
+Status BehindHit(const VerifyAnswer& answer, const LocalHit& hit) {
+  const auto it = answer.list_versions.find(hit.list);
+  if (it != answer.list_versions.end() && it->second >= hit.list_version) return Status::Ok();
+  return Status::Unavailable("verify: the server answers list " + hit.list + " from version " +
+                             (it == answer.list_versions.end() ? std::string("none") : std::to_string(it->second)) +
+                             ", older than the local version " + std::to_string(hit.list_version));
+}
+
 std::string BaseWithoutSlash(const std::string& base) {
   size_t end = base.size();
   while (end > 0 && base[end - 1] == '/') --end;
@@ -192,6 +219,7 @@ Result<VerifyAnswer> ParseVerifyResponse(std::string_view body) {
   }
   URLGUARD_RETURN_IF_ERROR(
       ReadSeconds(doc, "negative_cache_seconds", "negative_cache_seconds", &answer.negative_cache_seconds));
+  URLGUARD_RETURN_IF_ERROR(ReadListVersions(doc, &answer.list_versions));
   return answer;
 }
 
@@ -297,8 +325,13 @@ DecideResult Decide(const std::vector<LocalHit>& hits, int64_t now_unix, ResultC
     const uint32_t prefix = DigestPrefix32(hit->full_hash);
     if (std::find(prefixes.begin(), prefixes.end(), prefix) == prefixes.end()) prefixes.push_back(prefix);
   }
-  std::vector<VerifyMatch> matches;
+  // Each hit with the answer about it. An answer behind the hit's list version (docs/verify-server.md) caches
+  // nothing and cannot say "safe"; its full-hash match still says "malicious" (the server listed that very
+  // hash; a version that withdrew it would rarely still hit locally), uncached.
+  std::vector<VerifyAnswer> answers;
+  std::vector<std::pair<const LocalHit*, size_t>> answered;  // (hit, index into answers)
   Status error;
+  Status behind;  // the first answer behind a hit's list version
   int64_t retry_after = -1;
   for (size_t begin = 0; begin < prefixes.size(); begin += kMaxVerifyRequestPrefixes) {
     const size_t end = std::min(prefixes.size(), begin + kMaxVerifyRequestPrefixes);
@@ -309,26 +342,35 @@ DecideResult Decide(const std::vector<LocalHit>& hits, int64_t now_unix, ResultC
       error = answer.status();
       break;
     }
-    if (cache != nullptr) {
-      std::vector<const LocalHit*> asked;
-      for (const LocalHit* hit : undecided) {
-        const uint32_t prefix = DigestPrefix32(hit->full_hash);
-        if (std::find(chunk.begin(), chunk.end(), prefix) != chunk.end()) asked.push_back(hit);
+    std::vector<const LocalHit*> asked;  // the hits of this chunk the answer counts for
+    for (const LocalHit* hit : undecided) {
+      const uint32_t prefix = DigestPrefix32(hit->full_hash);
+      if (std::find(chunk.begin(), chunk.end(), prefix) == chunk.end()) continue;
+      answered.emplace_back(hit, answers.size());
+      Status why = BehindHit(*answer, *hit);
+      if (why.ok()) {
+        asked.push_back(hit);
+      } else if (behind.ok()) {
+        behind = std::move(why);
       }
-      StoreAnswer(*answer, asked, now_unix, policy, cache);
     }
-    matches.insert(matches.end(), answer->matches.begin(), answer->matches.end());
+    if (cache != nullptr && !asked.empty()) StoreAnswer(*answer, asked, now_unix, policy, cache);
+    answers.push_back(std::move(answer).value());
   }
 
   // Compare locally: a returned full hash equal to a hit's, in the hit's list, is a threat.
   for (const LocalHit* hit : undecided) {
-    for (const VerifyMatch& m : matches) {
-      if (m.sha256 == hit->full_hash && m.list == hit->list) {
-        return Malicious(m.list, m.threat, /*emergency=*/false, /*from_cache=*/false);
+    for (const auto& [counted, index] : answered) {
+      if (counted != hit) continue;
+      for (const VerifyMatch& m : answers[index].matches) {
+        if (m.sha256 == hit->full_hash && m.list == hit->list) {
+          return Malicious(m.list, m.threat, /*emergency=*/false, /*from_cache=*/false);
+        }
       }
     }
   }
   if (!error.ok()) return Unverified(std::move(error), retry_after);
+  if (!behind.ok()) return Unverified(std::move(behind));
   DecideResult r;
   r.decision = Decision::kSafeVerified;
   return r;

@@ -11,7 +11,9 @@
 //   request   POST <base>/v1/verify   {"prefixes":["a1b2c3d4",...]}
 //             1 to kMaxVerifyRequestPrefixes prefixes, each 8 lower-case hex digits
 //   response  200 {"matches":[{"sha256":"<64 hex>","list":"...","layer":"domain|url|ip","threat":"...",
-//             "cache_seconds":N},...],"negative_cache_seconds":N}
+//             "cache_seconds":N},...],"negative_cache_seconds":N,"lists":{"<list>":V,...}}
+//             "lists": the list versions the server answered from. An answer is trusted for a local hit only
+//             when it names the hit's list at a version >= the hit's (docs/verify-server.md).
 //             429 or 5xx (+ Retry-After): try later
 //
 // Thread safety: pure functions, except Verify() and Decide(), which are as thread-safe as the Fetcher and
@@ -21,6 +23,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,6 +44,8 @@ constexpr size_t kMaxVerifyResponseBytes = size_t{1} << 20;
 constexpr size_t kMaxVerifyMatches = 1024;
 // The largest cache duration accepted from a server (30 days, the reference server's own limit).
 constexpr int64_t kMaxVerifyCacheSeconds = 30 * 86400;
+// Entries of a response's "lists" object.
+constexpr size_t kMaxVerifyListVersions = 1024;
 
 struct VerifyMatch {
   Sha256Digest sha256{};
@@ -55,6 +60,9 @@ struct VerifyMatch {
 struct VerifyAnswer {
   std::vector<VerifyMatch> matches;    // at most kMaxVerifyMatches, in the server's order
   int64_t negative_cache_seconds = 0;  // 0 .. kMaxVerifyCacheSeconds; 0 = do not cache
+  // The list versions the server answered from ("lists"; empty when the server sent none, as servers before
+  // it did): at most kMaxVerifyListVersions, valid list names.
+  std::map<std::string, uint64_t> list_versions;
 
   bool operator==(const VerifyAnswer&) const = default;
 };
@@ -66,7 +74,9 @@ std::string MakeVerifyRequest(const std::vector<uint32_t>& prefixes);
 // Parses a response body from the network. Strict: a JSON object with "matches" (an array of at most
 // kMaxVerifyMatches objects, each with "sha256" as 64 hex digits of either case, "list" a valid list name,
 // "layer" one of "domain" / "url" / "ip", "threat" a valid threat label and "cache_seconds" an integer in
-// 0 .. kMaxVerifyCacheSeconds) and "negative_cache_seconds" (an integer in the same range). Unknown members
+// 0 .. kMaxVerifyCacheSeconds) and "negative_cache_seconds" (an integer in the same range); "lists", when
+// present, an object of at most kMaxVerifyListVersions members, each a valid list name with a non-negative
+// integer version (absent: no versions, nothing trusted by Decide()). Unknown members
 // are ignored (a later server may add some); duplicate member names, floats and anything else are refused.
 // Failures: kResourceExhausted (over kMaxVerifyResponseBytes or kMaxVerifyMatches), kCorruption naming the
 // problem ("verify response: matches[2].sha256: not 64 hex digits"), never echoing input. Never throws, never
@@ -136,7 +146,11 @@ struct DecideResult {
 //   the cache says "safe" for every hit                  -> kSafeVerified, from_cache;
 //   otherwise, without a fetcher (nullptr)               -> kUnverifiedHit;
 //   otherwise the verify API is asked with the 4-byte prefixes of the undecided hits only (distinct, in hit
-//   order, at most kMaxVerifyRequestPrefixes per request), every answer is stored in the cache (positive
+//   order, at most kMaxVerifyRequestPrefixes per request); an answer counts for a hit only when its "lists"
+//   names the hit's list at a version >= the hit's list_version (a server behind the client, e.g. one that has
+//   not loaded a just-published version yet, would say "no match" for the new entries): for any other hit
+//   nothing is cached and only a match of its own full hash counts (kMalicious, uncached); every counted
+//   answer is stored in the cache (positive
 //   entries for the matches of the hit lists, with each match's cache_seconds; a negative entry per asked
 //   hit's prefix, list and version, with negative_cache_seconds capped by the cache_seconds of the matches of
 //   that prefix and list, so it never outlives them; positives first, see sync/result_cache.h), every entry
@@ -144,7 +158,10 @@ struct DecideResult {
 //   are keyed by list version, so none outlives the next version either; and:
 //     a returned full hash equal to a hit's, in the hit's list -> kMalicious{list, threat};
 //     every request answered without one                      -> kSafeVerified;
-//     a request failed (transport, timeout, 429/5xx, bad JSON) -> kUnverifiedHit with the error.
+//     a request failed (transport, timeout, 429/5xx, bad JSON) -> kUnverifiedHit with the error;
+//     an answer behind a hit's list version                    -> kUnverifiedHit, kUnavailable "verify: the
+//                                       server answers list L from version X, older than the local version V"
+//                                       (X "none" when it does not name L); asked again next time.
 // A hit the cache knows as malicious decides at once; otherwise the first malicious hit in `hits` order wins.
 // `cache` may be nullptr (no caching). `now_unix` is the time cache entries are judged and stamped with. A
 // hit with an invalid list name or version 0 gives kUnverifiedHit with kInvalidArgument (a caller bug;

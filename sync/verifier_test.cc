@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -66,6 +67,12 @@ TEST(ParseVerifyResponseTest, ReadsEveryField) {
   EXPECT_EQ(answer->matches[0], (VerifyMatch{a, "phishing", "url", "social_engineering", 300}));
   EXPECT_EQ(answer->matches[1], (VerifyMatch{b, "malware", "domain", "malware", 0}));
   EXPECT_EQ(answer->negative_cache_seconds, 1800);
+  EXPECT_TRUE(answer->list_versions.empty());  // a server before "lists" named none
+
+  Result<VerifyAnswer> versioned =
+      ParseVerifyResponse("{\"matches\":[],\"negative_cache_seconds\":60,\"lists\":{\"phishing\":12,\"malware\":0}}");
+  ASSERT_TRUE(versioned.ok()) << versioned.status().ToString();
+  EXPECT_EQ(versioned->list_versions, (std::map<std::string, uint64_t>{{"phishing", 12}, {"malware", 0}}));
 
   Result<VerifyAnswer> empty = ParseVerifyResponse(" {\"negative_cache_seconds\":0,\"matches\":[]} \n");
   ASSERT_TRUE(empty.ok()) << empty.status().ToString();
@@ -102,6 +109,12 @@ TEST(ParseVerifyResponseTest, RefusesEverythingElseWithoutEchoingInput) {
       {"{\"matches\":[],\"negative_cache_seconds\":2592001}", "negative_cache_seconds: over"},
       {"{\"matches\":[],\"negative_cache_seconds\":99999999999999999999999}", "not an integer"},
       {"{\"matches\":[],\"matches\":[],\"negative_cache_seconds\":60}", "duplicate member"},
+      {"{\"matches\":[],\"negative_cache_seconds\":60,\"lists\":[]}", "lists: not an object"},
+      {"{\"matches\":[],\"negative_cache_seconds\":60,\"lists\":{\"SECRET-TOKEN\":1}}", "lists: a name"},
+      {"{\"matches\":[],\"negative_cache_seconds\":60,\"lists\":{\"p\":-1}}", "lists.p: not a non-negative"},
+      {"{\"matches\":[],\"negative_cache_seconds\":60,\"lists\":{\"p\":1.0}}", "lists.p: not a non-negative"},
+      {"{\"matches\":[],\"negative_cache_seconds\":60,\"lists\":{\"p\":\"1\"}}", "lists.p: not a non-negative"},
+      {"{\"matches\":[],\"negative_cache_seconds\":60,\"lists\":{\"p\":1,\"p\":2}}", "duplicate member"},
       {with_match("[]"), "matches[0]: not an object"},
       {with_match("{\"list\":\"p\",\"layer\":\"url\",\"threat\":\"t\",\"cache_seconds\":1}"),
        "matches[0].sha256: missing"},
@@ -155,6 +168,12 @@ TEST(ParseVerifyResponseTest, CapsSizeAndMatches) {
   std::string padded = "{\"matches\":[],\"negative_cache_seconds\":1,\"pad\":\"";
   padded += std::string(kMaxVerifyResponseBytes, 'x') + "\"}";
   r = ParseVerifyResponse(padded);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted);
+
+  std::string lists = "{\"matches\":[],\"negative_cache_seconds\":1,\"lists\":{";
+  for (size_t i = 0; i <= kMaxVerifyListVersions; ++i) lists += (i > 0 ? ",\"l" : "\"l") + std::to_string(i) + "\":1";
+  r = ParseVerifyResponse(lists + "}}");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted);
 
@@ -212,6 +231,12 @@ class VerifyServer {
     std::lock_guard<std::mutex> lock(mu_);
     positive_cache_seconds_ = positive;
     negative_cache_seconds_ = negative;
+  }
+  // The "lists" member of the answers: the list versions the server says it answers from. Default: every list
+  // the tests use, at a version newer than any test hit's.
+  void SetListVersions(std::map<std::string, uint64_t> versions) {
+    std::lock_guard<std::mutex> lock(mu_);
+    list_versions_ = std::move(versions);
   }
   void SetOverride(Override o) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -291,7 +316,14 @@ class VerifyServer {
       first = false;
       out += MatchJson(r.sha256, r.list, r.layer, r.threat, positive_cache_seconds_);
     }
-    out += "],\"negative_cache_seconds\":" + std::to_string(negative_cache_seconds_) + "}";
+    out += "],\"negative_cache_seconds\":" + std::to_string(negative_cache_seconds_) + ",\"lists\":{";
+    first = true;
+    for (const auto& [list, version] : list_versions_) {
+      if (!first) out += ',';
+      first = false;
+      out += "\"" + list + "\":" + std::to_string(version);
+    }
+    out += "}}";
     res.set_content(out, "application/json");
   }
 
@@ -304,6 +336,7 @@ class VerifyServer {
   std::vector<Record> records_;
   int64_t positive_cache_seconds_ = 3600;
   int64_t negative_cache_seconds_ = 1800;
+  std::map<std::string, uint64_t> list_versions_ = {{"ip-threats", 1000}, {"malware", 1000}, {"phishing", 1000}};
   Override override_;
   bool blocked_ = false;
   std::vector<std::string> bodies_;
@@ -507,6 +540,53 @@ TEST_F(VerifierTest, ThreatIsMaliciousAndCached) {
   EXPECT_EQ(cached.threat, "malware_distribution");
   EXPECT_TRUE(cached.from_cache);
   EXPECT_EQ(server_.requests(), 1);
+}
+
+// The gap between a publish and a verify server loading it: the client installed version 12 of "phishing",
+// the server still answers from 11, where the new entry is not. Its "no match" must not become a cached
+// safe_verified (docs/threat-model.md "verify server behind the client's version").
+TEST_F(VerifierTest, AnAnswerFromAnOlderListVersionVerifiesNothingAndCachesNothing) {
+  const Sha256Digest fresh = Sha256("fresh-threat.example/");
+  const std::vector<LocalHit> hits = {{"phishing", 12, fresh, false}};
+  server_.SetListVersions({{"phishing", 11}, {"malware", 40}});
+  DecideResult r = DecideAt(hits, kNow);
+  EXPECT_EQ(r.decision, Decision::kUnverifiedHit);
+  EXPECT_EQ(r.error.code(), StatusCode::kUnavailable);
+  EXPECT_NE(r.error.message().find("list phishing from version 11, older than the local version 12"),
+            std::string::npos)
+      << r.error.ToString();
+  EXPECT_EQ(cache_->Find(fresh, "phishing", 12, kNow).answer, ResultCache::Answer::kUnknown);
+  // Not cached: asked again (a server that does not name the list at all is behind too).
+  server_.SetListVersions({{"malware", 40}});
+  r = DecideAt(hits, kNow + 1);
+  EXPECT_EQ(r.decision, Decision::kUnverifiedHit);
+  EXPECT_NE(r.error.message().find("from version none"), std::string::npos) << r.error.ToString();
+  EXPECT_EQ(server_.requests(), 2);
+
+  // An older server's match of the hit's own full hash says malicious, but is not cached for version 12 (the
+  // entry may be gone from it).
+  server_.Add(fresh, "phishing", "domain", "phishing");
+  server_.SetListVersions({{"phishing", 11}});
+  r = DecideAt(hits, kNow + 2);
+  EXPECT_EQ(r.decision, Decision::kMalicious);
+  EXPECT_FALSE(r.from_cache);
+  EXPECT_EQ(cache_->Find(fresh, "phishing", 12, kNow + 2).answer, ResultCache::Answer::kUnknown);
+
+  // Once the server has loaded version 12 (or a newer one), its answer counts as before.
+  server_.SetListVersions({{"phishing", 12}});
+  r = DecideAt(hits, kNow + 3);
+  EXPECT_EQ(r.decision, Decision::kMalicious) << r.error.ToString();
+  EXPECT_EQ(server_.requests(), 4);
+
+  // In one request, the hit in a list the server is current for is decided and cached; the other is not.
+  const Sha256Digest fp = Sha256("fp.example/");
+  const Sha256Digest other = Sha256("other.example/");
+  server_.SetListVersions({{"phishing", 13}, {"malware", 2}});
+  r = DecideAt({{"phishing", 13, fp, false}, {"malware", 3, other, false}}, kNow + 4);
+  EXPECT_EQ(r.decision, Decision::kUnverifiedHit);
+  EXPECT_EQ(server_.requests(), 5);
+  EXPECT_EQ(cache_->Find(fp, "phishing", 13, kNow + 4).answer, ResultCache::Answer::kSafe);
+  EXPECT_EQ(cache_->Find(other, "malware", 3, kNow + 4).answer, ResultCache::Answer::kUnknown);
 }
 
 TEST_F(VerifierTest, AFullHashOfAnotherListDoesNotCount) {

@@ -217,6 +217,60 @@ TEST_F(ClientE2E, UnreachableVerificationGivesUnverifiedHit) {
   EXPECT_EQ(client->Check("http://" + std::string(40, 'q') + ".example.net/").kind == VerdictKind::kHit, false);
 }
 
+// The gap between a publish and a verify server loading it (docs/verify-server.md "The answer's list
+// versions"): the client installs version 2 at once, the server still answers from version 1, where the new
+// entry is not. That "no match" must not become a (cached) safe_verified.
+TEST_F(ClientE2E, AVerifyServerBehindTheClientsVersionIsNotTrusted) {
+  // A server that picks up new versions only every hour, on the same port.
+  const int port = server_->port();
+  auto restart = [&](int hash_refresh_millis) {
+    server_->Stop();
+    server_.reset();
+    ServerOptions so;
+    so.repo_dir = repo_;
+    so.listen = "127.0.0.1:" + std::to_string(port);
+    so.hash_refresh_millis = hash_refresh_millis;
+    auto server = Server::Start(so);
+    ASSERT_TRUE(server.ok()) << server.status().ToString();
+    server_ = std::move(server).value();
+  };
+  restart(3600 * 1000);
+  auto client = OpenClient();
+  ASSERT_TRUE(client->SyncNow().ok());
+  WriteFeed({"fresh-threat.example"});
+  ASSERT_TRUE(PublishNow().ok());
+  auto reports = client->SyncNow();
+  ASSERT_TRUE(reports.ok()) << reports.status().ToString();
+  ASSERT_EQ((*reports)[0].to_version, 2u) << (*reports)[0].error;
+
+  constexpr char kFresh[] = "http://fresh-threat.example/";
+  ASSERT_EQ(client->CheckLocal(kFresh).kind, VerdictKind::kHit);
+  const std::string fp = FalsePositive(*client);
+  for (int round = 0; round < 2; ++round) {  // nothing cached: the second round asks again
+    Verdict v = client->Check(kFresh);
+    EXPECT_EQ(v.kind, VerdictKind::kUnverifiedHit) << VerdictKindName(v.kind);
+    EXPECT_FALSE(v.from_cache);
+    EXPECT_NE(v.error.find("from version 1, older than the local version 2"), std::string::npos) << v.error;
+    v = client->Check(fp);
+    EXPECT_EQ(v.kind, VerdictKind::kUnverifiedHit) << VerdictKindName(v.kind);
+    EXPECT_FALSE(v.from_cache);
+    // An entry version 1 already had is malicious (the server holds its full hash), never from the cache.
+    v = client->Check(kListed);
+    EXPECT_EQ(v.kind, VerdictKind::kMalicious) << v.error;
+    EXPECT_FALSE(v.from_cache);
+  }
+
+  // The server loads version 2 (here: a restart, which loads the newest version before answering).
+  restart(1000);
+  Verdict v = client->Check(kFresh);
+  EXPECT_EQ(v.kind, VerdictKind::kMalicious) << v.error;
+  EXPECT_FALSE(v.from_cache);
+  EXPECT_EQ(client->Check(kListed).kind, VerdictKind::kMalicious);
+  v = client->Check(fp);
+  EXPECT_EQ(v.kind, VerdictKind::kSafeVerified) << v.error;
+  EXPECT_TRUE(client->Check(fp).from_cache);
+}
+
 TEST_F(ClientE2E, EmergencyPolicyTurnsHitsMaliciousWithoutAsking) {
   ASSERT_TRUE(PublishNow(/*emergency=*/true).ok());
   auto client = OpenClient();
