@@ -229,15 +229,6 @@ TEST(PublisherScaleTest, IncrementalVersionEqualsAFullRebuild) {
   EXPECT_TRUE(Read(inc + ugh) == Read(full + ugh));
 }
 
-// VmHWM of this process in bytes (0 when /proc is not there).
-uint64_t PeakRssBytes() {
-  std::ifstream f("/proc/self/status");
-  for (std::string line; std::getline(f, line);) {
-    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
-  }
-  return 0;
-}
-
 // The fixed overhead on top of the budget that docs/repository-layout.md ("Memory budget") accounts for at 1 M
 // entries: process and libraries, feed blocks in flight, the seen filter, writer buffers, the full-hash index.
 constexpr uint64_t kDocumentedOverheadBytes = uint64_t{64} << 20;
@@ -255,10 +246,11 @@ TEST(PublisherScaleTest, PeakMemoryStaysWithinTheBudgetPlusAFixedOverhead) {
   if (child == 0) {
     close(fds[0]);
     // Forget the parent's peak (Linux: "5" resets VmHWM to the current RSS).
-    std::ofstream("/proc/self/clear_refs") << "5";
-    uint64_t before = PeakRssBytes();
+    (void)testing::ResetPeakRss();
+    uint64_t before = static_cast<uint64_t>(std::max<int64_t>(0, testing::PeakRssBytes()));
     auto r = Publish(Env::Default(), key, Options(tmp.path() + "/repo", {feed}, budget, 1700000000));
-    uint64_t out[3] = {r.ok() ? 1u : 0u, before, PeakRssBytes()};
+    const uint64_t peak = static_cast<uint64_t>(std::max<int64_t>(0, testing::PeakRssBytes()));
+    uint64_t out[3] = {r.ok() ? 1u : 0u, before, peak};
     if (r.ok()) out[0] = r->spilled_runs > 0 ? 2 : 1;
     (void)!write(fds[1], out, sizeof(out));
     _exit(0);

@@ -159,21 +159,6 @@ TEST_F(CliNetwork, ForgedOrMissingIndexIsRefused) {
 
 // ---- through a real proxy ---------------------------------------------------------------------------------
 
-int FreeLoopbackPort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  int port = -1;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
-  }
-  close(fd);
-  return port;
-}
-
 bool CanConnect(int port) {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
@@ -192,7 +177,7 @@ class Tinyproxy {
 
   bool Start(const std::string& dir) {
     log_ = dir + "/tinyproxy.log";
-    port_ = FreeLoopbackPort();
+    port_ = testing::FreeLoopbackPort();
     const std::string conf = dir + "/tinyproxy.conf";
     // The log must stay writable after tinyproxy drops root for `User`.
     testing::WriteFileOrDie(log_, "");
@@ -262,7 +247,7 @@ TEST_F(CliNetwork, SyncGoesThroughTheProxyFromTheFlagAndFromTheEnvironment) {
 
   // A proxy that is not there: the sync fails rather than going direct.
   r = RunCommand(SyncCommand(dir + "/data-dead") + " --proxy http://127.0.0.1:" +
-                 std::to_string(FreeLoopbackPort()));
+                 std::to_string(testing::FreeLoopbackPort()));
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_EQ(Installed(dir + "/data-dead"), "");
 }

@@ -17,6 +17,8 @@
 #include <chrono>
 #include <cstdio>
 #include <string>
+
+#include "tests/test_util.h"
 #include <thread>
 #include <vector>
 
@@ -24,23 +26,6 @@ namespace urlguard::testing {
 
 inline constexpr char kRedisServerBinary[] = "/usr/bin/redis-server";
 inline constexpr char kNginxBinary[] = "/usr/sbin/nginx";
-
-// A port nothing listens on right now (bound to 127.0.0.1 and released; another process may take it in
-// between, which the callers' start loops retry).
-inline int FreeLoopbackPort() {
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  int port = -1;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
-  }
-  close(fd);
-  return port;
-}
 
 inline bool CanConnect(int port) {
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);

@@ -18,6 +18,8 @@
 #include <sstream>
 #include <vector>
 
+#include "tests/test_util.h"
+
 namespace urlguard::testing {
 namespace {
 
@@ -53,24 +55,6 @@ int Run(const std::vector<std::string>& args, const std::string& log) {
     if (errno != EINTR) return -1;
   }
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-// A port that was free a moment ago on 127.0.0.1 (the kernel's pick for port 0).
-int FreePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return 0;
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = 0;
-  socklen_t len = sizeof(a);
-  int port = 0;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
-    port = ntohs(a.sin_port);
-  }
-  ::close(fd);
-  return port;
 }
 
 bool ChownToPostgres(const std::string& path) {
@@ -122,8 +106,8 @@ std::unique_ptr<PgCluster> PgCluster::Start(const std::string& database, std::st
   std::filesystem::create_directories(c->dir_ + "/sock");
   ChownToPostgres(c->dir_ + "/sock");
   for (int attempt = 0; attempt < 5; ++attempt) {  // the free port may be taken between the probe and the bind
-    c->port_ = FreePort();
-    if (c->port_ != 0 && c->RunPgCtl("start", error)) break;
+    c->port_ = FreeLoopbackPort();
+    if (c->port_ > 0 && c->RunPgCtl("start", error)) break;
   }
   if (!c->running_) return nullptr;
   PGconn* conn = PQconnectdb(c->conninfo_for("postgres").c_str());

@@ -6,6 +6,9 @@
 #ifndef URLGUARD_TESTS_TEST_UTIL_H_
 #define URLGUARD_TESTS_TEST_UTIL_H_
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -92,6 +95,23 @@ inline void WriteFileOrDie(const std::string& path, const std::string& data) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << data;
   if (!out) std::abort();
+}
+
+// A port nothing listens on right now (bound to 127.0.0.1 and released; another process may take it in
+// between, which the callers' start loops retry).
+inline int FreeLoopbackPort() {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  int port = -1;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  close(fd);
+  return port;
 }
 
 inline std::string SourcePath(const std::string& relative) { return std::string(URLGUARD_SOURCE_DIR) + "/" + relative; }
