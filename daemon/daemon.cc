@@ -1,9 +1,14 @@
 // Copyright urlguard authors.
 //
-// urlguard::Daemon (include/urlguard/daemon.h): the sync loop step, the loopback API routing and its bodies.
+// urlguard::Daemon (include/urlguard/daemon.h): the sync loop step, readiness, the loopback API routing and its
+// bodies.
 #include "urlguard/daemon.h"
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
 
 #include "daemon/metrics.h"
 #include "urlguard/env.h"
@@ -20,10 +25,56 @@ struct Daemon::Impl {
   std::unique_ptr<Client> client;      // thread-safe
   std::atomic<uint64_t> sync_attempts[6] = {};  // by SyncResult; relaxed (statistics only)
 
+  // Readiness. ready_mu guards subscribed and waits_cancelled; ready_cv wakes WaitUntilReady after each pass
+  // and on CancelWaits.
+  mutable std::mutex ready_mu;
+  mutable std::condition_variable ready_cv;
+  std::vector<std::string> subscribed;  // engine->lists() after Open and after each pass; empty: not known yet
+  bool waits_cancelled = false;
+
   void Log(const std::string& line) const {
     if (options.log) options.log(line);
   }
+  // Runs the engine at `now` (logging each report), swaps the result in, publishes the subscribed lists and
+  // wakes the waiters. The Tick thread.
+  std::vector<SyncReport> RunPass(int64_t now, bool force);
+  void PublishSubscribed() {
+    {
+      std::lock_guard<std::mutex> l(ready_mu);
+      subscribed = engine->lists();
+    }
+    ready_cv.notify_all();
+  }
+  // Ready(), and when not, the lists in the way ("" when the subscribed lists are not known yet).
+  bool ReadyNow(std::string* why) const;
 };
+
+std::vector<SyncReport> Daemon::Impl::RunPass(int64_t now, bool force) {
+  std::vector<SyncReport> reports = engine->RunDueAt(now, force);
+  for (const SyncReport& r : reports) {
+    sync_attempts[static_cast<int>(r.result)].fetch_add(1, std::memory_order_relaxed);
+    Log(RenderSyncReportText(r));
+  }
+  (void)client->Refresh();
+  PublishSubscribed();
+  return reports;
+}
+
+bool Daemon::Impl::ReadyNow(std::string* why) const {
+  std::vector<std::string> names;
+  {
+    std::lock_guard<std::mutex> l(ready_mu);
+    names = subscribed;
+  }
+  if (names.empty()) {  // discovery: the list index was not fetched yet
+    if (why != nullptr) *why = "the list index was not fetched yet";
+    return false;
+  }
+  std::vector<ListStatus> unready;
+  const bool ready = ListsReady(client->Lists(), names, &unready);
+  if (why != nullptr) *why = DescribeUnreadyLists(unready);
+  return ready;
+}
 
 Daemon::Daemon(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Daemon::~Daemon() = default;
@@ -59,6 +110,7 @@ Result<std::unique_ptr<Daemon>> Daemon::Open(const DaemonOptions& options) {
   auto client = Client::Open(co);
   if (!client.ok()) return client.status();
   impl->client = std::move(client).value();
+  impl->PublishSubscribed();
   return std::unique_ptr<Daemon>(new Daemon(std::move(impl)));
 }
 
@@ -90,15 +142,49 @@ ApiResponse Daemon::Handle(const ApiRequest& request) const {
 std::vector<SyncReport> Daemon::Tick() {
   const int64_t now = impl_->env->NowUnixSeconds();
   if (now < impl_->engine->NextDueUnix()) return {};
-  std::vector<SyncReport> reports = impl_->engine->RunDueAt(now, /*force=*/false);
-  for (const SyncReport& r : reports) {
-    impl_->sync_attempts[static_cast<int>(r.result)].fetch_add(1, std::memory_order_relaxed);
-    impl_->Log(RenderSyncReportText(r));
-  }
-  (void)impl_->client->Refresh();
+  std::vector<SyncReport> reports = impl_->RunPass(now, /*force=*/false);
   const int64_t next = impl_->engine->NextDueUnix();
   impl_->Log("next sync in " + std::to_string(next > now ? next - now : 0) + " s");
   return reports;
+}
+
+std::vector<SyncReport> Daemon::SyncNowUnlessReady() {
+  if (Ready()) return {};
+  const int64_t now = impl_->env->NowUnixSeconds();
+  std::vector<SyncReport> reports = impl_->RunPass(now, /*force=*/true);
+  const int64_t next = impl_->engine->NextDueUnix();
+  impl_->Log("next sync in " + std::to_string(next > now ? next - now : 0) + " s");
+  return reports;
+}
+
+bool Daemon::Ready() const { return impl_->ReadyNow(nullptr); }
+
+Status Daemon::WaitUntilReady(int64_t timeout_ms) const {
+  if (timeout_ms < 0) return Status::InvalidArgument("WaitUntilReady: negative timeout");
+  constexpr int64_t kLookMillis = 200;  // also looks between passes: another process may install the lists
+  const uint64_t start = impl_->env->NowMonotonicNanos();
+  for (;;) {
+    std::string why;
+    if (impl_->ReadyNow(&why)) return Status::Ok();
+    const int64_t waited_ms = static_cast<int64_t>((impl_->env->NowMonotonicNanos() - start) / 1000000);
+    std::unique_lock<std::mutex> l(impl_->ready_mu);
+    if (impl_->waits_cancelled) return Status::FailedPrecondition("stopped waiting for readiness");
+    if (waited_ms >= timeout_ms) {
+      const std::string waited = timeout_ms % 1000 == 0 ? std::to_string(timeout_ms / 1000) + " s"
+                                                        : std::to_string(timeout_ms) + " ms";
+      return Status::Unavailable("not ready after " + waited + ": " + why);
+    }
+    // The wait decides only when to look again; the Env's clock decides the timeout.
+    impl_->ready_cv.wait_for(l, std::chrono::milliseconds(std::min(kLookMillis, timeout_ms - waited_ms)));
+  }
+}
+
+void Daemon::CancelWaits() {
+  {
+    std::lock_guard<std::mutex> l(impl_->ready_mu);
+    impl_->waits_cancelled = true;
+  }
+  impl_->ready_cv.notify_all();
 }
 
 Status Daemon::Reload() {
@@ -112,13 +198,18 @@ Status Daemon::Reload() {
     auto reopened = SyncEngine::Open(impl_->sync_options);
     if (!reopened.ok()) return reopened.status().WithContext("reload");
     impl_->engine = std::move(reopened).value();
+    impl_->PublishSubscribed();
   }
   (void)impl_->client->Refresh();
   impl_->Log("reloaded");
   return Status::Ok();
 }
 
-size_t Daemon::installed_lists() const { return impl_->client->Lists().size(); }
+size_t Daemon::installed_lists() const {
+  const std::vector<ListStatus> lists = impl_->client->Lists();  // also names subscribed lists not installed
+  return static_cast<size_t>(
+      std::count_if(lists.begin(), lists.end(), [](const ListStatus& l) { return l.version != 0; }));
+}
 
 const Client& Daemon::client() const { return *impl_->client; }
 

@@ -121,6 +121,21 @@ class PyClient {
     return out;
   }
 
+  bool WaitUntilReady(double timeout_seconds) {
+    if (!(timeout_seconds >= 0) || timeout_seconds > 1e9) {  // NaN too
+      ThrowStatus(Status::InvalidArgument("timeout must be 0 .. 1e9 seconds"));
+    }
+    std::shared_ptr<Client> c = GetMutable();
+    Status s;
+    {
+      py::gil_scoped_release release;
+      s = c->WaitUntilReady(static_cast<int64_t>(timeout_seconds * 1000));
+    }
+    if (s.code() == StatusCode::kUnavailable) return false;  // the timeout passed
+    if (!s.ok()) ThrowStatus(s);
+    return true;
+  }
+
   py::list Lists() const {
     std::shared_ptr<const Client> c = Get();
     std::vector<ListStatus> lists;
@@ -199,6 +214,10 @@ void BindClient(py::module_& m) {
       .def("sync_now", &PyClient::SyncNow,
            "One sync pass (needs server_url and trusted keys): a list of urlguard.SyncReport. Per-list failures "
            "are reports; FailedPreconditionError when another process holds the directory's lock.")
+      .def("wait_until_ready", &PyClient::WaitUntilReady, py::arg("timeout"),
+           "Waits up to `timeout` seconds until every subscribed list (`lists`; without it, every installed list "
+           "and at least one) is installed and fresh, as urlguardd or another process syncs the directory: True "
+           "when ready, False when the timeout passed (lists() says which lists are stale). Releases the GIL.")
       .def("lists", &PyClient::Lists, "Every installed list with its sync schedule (urlguard.ListStatus).")
       .def("stats", &PyClient::Stats, "Counters since open, as a dict (by_verdict is keyed by verdict name).")
       .def("close", &PyClient::Close, "Stops the client once no call is in flight.")

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <mutex>
+#include <thread>
 #include <unordered_set>
 
 #include "core/entry.h"
@@ -36,6 +37,7 @@ namespace urlguard {
 namespace {
 
 constexpr auto kWatchInterval = std::chrono::milliseconds(500);
+constexpr int64_t kReadyPollMillis = 200;  // WaitUntilReady looks this often
 constexpr size_t kMaxAllowlistEntries = 100000;
 
 struct DigestHash {
@@ -245,6 +247,66 @@ std::vector<ListStatus> Client::Lists() const {
   LoadedSyncState sched = LoadSyncState(impl_->env, impl_->options.data_dir);
   return ComposeListStatus(state, sched.lists, TrustedNow(impl_->env->NowUnixSeconds(), floor),
                            impl_->options.lists);
+}
+
+Status Client::WaitUntilReady(int64_t timeout_ms) {
+  if (timeout_ms < 0) return Status::InvalidArgument("WaitUntilReady: negative timeout");
+  const uint64_t start = impl_->env->NowMonotonicNanos();
+  for (;;) {
+    (void)Refresh();  // a failed refresh keeps the old generation; the next look tries again
+    std::vector<ListStatus> unready;
+    if (ListsReady(Lists(), impl_->options.lists, &unready)) return Status::Ok();
+    const uint64_t waited_ms = (impl_->env->NowMonotonicNanos() - start) / 1000000;
+    if (waited_ms >= static_cast<uint64_t>(timeout_ms)) {
+      return Status::Unavailable("not ready after " + std::to_string(timeout_ms) + " ms: " +
+                                 (unready.empty() ? std::string("no list installed") : DescribeUnreadyLists(unready)));
+    }
+    // The wait decides only when to look again; the Env's clock decides the timeout (docs/architecture.md §1).
+    std::this_thread::sleep_for(std::chrono::milliseconds(
+        std::min<uint64_t>(kReadyPollMillis, static_cast<uint64_t>(timeout_ms) - waited_ms)));
+  }
+}
+
+bool ListsReady(const std::vector<ListStatus>& lists, const std::vector<std::string>& subscribed,
+                std::vector<ListStatus>* unready) {
+  std::vector<ListStatus> in_the_way;
+  if (subscribed.empty()) {
+    for (const ListStatus& l : lists) {
+      if (l.stale) in_the_way.push_back(l);
+    }
+  } else {
+    std::vector<std::string> names = subscribed;
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    for (const std::string& name : names) {
+      auto it = std::find_if(lists.begin(), lists.end(), [&](const ListStatus& l) { return l.name == name; });
+      if (it != lists.end() && !it->stale) continue;
+      if (it != lists.end()) {
+        in_the_way.push_back(*it);
+      } else {
+        ListStatus missing;
+        missing.name = name;
+        missing.stale = true;
+        missing.stale_reason = StaleReason::kNotInstalled;
+        in_the_way.push_back(std::move(missing));
+      }
+    }
+  }
+  std::sort(in_the_way.begin(), in_the_way.end(),
+            [](const ListStatus& a, const ListStatus& b) { return a.name < b.name; });
+  const bool ready = in_the_way.empty() && !(subscribed.empty() && lists.empty());
+  if (unready != nullptr) *unready = std::move(in_the_way);
+  return ready;
+}
+
+std::string DescribeUnreadyLists(const std::vector<ListStatus>& unready) {
+  std::string out;
+  for (const ListStatus& l : unready) {
+    if (!out.empty()) out += ", ";
+    const char* reason = StaleReasonName(l.stale_reason);
+    out += l.name + " (" + (*reason != '\0' ? reason : "stale") + ")";
+  }
+  return out;
 }
 
 ClientStats Client::Stats() const {

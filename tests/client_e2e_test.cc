@@ -149,6 +149,26 @@ TEST_F(ClientE2E, FreshSyncThenCleanListedAndVerifiedFalsePositive) {
   EXPECT_GT(lists[0].next_sync_unix, 0);
 }
 
+// WaitUntilReady (the Go client's WaitUntilReady): a client that only reads waits until the writer of the data
+// directory (here SyncNow of another client, as urlguardd in another process would) has installed its list.
+TEST_F(ClientE2E, WaitUntilReadyReturnsOnceTheWriterInstalledTheList) {
+  auto reader = OpenClient();
+  ASSERT_TRUE(reader);
+  Status early = reader->WaitUntilReady(0);
+  EXPECT_EQ(early.code(), StatusCode::kUnavailable);
+  EXPECT_NE(early.message().find("phishing (not_installed)"), std::string::npos) << early.ToString();
+  Status waited = Status::Unavailable("not run");
+  std::thread waiter([&] { waited = reader->WaitUntilReady(60000); });
+  auto writer = OpenClient(/*verify=*/false);
+  auto reports = writer ? writer->SyncNow() : Result<std::vector<SyncReport>>(Status::Internal("no writer"));
+  waiter.join();
+  ASSERT_TRUE(reports.ok()) << reports.status().ToString();
+  EXPECT_TRUE(waited.ok()) << waited.ToString();
+  EXPECT_FALSE(reader->Check(kClean).stale);
+  ASSERT_EQ(reader->Lists().size(), 1u);
+  EXPECT_EQ(reader->Lists()[0].version, 1u);
+}
+
 TEST_F(ClientE2E, AsyncChecksDeliverVerdictsOnAWorker) {
   auto client = OpenClient();
   ASSERT_TRUE(client->SyncNow().ok());

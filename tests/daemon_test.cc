@@ -13,6 +13,7 @@
 #include <httplib.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <cctype>
 #include <cerrno>
 #include <chrono>
@@ -52,14 +53,18 @@ class NotifySocket {
     ::unlink(path_.c_str());
   }
   // Waits up to `seconds` for a datagram containing `what`.
-  bool WaitFor(const std::string& what, int seconds) {
+  bool WaitFor(const std::string& what, int seconds) { return !WaitForMessage(what, seconds).empty(); }
+  // The same, returning the whole datagram ("" when none came).
+  std::string WaitForMessage(const std::string& what, int seconds) {
     auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
     char buf[1024];
     while (std::chrono::steady_clock::now() < until) {
       ssize_t n = ::recv(fd_, buf, sizeof buf - 1, 0);
-      if (n > 0 && std::string(buf, static_cast<size_t>(n)).find(what) != std::string::npos) return true;
+      if (n <= 0) continue;
+      std::string message(buf, static_cast<size_t>(n));
+      if (message.find(what) != std::string::npos) return message;
     }
-    return false;
+    return "";
   }
 
  private:
@@ -450,6 +455,230 @@ TEST(DaemonApi, RefusesAmbiguousFramingAndCloses) {
   EXPECT_EQ(testing_http::StatusOf(te.response), 400) << te.response;
   EXPECT_TRUE(te.closed);
   EXPECT_EQ(testing_http::CountResponses(te.response), 1) << te.response;
+}
+
+// ---- readiness: --wait-for-first-sync (issue 21) ------------------------------------------------------------
+
+// A proxy on 127.0.0.1 in front of the reference server that holds every request until Open(): an update server
+// that is slow, or not reachable yet, when the daemon starts. Fault injection (latency) only: what it forwards
+// is the real server's answer.
+class GatedProxy {
+ public:
+  explicit GatedProxy(int upstream_port) : upstream_port_(upstream_port) {
+    server_.Get(".*", [this](const httplib::Request& req, httplib::Response& res) { Forward(req, res); });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+  }
+  ~GatedProxy() {
+    Open();
+    server_.stop();
+    thread_.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  void Open() {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      open_ = true;
+    }
+    cv_.notify_all();
+  }
+  // Waits up to `seconds` until a request arrived (held or not).
+  bool WaitForRequest(int seconds) {
+    std::unique_lock<std::mutex> l(mu_);
+    return cv_.wait_for(l, std::chrono::seconds(seconds), [this] { return requests_ > 0; });
+  }
+
+ private:
+  void Forward(const httplib::Request& req, httplib::Response& res) {
+    {
+      std::unique_lock<std::mutex> l(mu_);
+      ++requests_;
+      cv_.notify_all();
+      cv_.wait(l, [this] { return open_; });
+    }
+    httplib::Client upstream("127.0.0.1", upstream_port_);
+    httplib::Headers headers;
+    if (req.has_header("If-None-Match")) headers.emplace("If-None-Match", req.get_header_value("If-None-Match"));
+    auto r = upstream.Get(req.target.c_str(), headers);
+    if (!r) {
+      res.status = 502;
+      return;
+    }
+    res.status = r->status;
+    for (const char* h : {"ETag", "Retry-After", "Cache-Control"}) {
+      if (r->has_header(h)) res.set_header(h, r->get_header_value(h));
+    }
+    res.set_content(r->body, r->get_header_value("Content-Type").empty() ? "application/octet-stream"
+                                                                         : r->get_header_value("Content-Type"));
+  }
+
+  const int upstream_port_;
+  httplib::Server server_;
+  int port_ = 0;
+  std::thread thread_;
+  std::mutex mu_;  // guards open_ and requests_ (handlers run on the server's worker threads)
+  std::condition_variable cv_;
+  bool open_ = false;
+  int requests_ = 0;
+};
+
+// A urlguardd started with `extra` arguments against `server_url`, its notify socket bound before it starts.
+class ReadinessDaemon {
+ public:
+  ReadinessDaemon(const std::string& root, const std::string& server_url, const std::vector<std::string>& extra)
+      : root_(root), notify_(root + "/notify.sock") {
+    std::vector<std::string> args = {testing::BinPath("urlguardd"), "--data-dir", root + "/data", "--server",
+                                     server_url, "--public-key", root + "/pub.pem", "--listen", "127.0.0.1:0"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    pid_ = Spawn(args, root + "/notify.sock", root + "/daemon.log");
+  }
+  ~ReadinessDaemon() {
+    kill(pid_, SIGTERM);
+    EXPECT_EQ(WaitExit(pid_, 60), 0) << log();
+  }
+  NotifySocket& notify() { return notify_; }
+  // The daemon's stderr so far ("" before the child has opened it).
+  std::string log() const {
+    const std::string path = root_ + "/daemon.log";
+    return Env::Default()->FileExists(path) ? testing::ReadFileOrDie(path) : "";
+  }
+  // The lookup API's port from the start-up line (written before any waiting), 0 when it did not come.
+  int WaitForPort() {
+    const std::string marker = "lookup API on http://127.0.0.1:";
+    for (int i = 0; i < 200; ++i) {
+      const std::string l = log();
+      const size_t at = l.find(marker);
+      if (at != std::string::npos) return std::atoi(l.c_str() + at + marker.size());
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return 0;
+  }
+  nlohmann::json Status(int port) {
+    httplib::Client api("127.0.0.1", port);
+    api.set_read_timeout(10, 0);
+    auto r = api.Get("/status");
+    if (!r) return nullptr;
+    return nlohmann::json::parse(r->body, nullptr, false);
+  }
+
+ private:
+  std::string root_;
+  NotifySocket notify_;
+  pid_t pid_ = -1;
+};
+
+// The readiness ordering: with --wait-for-first-sync a unit ordered after urlguardd never starts against no
+// list. READY=1 does not come while the update server holds the first sync back (which starts at once, not after
+// the start-up jitter of up to a minute), and comes once the list is installed: /status says so the moment
+// READY=1 arrives. The same with --list and on a fresh directory that discovers its lists from the list index.
+TEST(DaemonReadiness, WaitForFirstSyncSaysReadyOnlyOnceTheListsAreInstalled) {
+  for (const bool discovery : {false, true}) {
+    SCOPED_TRACE(discovery ? "discovery" : "--list phishing");
+    const std::string root = testing::ScratchDir(discovery ? "ready-discovery" : "ready-list");
+    std::string url;
+    std::unique_ptr<Server> server = PublishAndServe(root, "evil.example\n", &url);
+    ASSERT_NE(server, nullptr);
+    GatedProxy proxy(server->port());
+    std::vector<std::string> extra = {"--wait-for-first-sync=60"};
+    if (!discovery) extra.insert(extra.end(), {"--list", "phishing"});
+    ReadinessDaemon d(root, proxy.url(), extra);
+    const int port = d.WaitForPort();
+    ASSERT_GT(port, 0) << d.log();
+    // systemd is asked to wait as long as the daemon will (60 s and a margin), whatever TimeoutStartSec= says.
+    const std::string waiting = d.notify().WaitForMessage("EXTEND_TIMEOUT_USEC=", 20);
+    EXPECT_NE(waiting.find("EXTEND_TIMEOUT_USEC=90000000\nSTATUS=waiting for the first sync"), std::string::npos)
+        << waiting << d.log();
+    ASSERT_TRUE(proxy.WaitForRequest(20)) << "the first sync did not start at once\n" << d.log();
+    // The first sync is held: no READY=1, and the API already answers with the list not installed.
+    EXPECT_FALSE(d.notify().WaitFor("READY=1", 2)) << d.log();
+    nlohmann::json before = d.Status(port);
+    ASSERT_TRUE(before.is_object()) << d.log();
+    if (discovery) {
+      EXPECT_TRUE(before["lists"].empty()) << before.dump();
+    } else {
+      ASSERT_EQ(before["lists"].size(), 1u) << before.dump();
+      EXPECT_EQ(before["lists"][0]["stale_reason"], "not_installed");
+    }
+    proxy.Open();
+    const std::string ready = d.notify().WaitForMessage("READY=1", 60);
+    ASSERT_FALSE(ready.empty()) << d.log();
+    EXPECT_NE(ready.find("STATUS=serving 1 lists"), std::string::npos) << ready;
+    nlohmann::json after = d.Status(port);
+    ASSERT_TRUE(after.is_object());
+    ASSERT_EQ(after["lists"].size(), 1u) << after.dump();
+    EXPECT_EQ(after["lists"][0]["list"], "phishing");
+    EXPECT_EQ(after["lists"][0]["version"], 1) << after.dump();
+    EXPECT_EQ(after["lists"][0]["stale"], false);
+    EXPECT_NE(d.log().find("ready: every subscribed list is installed"), std::string::npos) << d.log();
+  }
+}
+
+// When the wait passes first, READY=1 comes anyway (a unit ordered after urlguardd is not held forever), saying
+// which list is not installed; /status names it stale. The held sync still installs the list afterwards.
+TEST(DaemonReadiness, WaitForFirstSyncTimesOutWithTheListNamedStale) {
+  const std::string root = testing::ScratchDir("ready-timeout");
+  std::string url;
+  std::unique_ptr<Server> server = PublishAndServe(root, "evil.example\n", &url);
+  ASSERT_NE(server, nullptr);
+  GatedProxy proxy(server->port());
+  ReadinessDaemon d(root, proxy.url(), {"--list", "phishing", "--wait-for-first-sync=2"});
+  const int port = d.WaitForPort();
+  ASSERT_GT(port, 0) << d.log();
+  const std::string ready = d.notify().WaitForMessage("READY=1", 60);
+  ASSERT_FALSE(ready.empty()) << d.log();
+  EXPECT_NE(ready.find("not ready after 2 s: phishing (not_installed)"), std::string::npos) << ready;
+  EXPECT_NE(ready.find("STATUS=serving 0 lists"), std::string::npos) << ready;
+  nlohmann::json status = d.Status(port);
+  ASSERT_TRUE(status.is_object()) << d.log();
+  ASSERT_EQ(status["lists"].size(), 1u) << status.dump();
+  EXPECT_EQ(status["lists"][0]["list"], "phishing");
+  EXPECT_EQ(status["lists"][0]["stale"], true);
+  EXPECT_EQ(status["lists"][0]["stale_reason"], "not_installed");
+  EXPECT_NE(d.log().find("not ready after 2 s: phishing (not_installed)"), std::string::npos) << d.log();
+  // The held first sync goes on and installs the list.
+  proxy.Open();
+  nlohmann::json later;
+  for (int i = 0; i < 120; ++i) {
+    later = d.Status(port);
+    if (later.is_object() && later["lists"].size() == 1 && later["lists"][0]["version"] == 1) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+  EXPECT_EQ(later["lists"][0]["version"], 1) << later.dump();
+}
+
+// Without the flag nothing changed: READY=1 comes as soon as the API listens, before any list is installed.
+TEST(DaemonReadiness, WithoutTheFlagReadyComesBeforeTheFirstSync) {
+  const std::string root = testing::ScratchDir("ready-default");
+  std::string url;
+  std::unique_ptr<Server> server = PublishAndServe(root, "evil.example\n", &url);
+  ASSERT_NE(server, nullptr);
+  GatedProxy proxy(server->port());
+  ReadinessDaemon d(root, proxy.url(), {"--list", "phishing"});
+  const std::string ready = d.notify().WaitForMessage("READY=1", 20);
+  ASSERT_FALSE(ready.empty()) << d.log();
+  EXPECT_NE(ready.find("STATUS=serving 0 lists"), std::string::npos) << ready;
+  const int port = d.WaitForPort();
+  ASSERT_GT(port, 0) << d.log();
+  nlohmann::json status = d.Status(port);
+  ASSERT_TRUE(status.is_object()) << d.log();
+  ASSERT_EQ(status["lists"].size(), 1u) << status.dump();
+  EXPECT_EQ(status["lists"][0]["stale_reason"], "not_installed");
+  EXPECT_EQ(d.log().find("waiting up to"), std::string::npos) << d.log();
+}
+
+// A bad wait is bad usage, refused before the data directory is touched.
+TEST(DaemonReadiness, RefusesAWaitOutOfRange) {
+  const std::string root = testing::ScratchDir("ready-usage");
+  testing::WriteFileOrDie(root + "/pub.pem", std::move(SigningKey::Generate()).value().PublicPem());
+  for (const std::string wait : {"0", "86401", "soon", "-5"}) {
+    auto r = testing::RunCommand(testing::BinPath("urlguardd") + " --data-dir " + root + "/data --server " +
+                                     "http://127.0.0.1:1 --public-key " + root + "/pub.pem --list x " +
+                                     "--wait-for-first-sync=" + wait,
+                                 "", root + "/err");
+    EXPECT_EQ(r.exit_code, 4) << wait;
+    EXPECT_NE(testing::ReadFileOrDie(root + "/err").find("not in range 1 to 86400"), std::string::npos) << wait;
+    EXPECT_FALSE(Env::Default()->FileExists(root + "/data")) << wait;
+  }
 }
 
 }  // namespace

@@ -25,5 +25,9 @@ for page in urlguard urlguardd; do
     *) echo "$page.1: no --proxy"; status=1 ;;
   esac
 done
+case $(groff -man -Tutf8 "$dir/urlguardd.1" 2>/dev/null | col -bx) in
+  *--wait-for-first-sync*READINESS*) ;;
+  *) echo "urlguardd.1: no --wait-for-first-sync and its READINESS section"; status=1 ;;
+esac
 [ $status = 0 ] && echo "4 man pages render without warnings"
 exit $status

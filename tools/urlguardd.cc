@@ -10,8 +10,10 @@
 // the daemon to its transport and to signals, and logs.
 //
 //   urlguardd --data-dir D --server URL --public-key PUB.pem [--list NAME...] [--listen 127.0.0.1:PORT]
+//             [--wait-for-first-sync[=SECONDS]]
 //
-// systemd: Type=notify (READY=1 once the lists are mapped and the API listens; a no-op without NOTIFY_SOCKET),
+// systemd: Type=notify (READY=1 once the lists are mapped and the API listens; a no-op without NOTIFY_SOCKET;
+// with --wait-for-first-sync only once every subscribed list is installed and fresh, or when SECONDS passed),
 // SIGHUP re-reads the data directory and the public keys, SIGTERM/SIGINT stop cleanly. See
 // packaging/urlguardd.service. The OS is reached through urlguard::Env (include/urlguard/env.h): the service
 // manager, the signals (diverted in main before any thread starts, so no thread can die of them) and the clock.
@@ -22,6 +24,7 @@
 #include <ctime>
 #include <iostream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "urlguard/daemon.h"
@@ -32,6 +35,11 @@ namespace {
 
 // How long the main loop waits for a signal between two sync checks.
 constexpr int64_t kTickMillis = 200;
+// --wait-for-first-sync without a value, and its largest value.
+constexpr int64_t kDefaultWaitSeconds = 120;
+constexpr int64_t kMaxWaitSeconds = 24 * 60 * 60;
+// How much longer than the wait systemd is asked to give the start-up (EXTEND_TIMEOUT_USEC).
+constexpr int64_t kStartTimeoutMarginSeconds = 30;
 
 void Log(const std::string& msg) {
   const std::time_t t = static_cast<std::time_t>(urlguard::Env::Default()->NowUnixSeconds());
@@ -71,6 +79,14 @@ int main(int argc, char** argv) {
                  "numeric loopback address for the lookup API: 127.x.y.z:PORT or [::1]:PORT (default 127.0.0.1:8089; "
                  "port 0 picks one)");
   app.add_option("--ca-bundle", options.ca_bundle, "CA bundle for https (default: the system's)");
+  int64_t wait_seconds = 0;
+  CLI::Option* wait_for_first_sync =
+      app.add_option("--wait-for-first-sync", wait_seconds,
+                     "say READY=1 to systemd only once every subscribed list is installed and fresh, or after SECONDS "
+                     "(default " + std::to_string(kDefaultWaitSeconds) + "); the first sync then runs at once")
+          ->expected(0, 1)
+          ->default_str(std::to_string(kDefaultWaitSeconds))
+          ->check(CLI::Range(int64_t{1}, kMaxWaitSeconds));
   app.add_option("--proxy", options.proxy,
                  "proxy URL, e.g. http://proxy.example:3128 (default: the http_proxy, https_proxy, ALL_PROXY and "
                  "no_proxy environment variables)");
@@ -107,7 +123,29 @@ int main(int argc, char** argv) {
   const size_t lists = d->installed_lists();
   Log("serving " + std::to_string(lists) + " installed list(s) from " + options.data_dir + ", lookup API on " +
       (*api)->url() + ", syncing from " + options.server_url);
-  Notify(env, "READY=1\nSTATUS=serving " + std::to_string(lists) + " lists");
+  // --wait-for-first-sync: READY=1 comes from `readiness` once every subscribed list is installed (or the wait is
+  // over), while this thread runs the first sync at once and then the usual loop.
+  std::thread readiness;
+  if (wait_for_first_sync->count() > 0 && !d->Ready()) {
+    Log("waiting up to " + std::to_string(wait_seconds) + " s for the first sync before telling systemd READY=1");
+    Notify(env, "EXTEND_TIMEOUT_USEC=" + std::to_string((wait_seconds + kStartTimeoutMarginSeconds) * 1000000) +
+                    "\nSTATUS=waiting for the first sync (up to " + std::to_string(wait_seconds) + " s)");
+    readiness = std::thread([d, env, wait_seconds] {
+      const urlguard::Status ready = d->WaitUntilReady(wait_seconds * 1000);
+      if (ready.code() == urlguard::StatusCode::kFailedPrecondition) return;  // stopping before READY
+      const std::string serving = "serving " + std::to_string(d->installed_lists()) + " lists";
+      if (ready.ok()) {
+        Log("ready: every subscribed list is installed");
+        Notify(env, "READY=1\nSTATUS=" + serving);
+      } else {
+        Log(ready.message() + "; ready anyway, the lists named are stale in /status");
+        Notify(env, "READY=1\nSTATUS=" + serving + "; " + ready.message());
+      }
+    });
+    (void)d->SyncNowUnlessReady();
+  } else {
+    Notify(env, "READY=1\nSTATUS=serving " + std::to_string(lists) + " lists");
+  }
 
   int exit_code = 0;
   while (true) {
@@ -127,6 +165,8 @@ int main(int argc, char** argv) {
     }
     (void)d->Tick();
   }
+  d->CancelWaits();
+  if (readiness.joinable()) readiness.join();
   Notify(env, "STOPPING=1");
   Log("stopping");
   (*api)->Stop();

@@ -88,6 +88,16 @@ struct ListStatus {
   uint32_t consecutive_failures = 0;
 };
 
+// The readiness rule (Client::WaitUntilReady, urlguardd --wait-for-first-sync): true when every list named in
+// `subscribed` has an entry in `lists` that is not stale (installed, intact, within its signed expiry), or, with
+// `subscribed` empty, when `lists` is not empty and none of its entries is stale. When `unready` is given it
+// receives the lists in the way, in name order: the stale entries of `lists`, and for a subscribed name `lists`
+// lacks an entry with stale = true and kNotInstalled. Thread safety: a pure function.
+URLGUARD_EXPORT bool ListsReady(const std::vector<ListStatus>& lists, const std::vector<std::string>& subscribed,
+                                std::vector<ListStatus>* unready = nullptr);
+// "NAME (REASON), NAME (REASON)" for the lists ListsReady returned in `unready` ("" when empty).
+URLGUARD_EXPORT std::string DescribeUnreadyLists(const std::vector<ListStatus>& unready);
+
 struct ClientStats {
   uint64_t lookups = 0;
   uint64_t by_verdict[6] = {0, 0, 0, 0, 0, 0};  // indexed by VerdictKind
@@ -129,6 +139,16 @@ class URLGUARD_EXPORT Client {
   // Every list of the installed generation with its sync schedule (reads the data directory's small schedule
   // file: not for a request path).
   std::vector<ListStatus> Lists() const;
+
+  // Blocks until the client is ready (ListsReady over Lists() and ClientOptions::lists: every subscribed list
+  // installed, intact and within its signed expiry; with no `lists` given, at least one list installed and none
+  // stale), swapping in new generations as they appear (Refresh), or until `timeout_ms` (>= 0) has passed.
+  // Ok when ready; kUnavailable "not ready after N ms: NAME (REASON), ..." naming the lists still stale. It only
+  // waits: the data directory is synced by urlguardd, SyncNow or a SyncEngine elsewhere. With no `lists` given
+  // the client cannot know what a syncer discovering lists will subscribe to: it is ready as soon as the first
+  // list is installed. The Go Safe Browsing client's WaitUntilReady. Looks every 200 ms; call from any thread
+  // but not from a lookup's path.
+  Status WaitUntilReady(int64_t timeout_ms);
   // Counters since Open (no I/O).
   ClientStats Stats() const;
 

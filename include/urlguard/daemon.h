@@ -14,13 +14,17 @@
 //   (*listener)->Start([&](const urlguard::ApiRequest& r) { return (*d)->Handle(r); });
 //   while (!stop) { (*d)->Tick(); wait for a signal up to 200 ms; }     // syncs when due, logs via options.log
 //
+// Readiness (urlguardd --wait-for-first-sync): a thread waits in WaitUntilReady(timeout) and then says READY=1,
+// while the main loop runs SyncNowUnlessReady() once and then Tick() as usual.
+//
 // The HTTP transport is a seam (ApiListener): the routing, bodies and status codes live in Daemon::Handle, so the
 // transport can be replaced without touching them. What reaches Handle has passed the transport's checks (see
 // NewLoopbackApiListener): the API is for local programs, never for web pages a local browser shows, so a
 // request naming any other Host (DNS rebinding) is refused and no answer ever grants CORS access.
 //
 // Thread safety: Handle() may be called from any number of threads at once (it only reads the Client and the
-// counters). Tick() and Reload() are called from one thread (the daemon's main loop), concurrently with Handle().
+// counters). Tick(), SyncNowUnlessReady() and Reload() are called from one thread (the daemon's main loop),
+// concurrently with Handle(), Ready() and WaitUntilReady() (see each).
 #ifndef URLGUARD_DAEMON_H_
 #define URLGUARD_DAEMON_H_
 
@@ -92,6 +96,28 @@ class URLGUARD_EXPORT Daemon {
   // client. When the keys cannot be loaded the old ones stay and the error is logged (ok is returned); a
   // failure to re-open the engine is returned (the daemon cannot sync any more and should stop).
   Status Reload();
+
+  // ---- readiness (urlguardd --wait-for-first-sync) ----
+  // "Subscribed" = DaemonOptions::lists, else the lists installed at Open, else (discovery) those the server's
+  // signed list index named once a pass fetched it (none before: not ready).
+
+  // True when every subscribed list is installed, intact and within its signed expiry (ListsReady in
+  // urlguard/client.h): the verdicts are not stale. Reads the data directory's schedule file. Any thread.
+  bool Ready() const;
+
+  // When not Ready(), runs a sync pass of every subscribed list (and the list discovery) now instead of after the
+  // start-up jitter, then lets the client swap in what was installed; nothing when Ready(). Each list's schedule
+  // then goes on as after any attempt: a failure backs off (urlguard/sync.h), it is not retried sooner. Returns
+  // the pass's reports. The Tick thread, like Tick.
+  std::vector<SyncReport> SyncNowUnlessReady();
+
+  // Blocks until Ready() (ok), until `timeout_ms` (>= 0) has passed, or until CancelWaits(). kUnavailable
+  // "not ready after N s: NAME (REASON), ..." on timeout (N ms when not whole seconds) (naming the lists in the way, or "the list index was not
+  // fetched yet"); kFailedPrecondition after CancelWaits. Wakes at the end of each pass and every 200 ms. Any
+  // thread other than the Tick thread (Tick installs what it waits for).
+  Status WaitUntilReady(int64_t timeout_ms) const;
+  // Makes every WaitUntilReady return now, and later ones at once (before stopping). Any thread.
+  void CancelWaits();
 
   // Lists installed in the data directory (for the start-up log line and READY status).
   size_t installed_lists() const;

@@ -27,6 +27,21 @@ def synced(server, workdir):
     client.close()
 
 
+def test_wait_until_ready(server, workdir):
+    """wait_until_ready waits for another writer of the data directory (here a second Client's sync_now)."""
+    url, pub, _ = server
+    data = workdir / "wait-data"
+    data.mkdir()
+    with urlguard.Client(data, lists=["phishing"], watch=False) as reader:
+        assert reader.wait_until_ready(0) is False
+        with urlguard.Client(data, server_url=url, public_key_files=[pub], lists=["phishing"]) as writer:
+            assert [r.result for r in writer.sync_now()] == ["updated"]
+        assert reader.wait_until_ready(30) is True
+        assert not reader.check_local("https://news-site-1.example.org/").stale
+        with pytest.raises(urlguard.InvalidArgumentError):
+            reader.wait_until_ready(-1)
+
+
 def test_lists_after_sync(synced):
     client, *_ = synced
     lists = client.lists()
