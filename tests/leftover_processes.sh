@@ -56,6 +56,7 @@ leftovers=()
 # Fills ppid_of and leftovers. Only shell builtins while it looks (no child of ours runs meanwhile).
 scan() {
   local f pid rest state ppid kv p n
+  local -a env
   local -A marked=()
   ppid_of=()
   leftovers=()
@@ -70,11 +71,13 @@ scan() {
     [ "$state" = Z ] && continue
     ppid_of[$pid]=$ppid
     [ "$pid" = $$ ] && continue
-    while IFS= read -r -d '' kv; do
+    env=()
+    mapfile -d '' env 2> /dev/null < "/proc/$pid/environ"
+    for kv in "${env[@]}"; do
       case $kv in
         "URLGUARD_TEST_RUN=$run_id" | "URLGUARD_TEST_RUN=$run_id/"*) marked[$pid]=1; break ;;
       esac
-    done 2> /dev/null < "/proc/$pid/environ"
+    done
   done
   for pid in "${!ppid_of[@]}"; do
     [ "$pid" = $$ ] && continue
@@ -87,12 +90,22 @@ scan() {
   done
 }
 
+alive() {  # PID: still there and not a zombie
+  local rest
+  IFS= read -r rest 2> /dev/null < "/proc/$1/stat" || return 1
+  rest=${rest##*) }
+  [ "${rest%% *}" != Z ]
+}
 scan
-for _ in $(seq 50); do   # up to 5 s for processes that are on their way out
-  [ ${#leftovers[@]} = 0 ] && break
-  sleep 0.1
+if [ ${#leftovers[@]} != 0 ]; then
+  for _ in $(seq 50); do   # up to 5 s for processes on their way out, then a last look
+    still=0
+    for pid in "${leftovers[@]}"; do alive "$pid" && still=1; done
+    [ $still = 0 ] && break
+    sleep 0.1
+  done
   scan
-done
+fi
 
 if [ ${#leftovers[@]} != 0 ]; then
   echo "FAIL: ${#leftovers[@]} process(es) left running by: $*" >&2
