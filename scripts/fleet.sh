@@ -323,10 +323,12 @@ stop() {
   done
   if [ -f "$dir/run/pg.port" ]; then
     # pg_ctl started the postmaster in a session of its own (no group above reaches it); when pg_ctl cannot stop
-    # it, kill it by its pid (its backends exit by themselves when the postmaster is gone).
+    # it, kill it by its pid if that is still a postgres (its backends exit by themselves when it is gone).
     if ! as_pg "$(pg_bin)/pg_ctl" -D "$dir/pg/data" -m fast -w stop > /dev/null 2>&1 &&
        [ -f "$dir/pg/data/postmaster.pid" ]; then
-      kill -KILL "$(head -1 "$dir/pg/data/postmaster.pid")" 2> /dev/null || true
+      local pm
+      pm=$(head -1 "$dir/pg/data/postmaster.pid")
+      [ "$(cat "/proc/$pm/comm" 2> /dev/null)" = postgres ] && kill -KILL "$pm" 2> /dev/null || true
     fi
     rm -f "$dir/run/pg.port"
   fi

@@ -139,11 +139,15 @@ bool PgCluster::RunPgCtl(const std::string& action, std::string* error) {
 PgCluster::~PgCluster() {
   if (running_) {
     // The postmaster's pid (first line of postmaster.pid), read before the stop removes the file: when pg_ctl
-    // cannot stop it, it is killed here (its backends exit by themselves when the postmaster dies).
+    // cannot stop it, it is killed here if that pid is still a postgres (its backends exit by themselves then).
     pid_t postmaster = -1;
     std::ifstream pid_file(dir_ + "/data/postmaster.pid");
     if (!(pid_file >> postmaster)) postmaster = -1;
-    if (!RunPgCtl("kill", nullptr) && postmaster > 0) ::kill(postmaster, SIGKILL);
+    std::string comm;
+    if (!RunPgCtl("kill", nullptr) && postmaster > 0 &&
+        std::getline(std::ifstream("/proc/" + std::to_string(postmaster) + "/comm"), comm) && comm == "postgres") {
+      ::kill(postmaster, SIGKILL);
+    }
   }
   if (!dir_.empty()) {
     std::error_code ec;
