@@ -129,7 +129,7 @@ inline int StopProcessGroup(pid_t pid, int sig, int wait_millis) {
       exited = true;
       break;
     }
-    if (r != 0 && errno != EINTR) break;  // not our child (already reaped): nothing to wait for
+    if (r != 0 && errno != EINTR) return -1;  // not our child (already reaped): its group id may be another's now
     if (waited >= wait_millis) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
