@@ -313,14 +313,23 @@ stop() {
     [ -f "$f" ] || continue
     local pid
     pid=$(cat "$f")
-    # setsid made each one a process group leader: end the group (the publisher loop and its child too).
+    # setsid made each one a process group leader: end the group (the publisher loop and its child too, nginx's
+    # workers), up to 5 s for the leader, then SIGKILL to whatever of the group is left (a worker that outlived
+    # its master).
     kill -TERM -- "-$pid" 2> /dev/null || true
     for _ in $(seq 100); do kill -0 "$pid" 2> /dev/null || break; sleep 0.05; done
     kill -KILL -- "-$pid" 2> /dev/null || true
     rm -f "$f"
   done
   if [ -f "$dir/run/pg.port" ]; then
-    as_pg "$(pg_bin)/pg_ctl" -D "$dir/pg/data" -m fast -w stop > /dev/null 2>&1 || true
+    # pg_ctl started the postmaster in a session of its own (no group above reaches it); when pg_ctl cannot stop
+    # it, kill it by its pid if that is still a postgres (its backends exit by themselves when it is gone).
+    if ! as_pg "$(pg_bin)/pg_ctl" -D "$dir/pg/data" -m fast -w stop > /dev/null 2>&1 &&
+       [ -f "$dir/pg/data/postmaster.pid" ]; then
+      local pm
+      pm=$(head -1 "$dir/pg/data/postmaster.pid")
+      [ "$(cat "/proc/$pm/comm" 2> /dev/null)" = postgres ] && kill -KILL "$pm" 2> /dev/null || true
+    fi
     rm -f "$dir/run/pg.port"
   fi
   echo "fleet in $dir stopped"

@@ -6,9 +6,16 @@
 #   3. an ASan+UBSan build and the same suite,
 #   4. a ThreadSanitizer build of the concurrency tests (lookups during generation swaps),
 #   5. each libFuzzer target for a few seconds on its own (clang).
+# and ends by checking that no process the run started is still running (tests/leftover_processes.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh --with-qt
+if [ -z "${URLGUARD_TEST_SH_WATCHED:-}" ]; then
+  scripts/install-deps.sh --with-qt   # before the watch: a service a package starts is not the run's
+  # The rest of the run again, under tests/leftover_processes.sh: every process it starts is marked
+  # (URLGUARD_TEST_RUN) and stays its descendant; when the run ends (passed or failed), any still running is
+  # printed with its command line, killed, and fails the run.
+  URLGUARD_TEST_SH_WATCHED=1 exec tests/leftover_processes.sh run -- scripts/test.sh "$@"
+fi
 jobs=$(nproc)
 # Every build below (the suites and the package build) goes through ccache: a second run recompiles only what changed.
 if command -v ccache > /dev/null; then

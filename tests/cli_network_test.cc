@@ -18,6 +18,7 @@
 #include <string>
 #include <thread>
 
+#include "tests/child_process.h"
 #include "tests/test_util.h"
 #include "urlguard/server.h"
 #include "urlguard/version.h"
@@ -26,6 +27,8 @@ namespace urlguard {
 namespace {
 
 using testing::BinPath;
+using testing::ChildOptions;
+using testing::ChildProcess;
 using testing::ReadFileOrDie;
 using testing::RunCommand;
 
@@ -186,29 +189,21 @@ class Tinyproxy {
     testing::WriteFileOrDie(conf, "User nobody\nGroup nogroup\nPort " + std::to_string(port_) +
                                       "\nListen 127.0.0.1\nAllow 127.0.0.1\nTimeout 30\nLogFile \"" + log_ +
                                       "\"\nLogLevel Connect\nMaxClients 16\nDisableViaHeader Yes\n");
-    pid_ = fork();
-    if (pid_ == 0) {
-      execl(kBinary, kBinary, "-d", "-c", conf.c_str(), static_cast<char*>(nullptr));
-      _exit(127);
-    }
+    ChildOptions options;
+    options.stdin_path = "";  // inherited
+    if (!proxy_.Start({kBinary, "-d", "-c", conf}, options)) return false;
     for (int i = 0; i < 100; ++i) {
       if (CanConnect(port_)) return true;
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     return false;
   }
-  ~Tinyproxy() {
-    if (pid_ > 0) {
-      kill(pid_, SIGTERM);
-      int status;
-      waitpid(pid_, &status, 0);
-    }
-  }
+  ~Tinyproxy() { proxy_.Stop(SIGTERM, 10000); }
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
   std::string Log() const { return ReadFileOrDie(log_); }
 
  private:
-  pid_t pid_ = -1;
+  ChildProcess proxy_;  // its own process group: stopping it stops every tinyproxy process
   int port_ = -1;
   std::string log_;
 };

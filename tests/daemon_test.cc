@@ -29,6 +29,7 @@
 #include "publish/publisher.h"
 #include "urlguard/server.h"
 #include "publish/signer.h"
+#include "tests/child_process.h"
 #include "tests/test_util.h"
 #include "urlguard/daemon.h"
 
@@ -72,31 +73,19 @@ class NotifySocket {
   int fd_;
 };
 
+// Starts a daemon in its own process group (tests/child_process.h), stderr to `log`, NOTIFY_SOCKET set when given.
+// A daemon a failed assertion leaves running still gets SIGTERM when the test process ends.
 pid_t Spawn(const std::vector<std::string>& args, const std::string& notify_socket, const std::string& log) {
-  pid_t pid = fork();
-  if (pid == 0) {
-    if (!notify_socket.empty()) setenv("NOTIFY_SOCKET", notify_socket.c_str(), 1);
-    FILE* f = std::freopen(log.c_str(), "w", stderr);
-    (void)f;
-    std::vector<char*> argv;
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  return pid;
+  testing::ChildOptions options;
+  options.stdin_path = "";  // inherited, as before
+  options.stderr_path = log;
+  if (!notify_socket.empty()) options.env.emplace_back("NOTIFY_SOCKET", notify_socket);
+  return testing::StartInOwnProcessGroup(args, options);
 }
 
-int WaitExit(pid_t pid, int seconds) {
-  for (int i = 0; i < seconds * 20; ++i) {
-    int status;
-    if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  kill(pid, SIGKILL);
-  waitpid(pid, nullptr, 0);
-  return -1;
-}
+// Waits up to `seconds` for the daemon to exit and returns its exit code (128 + signal when a signal ended it),
+// or -1 when it did not exit in time; either way its whole process group is gone afterwards.
+int WaitExit(pid_t pid, int seconds) { return testing::StopProcessGroup(pid, 0, seconds * 1000); }
 
 // Signs `feed` (plain entries) as list "phishing" in ROOT/repo with a fresh key (public half at ROOT/pub.pem) and
 // serves the repository on 127.0.0.1. Returns the running server; `*url` is its base URL.

@@ -12,9 +12,10 @@ done
 base=${URLGUARD_TEST_TMPDIR:-/tmp}
 mkdir -p "$base"
 work=$(mktemp -d "$base/fleet_metrics_promtool_test.XXXXXX")
+. "$(dirname "$0")/process_group.sh"  # setsid + stop_group: each server stopped with its process group
 pids=()
 cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2> /dev/null || true; wait "$p" 2> /dev/null || true; done
+  stop_group "${pids[@]}"
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -27,7 +28,7 @@ printf 'evil.example\nhttp://phish.example/login.php\n' > feed.txt
 redis_port=""
 for attempt in 1 2 3 4 5; do
   port=$((20000 + RANDOM % 40000))
-  redis-server --port $port --bind 127.0.0.1 --save "" --appendonly no > redis.log 2>&1 &
+  setsid redis-server --port $port --bind 127.0.0.1 --save "" --appendonly no > redis.log 2>&1 &
   pid=$!
   for _ in $(seq 100); do
     kill -0 $pid 2> /dev/null || break
@@ -35,11 +36,11 @@ for attempt in 1 2 3 4 5; do
     sleep 0.05
   done
   [ -n "$redis_port" ] && { redis_pid=$pid; pids+=($pid); break; }
-  kill $pid 2> /dev/null || true; wait $pid 2> /dev/null || true
+  stop_group $pid
 done
 [ -n "$redis_port" ] || { echo "redis-server did not start:"; cat redis.log; exit 1; }
 
-"$bin/urlguard-server" --repo repo --listen 127.0.0.1:0 --guard "redis://127.0.0.1:$redis_port?timeout_ms=200" \
+setsid "$bin/urlguard-server" --repo repo --listen 127.0.0.1:0 --guard "redis://127.0.0.1:$redis_port?timeout_ms=200" \
     > server.out 2> server.err &
 pids+=($!)
 for _ in $(seq 100); do grep -q '^listening on' server.out && break; sleep 0.05; done

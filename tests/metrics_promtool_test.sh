@@ -13,9 +13,10 @@ command -v promtool > /dev/null || {
 base=${URLGUARD_TEST_TMPDIR:-/tmp}
 mkdir -p "$base"
 work=$(mktemp -d "$base/metrics_promtool_test.XXXXXX")
+. "$(dirname "$0")/process_group.sh"  # setsid + stop_group: each server stopped with its process group
 pids=()
 cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2> /dev/null || true; wait "$p" 2> /dev/null || true; done
+  stop_group "${pids[@]}"
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -25,7 +26,7 @@ cd "$work"
 printf 'evil.example\nhttp://phish.example/login.php\n198.51.100.0/24\n' > feed.txt
 "$bin/urlguard-publish" publish --repo repo --key keys/urlguard-ed25519.pem --list phishing --input feed.txt > /dev/null
 
-"$bin/urlguard-server" --repo repo --listen 127.0.0.1:0 > server.out 2> server.err &
+setsid "$bin/urlguard-server" --repo repo --listen 127.0.0.1:0 > server.out 2> server.err &
 pids+=($!)
 for _ in $(seq 100); do grep -q '^listening on' server.out && break; sleep 0.05; done
 server=$(sed -n 's/^listening on //p' server.out)
@@ -36,7 +37,7 @@ server=$(sed -n 's/^listening on //p' server.out)
 api=""
 for attempt in 1 2 3 4 5; do
   port=$((20000 + RANDOM % 40000))
-  "$bin/urlguardd" --data-dir data --server "$server" --public-key keys/urlguard-ed25519.pub.pem --list phishing \
+  setsid "$bin/urlguardd" --data-dir data --server "$server" --public-key keys/urlguard-ed25519.pub.pem --list phishing \
       --listen 127.0.0.1:$port 2> daemon.err &
   pid=$!
   for _ in $(seq 100); do
@@ -45,7 +46,7 @@ for attempt in 1 2 3 4 5; do
     sleep 0.05
   done
   if [ -n "$api" ]; then pids+=($pid); break; fi
-  kill $pid 2> /dev/null || true; wait $pid 2> /dev/null || true
+  stop_group $pid
 done
 [ -n "$api" ] || { echo "urlguardd did not start:"; cat daemon.err; exit 1; }
 

@@ -70,10 +70,11 @@ fi
 
 work=$(mktemp -d /tmp/urlguard-package-test.XXXXXX)
 chmod 0755 "$work"   # the urlguard user reads the public key from here
+. "$src/tests/process_group.sh"  # setsid + stop_group: each server stopped with its process group
 server_pid="" daemon_pid=""
 cleanup() {
   local rc=$?
-  for pid in $daemon_pid $server_pid; do kill "$pid" 2> /dev/null || true; wait "$pid" 2> /dev/null || true; done
+  stop_group "$daemon_pid" "$server_pid"
   echo "== package: apt-get purge =="
   DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq "${packages[@]}" > "$out/purge.log" 2>&1 ||
     { tail -20 "$out/purge.log"; rc=1; }
@@ -125,7 +126,7 @@ chmod 0755 "$work/keys"
 chmod 0644 "$work/keys/urlguard-ed25519.pub.pem"
 /usr/bin/urlguard-publish publish --repo "$work/repo" --key "$work/keys/urlguard-ed25519.pem" --list phishing \
   --input "$src/fixtures/lists/phishing.txt" > "$work/publish.log" 2>&1
-/usr/bin/urlguard-server --repo "$work/repo" --listen 127.0.0.1:0 > "$work/server.out" 2> "$work/server.err" &
+setsid /usr/bin/urlguard-server --repo "$work/repo" --listen 127.0.0.1:0 > "$work/server.out" 2> "$work/server.err" &
 server_pid=$!
 for _ in $(seq 1 100); do grep -q '^listening on http://127.0.0.1:' "$work/server.out" && break; sleep 0.1; done
 server_url=$(awk '/^listening on/ {print $3; exit}' "$work/server.out")
@@ -152,7 +153,7 @@ exec_start=${exec_start#ExecStart=}
 # systemd: ${VAR} is one argument, $VAR is split on whitespace; the same in bash with "${VAR}" and $VAR.
 eval "daemon_cmd=($(sed -E 's/\$\{([A-Z_]+)\}/"${\1}"/g' <<< "$exec_start"))"
 check "unit ExecStart runs /usr/bin/urlguardd" test "${daemon_cmd[0]}" = /usr/bin/urlguardd
-runuser -u urlguard -- "${daemon_cmd[@]}" > "$work/daemon.log" 2>&1 &
+setsid runuser -u urlguard -- "${daemon_cmd[@]}" > "$work/daemon.log" 2>&1 &
 daemon_pid=$!
 # The first sync runs within a minute of start (jitter, sync/scheduler.h): wait up to 90 s.
 verdict=""
@@ -168,7 +169,7 @@ check "urlguardd: /v1/check says safe for a clean URL" matches '"verdict":"safe"
 check "urlguardd runs as urlguard" test "$(ps -o user= -p "$(pgrep -P "$daemon_pid" -x urlguardd || echo "$daemon_pid")")" = urlguard
 check "data dir files owned by urlguard" test -z "$(find /var/lib/urlguard ! -user urlguard)"
 if [ "$failed" != 0 ]; then sed 's/^/       daemon: /' "$work/daemon.log" | tail -20; fi
-kill "$daemon_pid" && wait "$daemon_pid" || true
+stop_group "$daemon_pid"
 daemon_pid=""
 if command -v systemd-analyze > /dev/null; then
   check "systemd-analyze verify (installed unit)" bash -c "out=\$(systemd-analyze verify '$unit' 2>&1); echo \"\$out\"; [ -z \"\$out\" ]"

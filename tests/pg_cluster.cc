@@ -2,13 +2,12 @@
 #include "tests/pg_cluster.h"
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <libpq-fe.h>
 #include <netinet/in.h>
 #include <pwd.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -18,6 +17,7 @@
 #include <sstream>
 #include <vector>
 
+#include "tests/child_process.h"
 #include "tests/test_util.h"
 
 namespace urlguard::testing {
@@ -28,33 +28,22 @@ std::string PgBinDir() {
   return env != nullptr && *env != '\0' ? env : "/usr/lib/postgresql/15/bin";
 }
 
-// Runs argv (as the postgres user when we are root), stdout and stderr appended to `log`. Returns the exit
-// status, or -1 when it could not run.
+// Runs argv (as the postgres user when we are root), stdout and stderr appended to `log`, in a process group of
+// its own (tests/child_process.h), stopped with its group if it has not finished within 120 s (pg_ctl's own wait
+// is 30 s). Returns the exit status, or -1 when it could not run, was killed or ended by a signal. The server that
+// `pg_ctl start` leaves running is not in that group (pg_ctl starts it in a session of its own): ~PgCluster
+// stops it.
 int Run(const std::vector<std::string>& args, const std::string& log) {
   std::vector<std::string> full;
   if (::geteuid() == 0) full = {"/usr/sbin/runuser", "-u", "postgres", "--"};
   full.insert(full.end(), args.begin(), args.end());
-  pid_t pid = ::fork();
+  ChildOptions options;
+  options.stdout_path = log;
+  options.stderr_path = log;
+  const pid_t pid = StartInOwnProcessGroup(full, options);
   if (pid < 0) return -1;
-  if (pid == 0) {
-    int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (fd >= 0) {
-      ::dup2(fd, 1);
-      ::dup2(fd, 2);
-    }
-    int devnull = ::open("/dev/null", O_RDONLY);
-    if (devnull >= 0) ::dup2(devnull, 0);
-    std::vector<char*> argv;
-    for (std::string& a : full) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return -1;
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  const int code = StopProcessGroup(pid, 0, 120 * 1000);
+  return code > 127 ? -1 : code;
 }
 
 bool ChownToPostgres(const std::string& path) {
@@ -148,7 +137,18 @@ bool PgCluster::RunPgCtl(const std::string& action, std::string* error) {
 }
 
 PgCluster::~PgCluster() {
-  if (running_) RunPgCtl("kill", nullptr);
+  if (running_) {
+    // The postmaster's pid (first line of postmaster.pid), read before the stop removes the file: when pg_ctl
+    // cannot stop it, it is killed here if that pid is still a postgres (its backends exit by themselves then).
+    pid_t postmaster = -1;
+    std::ifstream pid_file(dir_ + "/data/postmaster.pid");
+    if (!(pid_file >> postmaster)) postmaster = -1;
+    std::string comm;
+    if (!RunPgCtl("kill", nullptr) && postmaster > 0 &&
+        std::getline(std::ifstream("/proc/" + std::to_string(postmaster) + "/comm"), comm) && comm == "postgres") {
+      ::kill(postmaster, SIGKILL);
+    }
+  }
   if (!dir_.empty()) {
     std::error_code ec;
     std::filesystem::remove_all(dir_, ec);

@@ -17,9 +17,10 @@ command -v dig > /dev/null || { echo "dig is missing (Debian: bind9-dnsutils; sc
 base=${URLGUARD_TEST_TMPDIR:-/tmp}
 mkdir -p "$base"
 work=$(mktemp -d "$base/rpz_unbound_test.XXXXXX")
+. "$(dirname "$0")/process_group.sh"  # setsid + stop_group: each server stopped with its process group
 ub_pid=""
 cleanup() {
-  if [ -n "$ub_pid" ]; then kill "$ub_pid" 2> /dev/null || true; wait "$ub_pid" 2> /dev/null || true; fi
+  stop_group "$ub_pid"
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -104,7 +105,7 @@ rpz:
   name: "malware.rpz.test."
   zonefile: "$work/malware.rpz"
 EOF
-  "$unbound" -d -c unbound.conf > unbound.log 2>&1 &
+  setsid "$unbound" -d -c unbound.conf > unbound.log 2>&1 &
   ub_pid=$!
 }
 q() {  # q NAME TYPE -> "STATUS answer-rdata..." on one line
@@ -121,7 +122,7 @@ for attempt in 1 2 3 4 5; do
     sleep 0.1
   done
   [ $started = 1 ] && break
-  kill "$ub_pid" 2> /dev/null || true; wait "$ub_pid" 2> /dev/null || true; ub_pid=""
+  stop_group "$ub_pid"; ub_pid=""
 done
 if [ $started = 0 ]; then echo "unbound did not start:"; cat unbound.log; exit 1; fi
 

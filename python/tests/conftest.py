@@ -3,6 +3,7 @@ for reference output, and a real urlguard-server on 127.0.0.1 (python/CMakeLists
 import json
 import os
 import pathlib
+import signal
 import subprocess
 import tempfile
 
@@ -66,12 +67,30 @@ def server(workdir):
     for name in ("phishing", "malware"):
         run("urlguard-publish", "publish", "--repo", repo, "--key", key, "--list", name, "--input",
             SRC / "fixtures" / "lists" / f"{name}.txt", "--fp-rate", "0.01")
+    # In a process group of its own (start_new_session), stopped with the whole group (tests/child_process.h).
     proc = subprocess.Popen([str(BIN / "urlguard-server"), "--repo", str(repo), "--listen", "127.0.0.1:0"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         line = proc.stdout.readline()
         assert line.startswith("listening on http://127.0.0.1:"), (line, proc.stderr.read() if proc.poll() else "")
         yield line.split()[-1], keys / "urlguard-ed25519.pub.pem", repo
     finally:
-        proc.terminate()
+        stop_group(proc)
+
+
+def stop_group(proc):
+    """SIGTERM to the process group `proc` leads, up to 30 s for it to exit, then SIGKILL to what is left of the
+    group; `proc` is reaped."""
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+    try:
         proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        pass
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
