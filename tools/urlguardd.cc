@@ -10,6 +10,7 @@
 // the daemon to its transport and to signals, and logs.
 //
 //   urlguardd --data-dir D --server URL --public-key PUB.pem [--list NAME...] [--listen 127.0.0.1:PORT]
+//             [--listen-unix PATH [--unix-group GROUP]]
 //
 // systemd: Type=notify (READY=1 once the lists are mapped and the API listens; a no-op without NOTIFY_SOCKET),
 // SIGHUP re-reads the data directory and the public keys, SIGTERM/SIGINT stop cleanly. See
@@ -21,6 +22,7 @@
 #include <cstdio>
 #include <ctime>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -53,6 +55,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", urlguard::VersionString("urlguardd"), "print the version and the format versions");
   urlguard::DaemonOptions options;
   std::string listen = "127.0.0.1:8089";
+  std::string listen_unix, unix_group;
   auto repeatable = [](CLI::Option* o) {
     return o->expected(1)->allow_extra_args(false)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   };
@@ -70,6 +73,12 @@ int main(int argc, char** argv) {
   app.add_option("--listen", listen,
                  "numeric loopback address for the lookup API: 127.x.y.z:PORT or [::1]:PORT (default 127.0.0.1:8089; "
                  "port 0 picks one)");
+  auto* unix_option = app.add_option(
+      "--listen-unix", listen_unix,
+      "also answer the lookup API on a Unix-domain socket at this absolute path (mode 0660; connections are "
+      "capped per peer uid, so one user's programs cannot starve another's)");
+  app.add_option("--unix-group", unix_group, "group of the --listen-unix socket (default: the daemon's group)")
+      ->needs(unix_option);
   app.add_option("--ca-bundle", options.ca_bundle, "CA bundle for https (default: the system's)");
   app.add_option("--proxy", options.proxy,
                  "proxy URL, e.g. http://proxy.example:3128 (default: the http_proxy, https_proxy, ALL_PROXY and "
@@ -83,6 +92,15 @@ int main(int argc, char** argv) {
   if (!api.ok()) {
     std::cerr << "urlguardd: --listen " << listen << ": " << api.status().message() << '\n';
     return 4;
+  }
+  std::unique_ptr<urlguard::ApiListener> unix_api;
+  if (!listen_unix.empty()) {
+    auto created = urlguard::NewUnixApiListener(listen_unix, unix_group);
+    if (!created.ok()) {
+      std::cerr << "urlguardd: --listen-unix " << listen_unix << ": " << created.status().message() << '\n';
+      return 4;
+    }
+    unix_api = std::move(created).value();
   }
   urlguard::Env* env = urlguard::Env::Default();
   options.env = env;
@@ -103,10 +121,16 @@ int main(int argc, char** argv) {
     std::cerr << "urlguardd: " << s.ToString() << '\n';
     return 1;
   }
+  if (unix_api) {
+    if (auto s = unix_api->Start([d](const urlguard::ApiRequest& r) { return d->Handle(r); }); !s.ok()) {
+      std::cerr << "urlguardd: --listen-unix " << listen_unix << ": " << s.ToString() << '\n';
+      return 1;
+    }
+  }
 
   const size_t lists = d->installed_lists();
   Log("serving " + std::to_string(lists) + " installed list(s) from " + options.data_dir + ", lookup API on " +
-      (*api)->url() + ", syncing from " + options.server_url);
+      (*api)->url() + (unix_api ? " and " + unix_api->url() : "") + ", syncing from " + options.server_url);
   Notify(env, "READY=1\nSTATUS=serving " + std::to_string(lists) + " lists");
 
   int exit_code = 0;
@@ -130,5 +154,6 @@ int main(int argc, char** argv) {
   Notify(env, "STOPPING=1");
   Log("stopping");
   (*api)->Stop();
+  if (unix_api) unix_api->Stop();
   return exit_code;
 }
