@@ -364,8 +364,7 @@ class HttpServer::Impl {
       }
       peer_limit_cuts_.fetch_add(1, std::memory_order_relaxed);
       if (victim == nullptr) {
-        Cut(entry);
-        if (count == 0) per_peer_.erase(entry.peer);
+        Cut(entry);  // not counted: its peer is at the cap, so per_peer_ keeps the peer's entry
         return;
       }
       Cut(*victim);
