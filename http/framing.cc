@@ -92,4 +92,69 @@ bool IsAllowedLoopbackHost(std::string_view host_header, int port) {
   return EqualsIgnoreCase(host, "localhost") || IsNumericLoopbackAddress(host);
 }
 
+namespace {
+
+// `gap` is 1 to max_nuls NULs and at least min_nuls.
+bool IsLineEnds(std::string_view gap, size_t min_nuls, size_t max_nuls) {
+  if (gap.size() < min_nuls || gap.size() > max_nuls) return false;
+  for (char c : gap) {
+    if (c != '\0') return false;
+  }
+  return true;
+}
+
+// `gap` is one NUL (the overwritten separator) and then only bytes of `then`.
+bool IsSeparator(std::string_view gap, std::string_view then) {
+  if (gap.empty() || gap[0] != '\0') return false;
+  for (char c : gap.substr(1)) {
+    if (then.find(c) == std::string_view::npos) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool HeadBytesAreAccountedFor(std::string_view head, const ParsedHead& parsed) {
+  // The strings in order; after each, the rule for the gap up to the next string (or the head's end).
+  enum class Gap { kAfterMethod, kAfterTarget, kLineEnd, kAfterName, kHeadEnd };
+  std::vector<std::pair<HeadSpan, Gap>> spans;
+  spans.reserve(3 + 2 * parsed.headers.size());
+  spans.emplace_back(parsed.method, Gap::kAfterMethod);
+  spans.emplace_back(parsed.target, Gap::kAfterTarget);
+  spans.emplace_back(parsed.version, parsed.headers.empty() ? Gap::kHeadEnd : Gap::kLineEnd);
+  for (size_t i = 0; i < parsed.headers.size(); ++i) {
+    spans.emplace_back(parsed.headers[i].first, Gap::kAfterName);
+    spans.emplace_back(parsed.headers[i].second, i + 1 == parsed.headers.size() ? Gap::kHeadEnd : Gap::kLineEnd);
+  }
+  if (parsed.method.offset != 0) return false;  // the head starts with the method
+  for (size_t i = 0; i < spans.size(); ++i) {
+    const HeadSpan span = spans[i].first;
+    if (span.offset > head.size() || span.length > head.size() - span.offset) return false;
+    const size_t end = span.offset + span.length;
+    const size_t next = i + 1 < spans.size() ? spans[i + 1].first.offset : head.size();
+    if (next < end) return false;  // out of order or overlapping
+    const std::string_view gap = head.substr(end, next - end);
+    bool ok = false;
+    switch (spans[i].second) {
+      case Gap::kAfterMethod:
+        ok = IsSeparator(gap, " ");  // MHD tolerates extra spaces after the method
+        break;
+      case Gap::kAfterTarget:
+        ok = gap.size() == 1 && gap[0] == '\0';
+        break;
+      case Gap::kLineEnd:
+        ok = IsLineEnds(gap, 1, 2);
+        break;
+      case Gap::kAfterName:
+        ok = IsSeparator(gap, " \t");
+        break;
+      case Gap::kHeadEnd:
+        ok = IsLineEnds(gap, 2, 4);
+        break;
+    }
+    if (!ok) return false;
+  }
+  return true;
+}
+
 }  // namespace urlguard

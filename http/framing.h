@@ -19,6 +19,7 @@
 #ifndef URLGUARD_HTTP_FRAMING_H_
 #define URLGUARD_HTTP_FRAMING_H_
 
+#include <cstddef>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -41,6 +42,43 @@ const char* FramingVerdictText(FramingVerdict verdict);
 
 // True when `host_header` names a loopback host with `port` (spec above). Pure.
 bool IsAllowedLoopbackHost(std::string_view host_header, int port);
+
+// ---- NUL bytes in the head ---------------------------------------------------------------------------------
+//
+// libmicrohttpd 0.9.75 parses a request head in place: it overwrites the separators it consumes with NULs
+// (the space after the method and before the version, each ':' after a header name, every CR and LF) and
+// hands out C strings into the head. A NUL the CLIENT sent therefore ends a string early and hides what
+// follows: "GET /status\0junk HTTP/1.1" reaches a handler as "/status". HeadBytesAreAccountedFor decides,
+// from the head as MHD left it and the strings it parsed, whether every byte of the head is either inside a
+// parsed string or exactly one of the separators MHD overwrote:
+//
+//   request line   METHOD  NUL SP*  TARGET  NUL  VERSION
+//   line end       1 or 2 NULs (LF, or CR LF)
+//   header line    NAME  NUL (SP / HTAB)*  VALUE          (the value keeps its trailing whitespace)
+//   head end       the last line end, then the empty line: 2 to 4 NULs
+//
+// The target's length is the one strlen saw before MHD split off the query and decoded it (MHD does both in
+// place, after its URI log callback). Anything else is false: a client NUL in any string or separator (which
+// makes a gap longer or puts a byte other than these in it), strings out of order or outside the head (MHD
+// copies an obs-fold continuation elsewhere: such heads are refused, as RFC 9112 5.2 allows). The one client
+// NUL that is indistinguishable is one directly before a bare-LF line end; it hides no byte.
+//
+// Relies on MHD 0.9.75's in-place parsing (Debian 12); http/http_server_test.cc pins it with raw requests.
+
+// A string MHD parsed out of the head: its offset from the head's first byte and its length.
+struct HeadSpan {
+  size_t offset = 0;
+  size_t length = 0;
+};
+
+struct ParsedHead {
+  HeadSpan method, target, version;
+  std::vector<std::pair<HeadSpan, HeadSpan>> headers;  // name, value; in the order received
+};
+
+// True when every byte of `head` (the request line through the empty line) is accounted for by `parsed` and
+// the separator grammar above. Pure; safe on arbitrary bytes and spans.
+bool HeadBytesAreAccountedFor(std::string_view head, const ParsedHead& parsed);
 
 }  // namespace urlguard
 

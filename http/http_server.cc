@@ -8,12 +8,24 @@
 //   shutdown(2)s the socket of a connection past it (MHD then sees end of stream and closes the connection).
 //   MHD closes the socket only after NotifyConnection(CLOSED), which erases the entry under the same mutex,
 //   so the sweeper never touches a closed (or reused) descriptor.
+// - Per-peer caps: the same map counts each peer's connections (per_peer_); NotifyConnection(STARTED) refuses
+//   or evicts there, with shutdown(2) as the sweeper does.
+// - Lingering close: Queue(early) dup()s the connection's socket into its entry; NotifyConnection(CLOSED)
+//   hands that duplicate to the lingerer thread (its own epoll set), which shuts the sending side and reads
+//   until the client closes or a bound is hit. MHD's close(2) of its descriptor then releases nothing: the
+//   socket lives on in the duplicate, so no reset is sent while the client still sends. The lingerer keys its
+//   epoll entries by a serial number, never by descriptor, so a stale event can never reach a reused one.
 #include "http/http_server.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
+#include <grp.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -26,6 +38,7 @@
 #include <thread>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "http/framing.h"
 
@@ -37,6 +50,7 @@ using Clock = std::chrono::steady_clock;
 
 struct RequestState {
   std::string raw_target;
+  const char* uri = nullptr;  // MHD's target string in its read buffer, as the URI log callback saw it
   bool head_done = false;
   bool too_large = false;
   size_t discarded = 0;
@@ -63,6 +77,57 @@ MHD_Result CollectHeader(void* cls, MHD_ValueKind, const char* key, size_t key_s
   return MHD_YES;
 }
 
+// The per-peer cap's key: the TCP client address, or the uid of a Unix-domain peer.
+std::string PeerKeyOf(MHD_Connection* connection, int fd) {
+  const MHD_ConnectionInfo* info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  const sockaddr* addr = info == nullptr ? nullptr : info->client_addr;
+  if (addr != nullptr && addr->sa_family == AF_INET) {
+    const auto& a = reinterpret_cast<const sockaddr_in*>(addr)->sin_addr;
+    return "4:" + std::string(reinterpret_cast<const char*>(&a), sizeof(a));
+  }
+  if (addr != nullptr && addr->sa_family == AF_INET6) {
+    const auto& a = reinterpret_cast<const sockaddr_in6*>(addr)->sin6_addr;
+    return "6:" + std::string(reinterpret_cast<const char*>(&a), sizeof(a));
+  }
+  ucred credentials{};
+  socklen_t length = sizeof(credentials);
+  if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0) return "u:?";
+  return "u:" + std::to_string(credentials.uid);
+}
+
+// Collects the head's header strings as offsets from the head's first byte (http/framing.h).
+struct HeadSpanCollector {
+  const char* base;
+  std::vector<std::pair<HeadSpan, HeadSpan>>* headers;
+};
+
+HeadSpan SpanOf(const char* base, const char* p, size_t length) {
+  // A string before the head gets an offset past any head (pointer difference as unsigned), so it fails.
+  return {static_cast<size_t>(reinterpret_cast<uintptr_t>(p) - reinterpret_cast<uintptr_t>(base)), length};
+}
+
+MHD_Result CollectHeaderSpan(void* cls, MHD_ValueKind, const char* key, size_t key_size, const char* value,
+                             size_t value_size) {
+  auto* c = static_cast<HeadSpanCollector*>(cls);
+  c->headers->emplace_back(SpanOf(c->base, key, key_size),
+                           value == nullptr ? HeadSpan{SIZE_MAX, 0} : SpanOf(c->base, value, value_size));
+  return MHD_YES;
+}
+
+// Resolves a group name or number. nullopt when there is no such group.
+std::optional<gid_t> ResolveGroup(const std::string& group) {
+  if (!group.empty() && group.find_first_not_of("0123456789") == std::string::npos && group.size() < 10) {
+    return static_cast<gid_t>(std::stoul(group));
+  }
+  std::vector<char> buffer(16384);
+  struct group entry{};
+  struct group* found = nullptr;
+  if (::getgrnam_r(group.c_str(), &entry, buffer.data(), buffer.size(), &found) != 0 || found == nullptr) {
+    return std::nullopt;
+  }
+  return found->gr_gid;
+}
+
 void FreeString(void* cls) { delete static_cast<std::string*>(cls); }
 void FreeMapping(void* cls) { delete static_cast<std::shared_ptr<const MappedFile>*>(cls); }
 
@@ -75,7 +140,67 @@ class HttpServer::Impl {
 
   ~Impl() { Stop(); }
 
+  // Creates the Unix-domain listening socket (HttpServerOptions::unix_path): 0660, the configured group,
+  // listening only once both are set.
+  Result<int> ListenUnix() {
+    const std::string& path = options_.unix_path;
+    std::optional<gid_t> gid;
+    if (!options_.unix_group.empty()) {
+      gid = ResolveGroup(options_.unix_group);
+      if (!gid) return Status::InvalidArgument("http: no such group: " + options_.unix_group);
+    }
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::memcpy(addr.sun_path, path.data(), path.size());  // ValidateOptions: it fits, with its NUL
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) == 0) {
+      if (!S_ISSOCK(st.st_mode)) return Status::IoError(path + " exists and is not a socket");
+      // A socket file: replace it only when nobody accepts on it (left behind by a server that died).
+      const int probe = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      if (probe < 0) return Status::IoError(std::string("socket: ") + std::strerror(errno));
+      const bool live = ::connect(probe, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+      const int e = errno;
+      ::close(probe);
+      if (live) return Status::IoError("another server is listening on " + path);
+      if (e != ECONNREFUSED) return Status::IoError("cannot probe " + path + ": " + std::strerror(e));
+      if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+        return Status::IoError("cannot remove the stale socket " + path + ": " + std::strerror(errno));
+      }
+    }
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return Status::IoError(std::string("socket: ") + std::strerror(errno));
+    // Nobody can connect before listen(2), so the mode and group are right before the first client.
+    std::string failed;
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+      failed = "cannot bind " + path;
+    } else if (::lstat(path.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) {
+      failed = "cannot stat " + path;
+    } else if (gid && ::lchown(path.c_str(), static_cast<uid_t>(-1), *gid) != 0) {
+      failed = "cannot give " + path + " the group " + options_.unix_group;
+    } else if (::chmod(path.c_str(), 0660) != 0) {
+      failed = "cannot chmod 0660 " + path;
+    } else if (::listen(fd, options_.listen_backlog) != 0) {
+      failed = "cannot listen on " + path;
+    }
+    if (!failed.empty()) {
+      const int e = errno;
+      ::close(fd);
+      ::unlink(path.c_str());
+      return Status::IoError(failed + ": " + std::strerror(e));
+    }
+    unix_dev_ = st.st_dev;
+    unix_ino_ = st.st_ino;
+    return fd;
+  }
+
   Status Listen() {
+    linger_epoll_ = ::epoll_create1(EPOLL_CLOEXEC);
+    if (linger_epoll_ < 0) return Status::IoError(std::string("epoll_create1: ") + std::strerror(errno));
+    if (!options_.unix_path.empty()) {
+      Result<int> fd = ListenUnix();
+      if (!fd.ok()) return fd.status();
+      return StartMhd(*fd, "unix:" + options_.unix_path);
+    }
     const int family = options_.listen.ipv6 ? AF_INET6 : AF_INET;
     const int fd = ::socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return Status::IoError(std::string("socket: ") + std::strerror(errno));
@@ -109,6 +234,11 @@ class HttpServer::Impl {
     ::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &bound_len);
     port_ = ntohs(options_.listen.ipv6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
                                        : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+    return StartMhd(fd, where);
+  }
+
+  // Hands the listening socket `fd` to MHD (closing it on failure) and starts the helper threads.
+  Status StartMhd(int fd, const std::string& where) {
 
     // Turbo: no shutdown(2) before close and optimistic reads without waiting for epoll first (the deadline
     // sweeper calls shutdown(2) itself). Measured: bench/verify_load_bench, docs/verify-server.md.
@@ -127,7 +257,6 @@ class HttpServer::Impl {
         MHD_OPTION_LISTEN_SOCKET, fd,                                                            //
         MHD_OPTION_THREAD_POOL_SIZE, static_cast<unsigned>(options_.event_threads),              //
         MHD_OPTION_CONNECTION_LIMIT, options_.max_connections,                                   //
-        MHD_OPTION_PER_IP_CONNECTION_LIMIT, options_.max_connections_per_address,                //
         MHD_OPTION_CONNECTION_TIMEOUT, static_cast<unsigned>(options_.idle_timeout_seconds),     //
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, options_.max_head_bytes,                             //
         MHD_OPTION_URI_LOG_CALLBACK, &Impl::UriLog, this,                                        //
@@ -137,11 +266,23 @@ class HttpServer::Impl {
         MHD_OPTION_END);
     if (daemon_ == nullptr) {
       ::close(fd);
+      RemoveUnixSocket();
       return Status::IoError("cannot start the HTTP server on " + where +
                              (tls() ? " (TLS certificate or key rejected?)" : ""));
     }
     sweeper_ = std::thread([this] { Sweep(); });
+    lingerer_ = std::thread([this] { Linger(); });
     return Status::Ok();
+  }
+
+  // Removes unix_path when it is still the socket this server bound.
+  void RemoveUnixSocket() {
+    if (options_.unix_path.empty() || unix_ino_ == 0) return;
+    struct stat st {};
+    if (::lstat(options_.unix_path.c_str(), &st) == 0 && st.st_dev == unix_dev_ && st.st_ino == unix_ino_) {
+      ::unlink(options_.unix_path.c_str());
+    }
+    unix_ino_ = 0;
   }
 
   void Stop() {
@@ -156,22 +297,156 @@ class HttpServer::Impl {
     }
     sweep_wake_.notify_all();
     if (sweeper_.joinable()) sweeper_.join();
+    linger_stop_.store(true);
+    if (lingerer_.joinable()) lingerer_.join();
+    {
+      std::lock_guard<std::mutex> l(linger_mutex_);
+      for (const auto& [id, lingering] : lingering_) ::close(lingering.fd);
+      lingering_.clear();
+    }
+    if (linger_epoll_ >= 0) ::close(linger_epoll_);
+    linger_epoll_ = -1;
+    RemoveUnixSocket();
   }
 
   int port() const { return port_; }
   bool tls() const { return !options_.tls_cert_pem.empty(); }
   uint64_t deadline_cuts() const { return deadline_cuts_.load(std::memory_order_relaxed); }
+  uint64_t peer_limit_cuts() const { return peer_limit_cuts_.load(std::memory_order_relaxed); }
+  uint64_t lingered() const { return lingered_.load(std::memory_order_relaxed); }
 
  private:
   struct ConnectionEntry {
     int fd = -1;
     Clock::time_point deadline;
+    std::string peer;               // the per-peer cap's key (PeerKeyOf)
+    uint64_t serial = 0;            // arrival order: the oldest waiting connection is evicted first
+    bool waiting_for_head = true;   // no request head in progress to completion: evictable
+    bool counted = false;           // counts toward per_peer_[peer]
+    int linger_fd = -1;             // our duplicate of fd after an early answer (lingering close)
   };
 
-  void SetDeadline(MHD_Connection* connection, Clock::time_point deadline) {
+  struct Lingering {
+    int fd = -1;
+    Clock::time_point until;
+    size_t discarded = 0;
+  };
+
+  enum class Phase { kUnchanged, kWaitingForHead, kInRequest };
+
+  void SetDeadline(MHD_Connection* connection, Clock::time_point deadline, Phase phase = Phase::kUnchanged) {
     std::lock_guard<std::mutex> lock(conns_mutex_);
     auto it = conns_.find(connection);
-    if (it != conns_.end()) it->second.deadline = deadline;
+    if (it == conns_.end()) return;
+    it->second.deadline = deadline;
+    if (phase != Phase::kUnchanged) it->second.waiting_for_head = phase == Phase::kWaitingForHead;
+  }
+
+  // Cuts a connection's socket (MHD then sees the end of the stream and closes it). conns_mutex_ held.
+  static void Cut(ConnectionEntry& entry) {
+    ::shutdown(entry.fd, SHUT_RDWR);
+    entry.deadline = Clock::time_point::max();
+    entry.waiting_for_head = false;
+  }
+
+  // A new connection `entry` from `entry.peer`: counts it, or when the peer is at its cap evicts the peer's
+  // oldest connection waiting for a head (evict_waiting_connections) or else refuses the new one.
+  // conns_mutex_ held.
+  void AdmitLocked(ConnectionEntry& entry) {
+    unsigned& count = per_peer_[entry.peer];
+    if (count >= options_.max_connections_per_address) {
+      ConnectionEntry* victim = nullptr;
+      if (options_.evict_waiting_connections) {
+        for (auto& [other_connection, other] : conns_) {
+          if (&other == &entry || !other.counted || !other.waiting_for_head || other.peer != entry.peer) continue;
+          if (victim == nullptr || other.serial < victim->serial) victim = &other;
+        }
+      }
+      peer_limit_cuts_.fetch_add(1, std::memory_order_relaxed);
+      if (victim == nullptr) {
+        Cut(entry);  // not counted: its peer is at the cap, so per_peer_ keeps the peer's entry
+        return;
+      }
+      Cut(*victim);
+      victim->counted = false;
+      --count;
+    }
+    ++count;
+    entry.counted = true;
+  }
+
+  // Stops counting a closing connection toward its peer. conns_mutex_ held.
+  void ReleaseLocked(ConnectionEntry& entry) {
+    if (!entry.counted) return;
+    entry.counted = false;
+    auto it = per_peer_.find(entry.peer);
+    if (it != per_peer_.end() && --it->second == 0) per_peer_.erase(it);
+  }
+
+  // Takes over `fd` (a duplicate of a connection's socket whose answer MHD has sent) for a lingering close.
+  void StartLingering(int fd) {
+    ::shutdown(fd, SHUT_WR);  // FIN after the answer: the client sees the answer end
+    std::unique_lock<std::mutex> lock(linger_mutex_);
+    if (linger_stop_.load() || lingering_.size() >= kMaxLingeringConnections) {
+      lock.unlock();
+      ::close(fd);
+      return;
+    }
+    const uint64_t id = next_linger_id_++;
+    epoll_event event{};
+    event.events = EPOLLIN | EPOLLRDHUP;
+    event.data.u64 = id;
+    if (::epoll_ctl(linger_epoll_, EPOLL_CTL_ADD, fd, &event) != 0) {
+      lock.unlock();
+      ::close(fd);
+      return;
+    }
+    lingering_[id] = {fd, Clock::now() + std::chrono::seconds(kLingerSeconds), 0};
+  }
+
+  // Ends lingering connection `id` (closes its socket). linger_mutex_ held.
+  void EndLingeringLocked(uint64_t id) {
+    auto it = lingering_.find(id);
+    if (it == lingering_.end()) return;
+    ::epoll_ctl(linger_epoll_, EPOLL_CTL_DEL, it->second.fd, nullptr);
+    ::close(it->second.fd);
+    lingering_.erase(it);
+    lingered_.fetch_add(1, std::memory_order_relaxed);
+  }
+
+  // The lingerer thread: reads and discards what lingering connections still send; ends each at the end of
+  // its stream, an error, kLingerMaxBytes or kLingerSeconds.
+  void Linger() {
+    std::vector<char> scratch(64 * 1024);
+    epoll_event events[64];
+    while (!linger_stop_.load()) {
+      const int n = ::epoll_wait(linger_epoll_, events, 64, kDeadlineSweepMillis);
+      std::lock_guard<std::mutex> lock(linger_mutex_);
+      for (int i = 0; i < n; ++i) {
+        const uint64_t id = events[i].data.u64;
+        auto it = lingering_.find(id);
+        if (it == lingering_.end()) continue;  // ended since
+        bool end = false;
+        while (true) {
+          const ssize_t got = ::recv(it->second.fd, scratch.data(), scratch.size(), MSG_DONTWAIT);
+          if (got > 0) {
+            it->second.discarded += static_cast<size_t>(got);
+            if (it->second.discarded <= kLingerMaxBytes) continue;
+          } else if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+            break;
+          }
+          end = true;  // end of stream, error, or the byte bound
+          break;
+        }
+        if (end) EndLingeringLocked(id);
+      }
+      const auto now = Clock::now();
+      std::vector<uint64_t> expired;
+      for (const auto& [id, lingering] : lingering_) {
+        if (lingering.until <= now) expired.push_back(id);
+      }
+      for (uint64_t id : expired) EndLingeringLocked(id);
+    }
   }
 
   void Sweep() {
@@ -193,18 +468,32 @@ class HttpServer::Impl {
     if (code == MHD_CONNECTION_NOTIFY_STARTED) {
       const MHD_ConnectionInfo* info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
       if (info == nullptr) return;
+      ConnectionEntry entry;
+      entry.fd = info->connect_fd;
+      entry.deadline = Clock::now() + std::chrono::seconds(self->options_.head_deadline_seconds);
+      entry.peer = PeerKeyOf(connection, entry.fd);
       std::lock_guard<std::mutex> lock(self->conns_mutex_);
-      self->conns_[connection] = {info->connect_fd,
-                                  Clock::now() + std::chrono::seconds(self->options_.head_deadline_seconds)};
+      entry.serial = self->next_serial_++;
+      ConnectionEntry& stored = self->conns_[connection] = std::move(entry);
+      self->AdmitLocked(stored);
     } else {
-      std::lock_guard<std::mutex> lock(self->conns_mutex_);
-      self->conns_.erase(connection);
+      int linger_fd = -1;
+      {
+        std::lock_guard<std::mutex> lock(self->conns_mutex_);
+        auto it = self->conns_.find(connection);
+        if (it == self->conns_.end()) return;
+        self->ReleaseLocked(it->second);
+        linger_fd = it->second.linger_fd;
+        self->conns_.erase(it);
+      }
+      if (linger_fd >= 0) self->StartLingering(linger_fd);
     }
   }
 
   static void* UriLog(void*, const char* uri, MHD_Connection*) {
     auto* state = new RequestState;
     state->raw_target = uri == nullptr ? "" : uri;
+    state->uri = uri;
     return state;
   }
 
@@ -213,7 +502,8 @@ class HttpServer::Impl {
     delete static_cast<RequestState*>(*con_cls);
     *con_cls = nullptr;
     // The next request on a kept-alive connection gets a fresh head deadline.
-    self->SetDeadline(connection, Clock::now() + std::chrono::seconds(self->options_.head_deadline_seconds));
+    self->SetDeadline(connection, Clock::now() + std::chrono::seconds(self->options_.head_deadline_seconds),
+                      Phase::kWaitingForHead);
   }
 
   // Queues `response`. After it, the connection has no deadline (sending is bounded by the idle timeout),
@@ -222,6 +512,7 @@ class HttpServer::Impl {
   MHD_Result Queue(MHD_Connection* connection, HttpResponse response, bool early = false) {
     SetDeadline(connection, early ? Clock::now() + std::chrono::seconds(kEarlyAnswerLingerSeconds)
                                   : Clock::time_point::max());
+    if (early) KeepForLingering(connection);
     MHD_Response* r;
     if (response.file != nullptr) {
       const uint8_t* data = response.file->data() + response.file_offset;
@@ -242,6 +533,31 @@ class HttpServer::Impl {
     return result;
   }
 
+  // Keeps a duplicate of the connection's socket for a lingering close (see the notes at the top).
+  void KeepForLingering(MHD_Connection* connection) {
+    std::lock_guard<std::mutex> lock(conns_mutex_);
+    auto it = conns_.find(connection);
+    if (it == conns_.end() || it->second.linger_fd >= 0) return;
+    it->second.linger_fd = ::fcntl(it->second.fd, F_DUPFD_CLOEXEC, 0);  // -1: no lingering, as before
+  }
+
+  // True when no byte of the head hides behind a NUL (http/framing.h HeadBytesAreAccountedFor). `method` and
+  // `version` are MHD's strings for this request; the head starts at `method`.
+  bool HeadIsFreeOfNuls(MHD_Connection* connection, const char* method, const char* version,
+                        const RequestState& state) const {
+    const MHD_ConnectionInfo* info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+    if (info == nullptr || method == nullptr || version == nullptr || state.uri == nullptr) return false;
+    const size_t head_size = info->header_size;
+    if (head_size > options_.max_head_bytes) return false;  // not MHD's read buffer as we know it
+    ParsedHead parsed;
+    parsed.method = SpanOf(method, method, std::strlen(method));
+    parsed.target = SpanOf(method, state.uri, state.raw_target.size());
+    parsed.version = SpanOf(method, version, std::strlen(version));
+    HeadSpanCollector collector{method, &parsed.headers};
+    MHD_get_connection_values_n(connection, MHD_HEADER_KIND, &CollectHeaderSpan, &collector);
+    return HeadBytesAreAccountedFor(std::string_view(method, head_size), parsed);
+  }
+
   MHD_Result Refuse(MHD_Connection* connection, int status, std::string_view message) {
     HttpResponse response;
     response.status = status;
@@ -253,8 +569,13 @@ class HttpServer::Impl {
   }
 
   // The head is complete: check it, fill in the request. Returns false after queueing a refusal.
-  bool AcceptHead(MHD_Connection* connection, const char* method, RequestState* state, MHD_Result* result) {
-    SetDeadline(connection, Clock::now() + std::chrono::seconds(options_.body_deadline_seconds));
+  bool AcceptHead(MHD_Connection* connection, const char* method, const char* version, RequestState* state,
+                  MHD_Result* result) {
+    SetDeadline(connection, Clock::now() + std::chrono::seconds(options_.body_deadline_seconds), Phase::kInRequest);
+    if (!HeadIsFreeOfNuls(connection, method, version, *state)) {
+      *result = Refuse(connection, 400, "NUL byte or folded line in the request head");
+      return false;
+    }
     HttpRequest& req = state->request;
     MHD_get_connection_values_n(connection, MHD_HEADER_KIND, &CollectHeader, &req.headers);
     std::vector<std::pair<std::string_view, std::string_view>> views;
@@ -301,15 +622,15 @@ class HttpServer::Impl {
     return true;
   }
 
-  static MHD_Result Access(void* cls, MHD_Connection* connection, const char*, const char* method, const char*,
-                           const char* upload_data, size_t* upload_data_size, void** con_cls) {
+  static MHD_Result Access(void* cls, MHD_Connection* connection, const char*, const char* method,
+                           const char* version, const char* upload_data, size_t* upload_data_size, void** con_cls) {
     auto* self = static_cast<Impl*>(cls);
     auto* state = static_cast<RequestState*>(*con_cls);
     if (state == nullptr) return MHD_NO;  // UriLog always runs first
     if (!state->head_done) {
       state->head_done = true;
       MHD_Result result = MHD_YES;
-      if (!self->AcceptHead(connection, method, state, &result)) return result;
+      if (!self->AcceptHead(connection, method, version, state, &result)) return result;
       return MHD_YES;  // MHD reads the body (sending "100 Continue" when asked)
     }
     if (*upload_data_size > 0) {
@@ -342,13 +663,26 @@ class HttpServer::Impl {
   const HttpHeadHandler head_handler_;
   MHD_Daemon* daemon_ = nullptr;
   int port_ = 0;
+  dev_t unix_dev_ = 0;  // the bound Unix socket's file (removed by Stop() only while it is still ours)
+  ino_t unix_ino_ = 0;
   std::thread sweeper_;
   std::atomic<uint64_t> deadline_cuts_{0};
+  std::atomic<uint64_t> peer_limit_cuts_{0};
+  std::atomic<uint64_t> lingered_{0};
 
-  std::mutex conns_mutex_;  // guards conns_ and stopping_
+  std::mutex conns_mutex_;  // guards conns_, per_peer_, next_serial_ and stopping_
   std::condition_variable sweep_wake_;
   std::unordered_map<MHD_Connection*, ConnectionEntry> conns_;
+  std::unordered_map<std::string, unsigned> per_peer_;  // counted connections per peer key
+  uint64_t next_serial_ = 0;
   bool stopping_ = false;
+
+  std::thread lingerer_;
+  int linger_epoll_ = -1;
+  std::atomic<bool> linger_stop_{false};
+  std::mutex linger_mutex_;  // guards lingering_ and next_linger_id_
+  std::unordered_map<uint64_t, Lingering> lingering_;
+  uint64_t next_linger_id_ = 0;
 
   std::mutex stop_mutex_;  // guards stopped_ and the teardown
   bool stopped_ = false;
@@ -357,6 +691,17 @@ class HttpServer::Impl {
 namespace {
 
 Status ValidateOptions(const HttpServerOptions& o) {
+  if (!o.unix_path.empty()) {
+    if (o.unix_path[0] != '/' || o.unix_path.size() > kMaxUnixSocketPathBytes ||
+        o.unix_path.find('\0') != std::string::npos) {
+      return Status::InvalidArgument("http: the Unix socket path must be absolute and at most " +
+                                     std::to_string(kMaxUnixSocketPathBytes) + " bytes");
+    }
+    if (o.require_loopback_host) {
+      return Status::InvalidArgument("http: the Host allowlist needs a TCP port, not a Unix socket");
+    }
+    if (!o.tls_cert_pem.empty()) return Status::InvalidArgument("http: no TLS on a Unix socket");
+  }
   if (o.listen.port < 0 || o.listen.port > 65535) return Status::InvalidArgument("http: port must be 0..65535");
   if (o.event_threads < 1 || o.event_threads > kMaxEventThreads) {
     return Status::InvalidArgument("http: event_threads must be 1.." + std::to_string(kMaxEventThreads));
@@ -390,6 +735,8 @@ int HttpServer::port() const { return impl_->port(); }
 bool HttpServer::tls() const { return impl_->tls(); }
 void HttpServer::Stop() { impl_->Stop(); }
 uint64_t HttpServer::deadline_cuts() const { return impl_->deadline_cuts(); }
+uint64_t HttpServer::peer_limit_cuts() const { return impl_->peer_limit_cuts(); }
+uint64_t HttpServer::lingered() const { return impl_->lingered(); }
 
 Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& options, HttpHandler handler,
                                                      HttpHeadHandler head_handler) {

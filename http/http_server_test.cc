@@ -3,8 +3,11 @@
 // Tests of the http/ layer: a real HttpServer on 127.0.0.1 and raw sockets for hostile clients.
 #include "http/http_server.h"
 
+#include <grp.h>
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <atomic>
 #include <chrono>
@@ -13,6 +16,7 @@
 #include <vector>
 
 #include "http/http_test_util.h"
+#include "tests/test_util.h"
 
 namespace urlguard {
 namespace {
@@ -24,7 +28,7 @@ class HttpServerTest : public ::testing::Test {
  protected:
   // Starts a server whose handler echoes "METHOD PATH BODY" and records every path it answers.
   std::unique_ptr<HttpServer> Start(HttpServerOptions options = {}) {
-    options.listen = *ParseListenAddress("127.0.0.1:0");
+    if (options.unix_path.empty()) options.listen = *ParseListenAddress("127.0.0.1:0");
     auto server = HttpServer::Start(options, [this](const HttpRequest& req) {
       {
         std::lock_guard<std::mutex> lock(mutex_);
@@ -261,6 +265,203 @@ TEST_F(HttpServerTest, PerAddressConnectionCap) {
   e = RawExchange(server->port(), "GET /again HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", "127.0.0.2", 5);
   EXPECT_EQ(StatusOf(e.response), 200);
   for (int fd : held) close(fd);
+}
+
+// MHD 0.9.75 parses the head into C strings in place, so a NUL ended the target or a value early:
+// "/status\0junk" was answered as "/status". Any NUL in the request line or a header is now a 400, and the
+// handler never sees the request.
+TEST_F(HttpServerTest, NulByteInTheRequestLineOrAHeaderIs400) {
+  auto server = Start();
+  ASSERT_NE(server, nullptr);
+  using namespace std::string_literals;
+  const std::vector<std::string> requests = {
+      "GET /status\0junk HTTP/1.1\r\nHost: x\r\n\r\n"s,
+      "GET /v1/lists/L/manifest.json\0.txt HTTP/1.1\r\nHost: x\r\n\r\n"s,
+      "GET /status\0 HTTP/1.1\r\nHost: x\r\n\r\n"s,
+      "GET /a?b=1\0junk HTTP/1.1\r\nHost: x\r\n\r\n"s,
+      "GE\0T /status HTTP/1.1\r\nHost: x\r\n\r\n"s,
+      "GET\0 /status HTTP/1.1\r\nHost: x\r\n\r\n"s,
+      "GET /status HTTP/1.1\r\nHost: x\r\nX-A: foo\0bar\r\n\r\n"s,
+      "GET /status HTTP/1.1\r\nX-A: foo\r\nHost: x\0y\r\n\r\n"s,
+      "GET /status HTTP/1.1\r\nHost:\0x\r\n\r\n"s,
+      "GET /status HTTP/1.1\r\nHost: x\0\r\n\r\n"s,
+      "POST /status HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nX-A: \0\r\n\r\nbody"s,
+  };
+  for (const std::string& request : requests) {
+    const Exchange e = RawExchange(server->port(), request, "127.0.0.1", 5);
+    EXPECT_EQ(StatusOf(e.response), 400) << request << "\n" << e.response;
+    EXPECT_TRUE(e.closed);
+  }
+  EXPECT_TRUE(paths().empty()) << paths()[0];
+  // What real clients send is still answered: a query, many headers, a cookie, an empty value, bare LF line
+  // ends, an empty line before the request, keep-alive, a body.
+  const std::vector<std::string> fine = {
+      "GET /a?b=c%20d&e HTTP/1.1\r\nHost: x\r\nUser-Agent: curl/7.88\r\nAccept: */*\r\nCookie: a=b; c=d\r\n"
+      "X-Empty:\r\nX-Spaces:   v  \r\nConnection: close\r\n\r\n",
+      "GET /lf HTTP/1.1\nHost: x\nConnection: close\n\n",
+      "\r\nGET /after-empty-line HTTP/1.0\r\n\r\n",
+      "GET /k1 HTTP/1.1\r\nHost: x\r\n\r\nGET /k2 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+      "POST /body HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nConnection: close\r\n\r\nbo\0y"s,
+  };
+  for (const std::string& request : fine) {
+    const Exchange e = RawExchange(server->port(), request, "127.0.0.1", 5);
+    EXPECT_EQ(StatusOf(e.response), 200) << request << "\n" << e.response;
+  }
+  EXPECT_EQ(paths().size(), 6u);
+}
+
+// An answer given before the body is read (here: a declared body far over the cap) used to be followed by a
+// close(2) with the body unread, which makes the kernel send a reset: a client still sending (its body goes
+// out in 64 KiB pieces, as from a loaded machine) got "connection reset" instead of the 413. The layer now
+// lingers: it reads and discards the rest, so every attempt ends with the whole body sent and the 413 read.
+TEST_F(HttpServerTest, EarlyRefusalLingersSoTheClientGetsTheAnswer) {
+  HttpServerOptions options;
+  options.max_body_bytes = 1000;
+  auto server = Start(options);
+  ASSERT_NE(server, nullptr);
+  constexpr size_t kBodyBytes = 2 << 20, kPiece = 64 << 10;
+  const std::string piece(kPiece, 'b');
+  int answered = 0, sent = 0;
+  constexpr int kAttempts = 20;
+  for (int i = 0; i < kAttempts; ++i) {
+    const int fd = ConnectFrom(server->port(), "127.0.0.1", 10);
+    ASSERT_GE(fd, 0);
+    bool all_sent = SendAll(fd, "POST /v1/verify HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+                                    std::to_string(kBodyBytes) + "\r\n\r\n");
+    for (size_t at = 0; at < kBodyBytes && all_sent; at += kPiece) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      all_sent = SendAll(fd, piece);
+    }
+    const Exchange e = ReadUntilClose(fd);
+    close(fd);
+    sent += all_sent ? 1 : 0;
+    answered += StatusOf(e.response) == 413 ? 1 : 0;
+    EXPECT_EQ(CountResponses(e.response), StatusOf(e.response) == 413 ? 1 : 0) << e.response;
+  }
+  EXPECT_EQ(sent, kAttempts) << "the server reset connections while the client was sending";
+  EXPECT_EQ(answered, kAttempts);
+  EXPECT_GE(server->lingered(), 1u);
+  EXPECT_TRUE(paths().empty());
+}
+
+// A peer at its cap with evict_waiting_connections: a new connection closes the peer's oldest connection that
+// waits for a head (a dripper) instead of being refused; when every one is inside a request, it is refused.
+TEST_F(HttpServerTest, AtItsCapAPeersNewConnectionEvictsItsOldestWaitingOne) {
+  HttpServerOptions options;
+  options.max_connections_per_address = 4;
+  options.evict_waiting_connections = true;
+  options.idle_timeout_seconds = 30;
+  options.head_deadline_seconds = 30;
+  options.body_deadline_seconds = 30;
+  auto server = Start(options);
+  ASSERT_NE(server, nullptr);
+  std::vector<int> waiting;
+  for (int i = 0; i < 4; ++i) {
+    const int fd = ConnectFrom(server->port(), "127.0.0.2", 5);
+    ASSERT_GE(fd, 0);
+    ASSERT_TRUE(SendAll(fd, "GET /drip HTTP/1.1\r\nHost: x\r\n"));
+    waiting.push_back(fd);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // arrival order
+  }
+  const Exchange e =
+      RawExchange(server->port(), "GET /new HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", "127.0.0.2", 5);
+  EXPECT_EQ(StatusOf(e.response), 200) << e.response;
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_TRUE(ClosedByServer(waiting[0])) << "the oldest waiting connection was kept";
+  for (size_t i = 1; i < waiting.size(); ++i) EXPECT_FALSE(ClosedByServer(waiting[i])) << i;
+  for (int fd : waiting) close(fd);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  // Four connections inside a request (a body on its way) are not evictable: the fifth is refused.
+  std::vector<int> busy;
+  for (int i = 0; i < 4; ++i) {
+    const int fd = ConnectFrom(server->port(), "127.0.0.2", 5);
+    ASSERT_GE(fd, 0);
+    ASSERT_TRUE(SendAll(fd, "POST /busy HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nabc"));
+    busy.push_back(fd);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const Exchange refused =
+      RawExchange(server->port(), "GET /fifth HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", "127.0.0.2", 5);
+  EXPECT_EQ(StatusOf(refused.response), 0) << refused.response;
+  EXPECT_TRUE(refused.closed);
+  for (int fd : busy) EXPECT_FALSE(ClosedByServer(fd));
+  for (int fd : busy) close(fd);
+  EXPECT_GE(server->peer_limit_cuts(), 2u);
+}
+
+// The Unix-domain listener: mode 0660 and the configured group before the first client, peers capped per uid
+// (SO_PEERCRED), a stale socket replaced, a live one refused, the file removed at Stop().
+TEST_F(HttpServerTest, UnixSocketIs0660WithItsGroupAndCapsEachUid) {
+  testing::TempDir dir("http-unix");
+  ASSERT_EQ(chmod(dir.path().c_str(), 0711), 0);  // another uid may reach the socket below
+  const std::string path = dir.Join("api.sock");
+  HttpServerOptions options;
+  options.unix_path = path;
+  options.max_connections_per_address = 4;
+  options.idle_timeout_seconds = 30;
+  const bool root = geteuid() == 0;
+  const gid_t group = root ? 65534 : getegid();  // nogroup: a group root can give the socket
+  options.unix_group = std::to_string(group);
+  auto server = Start(options);
+  ASSERT_NE(server, nullptr);
+  struct stat st {};
+  ASSERT_EQ(lstat(path.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISSOCK(st.st_mode));
+  EXPECT_EQ(st.st_mode & 07777, 0660u);
+  EXPECT_EQ(st.st_gid, group);
+  Exchange e = ExchangeOn(ConnectUnix(path), "GET /unix HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(StatusOf(e.response), 200) << e.response;
+
+  // This uid at its cap: a fifth connection is refused.
+  std::vector<int> held;
+  for (int i = 0; i < 4; ++i) {
+    const int fd = ConnectUnix(path, 5);
+    ASSERT_GE(fd, 0);
+    ASSERT_TRUE(SendAll(fd, "GET /held HTTP/1.1\r\n"));
+    held.push_back(fd);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  e = ExchangeOn(ConnectUnix(path, 5), "GET /fifth HTTP/1.1\r\nHost: localhost\r\n\r\n");
+  EXPECT_EQ(StatusOf(e.response), 0) << e.response;
+  EXPECT_TRUE(e.closed);
+  if (root) {
+    // Another uid (nobody, in the socket's group) is served meanwhile: the cap is per uid, not per socket.
+    const pid_t child = fork();
+    if (child == 0) {
+      if (setgroups(0, nullptr) != 0 || setgid(65534) != 0 || setuid(65534) != 0) _exit(3);
+      const Exchange other = ExchangeOn(ConnectUnix(path, 5), "GET /other-uid HTTP/1.1\r\nHost: localhost\r\n"
+                                                              "Connection: close\r\n\r\n");
+      _exit(StatusOf(other.response) == 200 ? 0 : 1);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  }
+  for (int fd : held) close(fd);
+
+  // A second server on the live socket is refused; after Stop() the file is gone, and a stale socket file
+  // (nobody listening) is replaced.
+  HttpServerOptions second = options;
+  EXPECT_EQ(HttpServer::Start(second, [](const HttpRequest&) { return HttpResponse{}; }).status().code(),
+            StatusCode::kIoError);
+  server->Stop();
+  EXPECT_NE(lstat(path.c_str(), &st), 0);
+  const int stale = socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.data(), path.size());
+  ASSERT_EQ(bind(stale, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  close(stale);
+  auto restarted = Start(options);
+  ASSERT_NE(restarted, nullptr);
+  e = ExchangeOn(ConnectUnix(path), "GET /again HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(StatusOf(e.response), 200) << e.response;
+  restarted->Stop();
+  // Not a socket: refused, left alone.
+  testing::WriteFileOrDie(path, "precious");
+  EXPECT_EQ(HttpServer::Start(options, [](const HttpRequest&) { return HttpResponse{}; }).status().code(),
+            StatusCode::kIoError);
+  EXPECT_EQ(testing::ReadFileOrDie(path), "precious");
 }
 
 TEST_F(HttpServerTest, HostAllowlist) {

@@ -8,9 +8,12 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 namespace urlguard {
@@ -41,6 +44,36 @@ inline int ConnectFrom(int port, const char* source = "127.0.0.1", int timeout_s
   return fd;
 }
 
+// A connection to the Unix-domain socket at `path`. -1 on failure.
+inline int ConnectUnix(const std::string& path, int timeout_seconds = 10) {
+  const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  if (fd < 0) return -1;
+  timeval tv{timeout_seconds, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.size() >= sizeof(addr.sun_path)) {
+    close(fd);
+    return -1;
+  }
+  std::memcpy(addr.sun_path, path.data(), path.size());
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// True when the server has closed (or reset) connection `fd`; reads and drops whatever it sent first.
+inline bool ClosedByServer(int fd) {
+  char buf[512];
+  ssize_t n;
+  while ((n = recv(fd, buf, sizeof buf, MSG_DONTWAIT)) > 0) {
+  }
+  return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+}
+
 inline bool SendAll(int fd, const std::string& data) {
   size_t sent = 0;
   while (sent < data.size()) {
@@ -69,6 +102,16 @@ inline Exchange ReadUntilClose(int fd) {
     if (n < 0) break;
     out.response.append(buf, static_cast<size_t>(n));
   }
+  return out;
+}
+
+// Sends `request` verbatim on connection `fd` (closed afterwards) and returns what comes back until the server
+// closes.
+inline Exchange ExchangeOn(int fd, const std::string& request) {
+  if (fd < 0) return {};
+  SendAll(fd, request);
+  Exchange out = ReadUntilClose(fd);
+  close(fd);
   return out;
 }
 

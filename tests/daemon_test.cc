@@ -3,7 +3,9 @@
 // urlguardd as systemd runs it: a real process against the reference server on loopback. It must say READY=1 on
 // $NOTIFY_SOCKET once its lists are mapped, answer /v1/check, /status and /metrics, reload on SIGHUP, stop cleanly
 // on SIGTERM, and refuse to start while another process holds the data directory.
+#include <grp.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -12,6 +14,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cctype>
@@ -269,12 +272,19 @@ TEST(Daemon, RefusesNonLoopbackListenAddress) {
 // server that does not exist: verdicts are "safe" and stale, which is all these tests need.
 class RunningDaemon {
  public:
-  explicit RunningDaemon(const std::string& name) : root_(testing::ScratchDir(name)) {
+  // `extra`: more arguments; "ROOT" in them stands for the daemon's scratch directory.
+  explicit RunningDaemon(const std::string& name, std::vector<std::string> extra = {})
+      : root_(testing::ScratchDir(name)) {
     testing::WriteFileOrDie(root_ + "/pub.pem", std::move(SigningKey::Generate()).value().PublicPem());
     NotifySocket notify(root_ + "/notify.sock");
-    pid_ = Spawn({testing::BinPath("urlguardd"), "--data-dir", root_ + "/data", "--server", "http://127.0.0.1:1",
-                  "--public-key", root_ + "/pub.pem", "--list", "phishing", "--listen", "127.0.0.1:0"},
-                 root_ + "/notify.sock", root_ + "/daemon.log");
+    std::vector<std::string> args = {testing::BinPath("urlguardd"), "--data-dir", root_ + "/data", "--server",
+                                     "http://127.0.0.1:1", "--public-key", root_ + "/pub.pem", "--list", "phishing",
+                                     "--listen", "127.0.0.1:0"};
+    for (std::string& a : extra) {
+      if (a.rfind("ROOT", 0) == 0) a = root_ + a.substr(4);
+      args.push_back(a);
+    }
+    pid_ = Spawn(args, root_ + "/notify.sock", root_ + "/daemon.log");
     if (!notify.WaitFor("READY=1", 20)) return;
     const std::string log = testing::ReadFileOrDie(root_ + "/daemon.log");
     const std::string marker = "lookup API on http://127.0.0.1:";
@@ -286,6 +296,7 @@ class RunningDaemon {
     EXPECT_EQ(WaitExit(pid_, 20), 0);
   }
   int port() const { return port_; }
+  const std::string& root() const { return root_; }
   std::string log() const { return testing::ReadFileOrDie(root_ + "/daemon.log"); }
   std::string hostport() const { return "127.0.0.1:" + std::to_string(port_); }
 
@@ -668,6 +679,149 @@ TEST(DaemonReadiness, RefusesAWaitOutOfRange) {
     EXPECT_NE(testing::ReadFileOrDie(root + "/err").find("not in range 1 to 86400"), std::string::npos) << wait;
     EXPECT_FALSE(Env::Default()->FileExists(root + "/data")) << wait;
   }
+
+// Every local program connects from 127.0.0.1, so they all share one per-address budget: one process holding 80
+// dripping connections (reconnecting whenever one is cut) used to leave another program on 127.0.0.1 with 2 of
+// 24 /status answers. Now a new connection at the cap closes the address's oldest connection still waiting for
+// a head, and a dripper loses its slot after kApiHeadDeadlineSeconds anyway: the honest program gets its
+// answers.
+TEST(DaemonApi, OneLocalProcessDrippingFrom127001DoesNotStarveAnother) {
+  RunningDaemon d("daemon-drip-same-address");
+  ASSERT_GT(d.port(), 0) << d.log();
+  const std::string partial = "GET /status HTTP/1.1\r\nHost: " + d.hostport() + "\r\nX-Drip: ";
+  constexpr int kDrippers = 80;
+  std::atomic<bool> stop{false};
+  std::atomic<int> reconnects{0};
+  std::thread attacker([&] {
+    std::vector<int> fds;
+    while (!stop) {
+      // Keep kDrippers connections open from 127.0.0.1, replacing each one the daemon cuts, and drip a byte
+      // into each every 100 ms.
+      for (int& fd : fds) {
+        if (testing_http::ClosedByServer(fd)) {
+          close(fd);
+          fd = -1;
+        } else {
+          (void)send(fd, "a", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+        }
+      }
+      fds.erase(std::remove(fds.begin(), fds.end(), -1), fds.end());
+      while (static_cast<int>(fds.size()) < kDrippers && !stop) {
+        const int fd = testing_http::ConnectFrom(d.port(), "127.0.0.1", 1);
+        if (fd < 0) break;
+        (void)testing_http::SendAll(fd, partial);
+        fds.push_back(fd);
+        reconnects.fetch_add(1);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    for (int fd : fds) close(fd);
+  });
+  std::this_thread::sleep_for(std::chrono::seconds(1));  // the drippers hold every slot of 127.0.0.1
+  constexpr int kProbes = 24;
+  int answered = 0;
+  for (int i = 0; i < kProbes; ++i) {
+    const auto out = testing_http::RawExchange(
+        d.port(), "GET /status HTTP/1.1\r\nHost: " + d.hostport() + "\r\nConnection: close\r\n\r\n", "127.0.0.1",
+        /*timeout_seconds=*/10);
+    if (testing_http::StatusOf(out.response) == 200) ++answered;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  stop = true;
+  attacker.join();
+  std::printf("honest /status answered: %d of %d next to %d drippers (%d dripper connections opened)\n", answered,
+              kProbes, kDrippers, reconnects.load());
+  EXPECT_GT(reconnects.load(), kDrippers) << "the drippers never lost a slot";
+  EXPECT_GE(answered, kProbes - 2);
+}
+
+// urlguardd --listen-unix: the API on a Unix socket, mode 0660 with the configured group, no Host allowlist
+// (curl --unix-socket sends "Host: localhost"), a NUL in the target refused there too, and connections capped
+// per uid: a flood of 100 waiting connections from one uid leaves at most kApiMaxConnectionsPerPeer of them
+// open, and another uid's connections are neither counted with them nor evicted for them.
+TEST(DaemonApi, UnixSocketServesLocalProgramsAndCapsEachUid) {
+  const bool root = geteuid() == 0;
+  const std::string group = root ? "65534" : std::to_string(getegid());
+  RunningDaemon d("daemon-unix", {"--listen-unix", "ROOT/api.sock", "--unix-group", group});
+  ASSERT_GT(d.port(), 0) << d.log();
+  const std::string path = d.root() + "/api.sock";
+  EXPECT_NE(d.log().find("and unix:" + path), std::string::npos) << d.log();
+  struct stat st {};
+  ASSERT_EQ(lstat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0660u);
+  EXPECT_EQ(std::to_string(st.st_gid), group);
+  auto curl = testing::RunCommand("curl -s --max-time 10 --unix-socket " + path + " http://localhost/status");
+  EXPECT_EQ(curl.exit_code, 0);
+  EXPECT_NE(curl.out.find("\"lists\""), std::string::npos) << curl.out;
+  using namespace std::string_literals;
+  const auto nul = testing_http::ExchangeOn(testing_http::ConnectUnix(path),
+                                            "GET /status\0junk HTTP/1.1\r\nHost: localhost\r\n\r\n"s);
+  EXPECT_EQ(testing_http::StatusOf(nul.response), 400) << nul.response;
+
+  std::vector<int> flood;
+  for (int i = 0; i < 100; ++i) {
+    const int fd = testing_http::ConnectUnix(path, 5);
+    ASSERT_GE(fd, 0) << i;
+    (void)testing_http::SendAll(fd, "GET /status HTTP/1.1\r\n");
+    flood.push_back(fd);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  int open = 0;
+  for (int fd : flood) open += testing_http::ClosedByServer(fd) ? 0 : 1;
+  EXPECT_LE(open, static_cast<int>(kApiMaxConnectionsPerPeer));
+  EXPECT_GE(open, static_cast<int>(kApiMaxConnectionsPerPeer) - 4);  // the newest ones are kept
+  if (root) {
+    // nobody (uid 65534, in the socket's group): its held connections survive this uid's next flood, and its
+    // request is answered.
+    ASSERT_EQ(chmod(d.root().c_str(), 0711), 0);
+    int to_child[2], from_child[2];
+    ASSERT_EQ(pipe(to_child), 0);
+    ASSERT_EQ(pipe(from_child), 0);
+    const pid_t child = fork();
+    if (child == 0) {
+      if (setgroups(0, nullptr) != 0 || setgid(65534) != 0 || setuid(65534) != 0) _exit(3);
+      std::vector<int> held;
+      for (int i = 0; i < 8; ++i) {
+        const int fd = testing_http::ConnectUnix(path, 5);
+        if (fd < 0 || !testing_http::SendAll(fd, "GET /status HTTP/1.1\r\n")) _exit(4);
+        held.push_back(fd);
+      }
+      char c = 'r';
+      (void)!write(from_child[1], &c, 1);  // held; now the parent floods
+      (void)!read(to_child[0], &c, 1);
+      int kept = 0;
+      for (int fd : held) kept += testing_http::ClosedByServer(fd) ? 0 : 1;
+      const auto other = testing_http::ExchangeOn(
+          testing_http::ConnectUnix(path, 5), "GET /status HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+      _exit(kept == 8 && testing_http::StatusOf(other.response) == 200 ? 0 : 1);
+    }
+    char c;
+    ASSERT_EQ(read(from_child[0], &c, 1), 1);
+    for (int i = 0; i < 100; ++i) {
+      const int fd = testing_http::ConnectUnix(path, 5);
+      ASSERT_GE(fd, 0) << i;
+      (void)testing_http::SendAll(fd, "GET /status HTTP/1.1\r\n");
+      flood.push_back(fd);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    ASSERT_EQ(write(to_child[1], "g", 1), 1);
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the other uid was evicted or not served";
+    for (int fd : {to_child[0], to_child[1], from_child[0], from_child[1]}) close(fd);
+  }
+  for (int fd : flood) close(fd);
+}
+
+// urlguardd's own NUL check: "/status\0junk" was answered as /status.
+TEST(DaemonApi, ANulInTheTargetIs400) {
+  RunningDaemon d("daemon-nul");
+  ASSERT_GT(d.port(), 0) << d.log();
+  using namespace std::string_literals;
+  const auto out = testing_http::RawExchange(
+      d.port(), "GET /status\0junk HTTP/1.1\r\nHost: "s + d.hostport() + "\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(testing_http::StatusOf(out.response), 400) << out.response;
+  EXPECT_EQ(out.response.find("\"lists\""), std::string::npos) << out.response;
 }
 
 }  // namespace

@@ -6,12 +6,15 @@
 //   - fork with open handles: every descriptor the library opens (data directory lock, mappings, SQLite
 //     cache, libcurl connections, the reference server's sockets) is close-on-exec, so an exec'd child holds
 //     none of them;
-//   - a connect that never completes (a SYN nobody answers) is cut by the fetcher's connect timeout.
+//   - a connect that never completes (a SYN nobody answers) is cut by the fetcher's connect timeout;
+//   - the reference server's HTTP layer: a NUL in the request target is refused, not cut short; a verify body
+//     far over the cap gets its 413, not a reset (lingering close).
 // Real components only: the publisher, the reference server on 127.0.0.1, the Client and the Checker.
 #include <csignal>
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <httplib.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -29,8 +32,10 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "http/http_test_util.h"
 #include "sync/fetcher.h"
 #include "tests/test_util.h"
 #include "urlguard/checker.h"
@@ -122,6 +127,8 @@ class Repository {
     server_ = std::move(server).value();
     return Status::Ok();
   }
+
+  int port() const { return server_ ? server_->port() : 0; }
 
   ClientOptions ClientFor(const std::string& data_dir) const {
     ClientOptions co;
@@ -470,6 +477,64 @@ TEST(ThreatGaps, AConnectThatNeverCompletesIsCutByTheConnectTimeout) {
   // (A generous bound: it only has to tell 1 s from 60 s.)
   EXPECT_LT(seconds, 20.0) << r.status().ToString();
   EXPECT_GE(seconds, 0.5) << r.status().ToString();
+}
+
+
+// ---- the reference server's HTTP layer ----------------------------------------------------------------------
+
+// MHD hands the target to the server as a C string, so "/v1/lists/phishing/manifest.json\0.txt" was served as
+// the manifest (and "/x\0" as "/x"), past the server's own refusal of "%00". A NUL in the request line or a
+// header is now 400, whatever follows it.
+TEST(ThreatGaps, ANulInTheRequestTargetIsRefusedNotCutShort) {
+  Repository repo(testing::ScratchDir("nul-target"));
+  ASSERT_TRUE(repo.Publish(0).ok());
+  ASSERT_TRUE(repo.StartServer().ok());
+  using namespace std::string_literals;
+  const std::string manifest = "/v1/lists/phishing/manifest.json";
+  const auto plain = testing_http::RawExchange(
+      repo.port(), "GET " + manifest + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  ASSERT_EQ(testing_http::StatusOf(plain.response), 200) << plain.response;
+  for (const std::string& request :
+       {"GET " + manifest + "\0.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"s,
+        "GET " + manifest + " HTTP/1.1\r\nHost: x\r\nIf-None-Match: \"a\"\0junk\r\nConnection: close\r\n\r\n"s}) {
+    const auto out = testing_http::RawExchange(repo.port(), request);
+    EXPECT_EQ(testing_http::StatusOf(out.response), 400) << out.response;
+    EXPECT_EQ(out.response.find("\"list\""), std::string::npos) << "the manifest was served";
+  }
+}
+
+// A client posting 2 MiB to /v1/verify (cap 16 KiB) is answered 413 before its body is read. The server used
+// to close with the body unread, so the client, still sending (in 64 KiB pieces, as from a loaded machine),
+// got a reset and no answer; with the lingering close every attempt gets its 413.
+TEST(ThreatGaps, AVerifyBodyFarOverTheCapGetsItsAnswerNotAReset) {
+  Repository repo(testing::ScratchDir("linger"));
+  ASSERT_TRUE(repo.Publish(0).ok());
+  ASSERT_TRUE(repo.StartServer().ok());
+  constexpr size_t kBodyBytes = 2 << 20, kPiece = 64 << 10;
+  const std::string piece(kPiece, 'x');
+  const httplib::ContentProvider paced = [&](size_t offset, size_t length, httplib::DataSink& sink) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    (void)offset;
+    return sink.write(piece.data(), std::min(length, kPiece));
+  };
+  std::signal(SIGPIPE, SIG_IGN);  // a reset must fail the write, not kill the test (httplib writes without
+                                  // MSG_NOSIGNAL)
+  constexpr int kAttempts = 20;
+  int answered = 0;
+  std::string last_error;
+  for (int i = 0; i < kAttempts; ++i) {
+    httplib::Client client("127.0.0.1", repo.port());
+    client.set_connection_timeout(5, 0);
+    client.set_read_timeout(10, 0);
+    client.set_write_timeout(10, 0);
+    auto r = client.Post("/v1/verify", kBodyBytes, paced, "application/json");
+    if (r && r->status == 413) {
+      ++answered;
+    } else {
+      last_error = r ? "status " + std::to_string(r->status) : httplib::to_string(r.error());
+    }
+  }
+  EXPECT_EQ(answered, kAttempts) << "last failure: " << last_error;
 }
 
 }  // namespace

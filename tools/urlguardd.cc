@@ -10,7 +10,7 @@
 // the daemon to its transport and to signals, and logs.
 //
 //   urlguardd --data-dir D --server URL --public-key PUB.pem [--list NAME...] [--listen 127.0.0.1:PORT]
-//             [--wait-for-first-sync[=SECONDS]]
+//             [--wait-for-first-sync[=SECONDS]] [--listen-unix PATH [--unix-group GROUP]]
 //
 // systemd: Type=notify (READY=1 once the lists are mapped and the API listens; a no-op without NOTIFY_SOCKET;
 // with --wait-for-first-sync only once every subscribed list is installed and fresh, or when SECONDS passed),
@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <ctime>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -61,6 +62,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", urlguard::VersionString("urlguardd"), "print the version and the format versions");
   urlguard::DaemonOptions options;
   std::string listen = "127.0.0.1:8089";
+  std::string listen_unix, unix_group;
   auto repeatable = [](CLI::Option* o) {
     return o->expected(1)->allow_extra_args(false)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   };
@@ -78,6 +80,12 @@ int main(int argc, char** argv) {
   app.add_option("--listen", listen,
                  "numeric loopback address for the lookup API: 127.x.y.z:PORT or [::1]:PORT (default 127.0.0.1:8089; "
                  "port 0 picks one)");
+  auto* unix_option = app.add_option(
+      "--listen-unix", listen_unix,
+      "also answer the lookup API on a Unix-domain socket at this absolute path (mode 0660; connections are "
+      "capped per peer uid, so one user's programs cannot starve another's)");
+  app.add_option("--unix-group", unix_group, "group of the --listen-unix socket (default: the daemon's group)")
+      ->needs(unix_option);
   app.add_option("--ca-bundle", options.ca_bundle, "CA bundle for https (default: the system's)");
   int64_t wait_seconds = 0;
   CLI::Option* wait_for_first_sync =
@@ -100,6 +108,15 @@ int main(int argc, char** argv) {
     std::cerr << "urlguardd: --listen " << listen << ": " << api.status().message() << '\n';
     return 4;
   }
+  std::unique_ptr<urlguard::ApiListener> unix_api;
+  if (!listen_unix.empty()) {
+    auto created = urlguard::NewUnixApiListener(listen_unix, unix_group);
+    if (!created.ok()) {
+      std::cerr << "urlguardd: --listen-unix " << listen_unix << ": " << created.status().message() << '\n';
+      return 4;
+    }
+    unix_api = std::move(created).value();
+  }
   urlguard::Env* env = urlguard::Env::Default();
   options.env = env;
   // Before any thread starts (the daemon's and the listener's inherit the mask).
@@ -119,10 +136,16 @@ int main(int argc, char** argv) {
     std::cerr << "urlguardd: " << s.ToString() << '\n';
     return 1;
   }
+  if (unix_api) {
+    if (auto s = unix_api->Start([d](const urlguard::ApiRequest& r) { return d->Handle(r); }); !s.ok()) {
+      std::cerr << "urlguardd: --listen-unix " << listen_unix << ": " << s.ToString() << '\n';
+      return 1;
+    }
+  }
 
   const size_t lists = d->installed_lists();
   Log("serving " + std::to_string(lists) + " installed list(s) from " + options.data_dir + ", lookup API on " +
-      (*api)->url() + ", syncing from " + options.server_url);
+      (*api)->url() + (unix_api ? " and " + unix_api->url() : "") + ", syncing from " + options.server_url);
   // --wait-for-first-sync: READY=1 comes from `readiness` once every subscribed list is installed (or the wait is
   // over), while this thread runs the first sync at once and then the usual loop.
   std::thread readiness;
@@ -170,5 +193,6 @@ int main(int argc, char** argv) {
   Notify(env, "STOPPING=1");
   Log("stopping");
   (*api)->Stop();
+  if (unix_api) unix_api->Stop();
   return exit_code;
 }

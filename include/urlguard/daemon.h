@@ -133,7 +133,7 @@ class URLGUARD_EXPORT Daemon {
 
 using ApiHandler = std::function<ApiResponse(const ApiRequest&)>;
 
-// Serves the lookup API over HTTP/1.1 on one loopback address.
+// Serves the lookup API over HTTP/1.1 on one loopback address or one Unix-domain socket.
 class URLGUARD_EXPORT ApiListener {
  public:
   virtual ~ApiListener() = default;
@@ -143,7 +143,7 @@ class URLGUARD_EXPORT ApiListener {
   virtual Status Start(ApiHandler handler) = 0;
   // The bound port (the system's choice when the address said port 0); 0 before Start.
   virtual int port() const = 0;
-  // "http://127.0.0.1:8089" with the bound port.
+  // "http://127.0.0.1:8089" with the bound port; "unix:/run/urlguard/api.sock" for a Unix socket.
   virtual std::string url() const = 0;
   // Stops accepting, closes every connection and joins the threads. Idempotent.
   virtual void Stop() = 0;
@@ -163,19 +163,42 @@ class URLGUARD_EXPORT ApiListener {
 //   - unambiguous framing (two Content-Length headers, Content-Length with Transfer-Encoding, any coding
 //     but "chunked": 400, so nothing hidden in a body is answered);
 //   - GET or HEAD (else 405 before any body byte is read) and no request body (413);
-//   - a complete head within kApiHeadDeadlineSeconds of connecting, however slowly bytes drip in (cut);
-//     heads up to kApiMaxHeadBytes (431/414);
-//   - at most kApiMaxConnections connections, kApiMaxConnectionsPerAddress from one source address.
+//   - no NUL byte in the request line or a header (400: it would end the target or a value early);
+//   - a complete head within kApiHeadDeadlineSeconds of connecting (or of the previous answer on a kept-alive
+//     connection), however slowly bytes drip in (cut); heads up to kApiMaxHeadBytes (431/414);
+//   - at most kApiMaxConnections connections, kApiMaxConnectionsPerAddress from one source address. Every
+//     local program connects from 127.0.0.1, so at that cap a new connection closes the address's oldest
+//     connection still waiting for a head (a dripper, an idle keep-alive) rather than being refused: one
+//     process dripping heads cannot lock the others out; it is refused only while all of them are inside a
+//     request. Programs that must not share a budget with other local programs use the Unix socket
+//     (NewUnixApiListener), which caps each uid on its own.
+// An answer given before the request was read (400, 405, 413, 421) is followed by a lingering close: the
+// daemon reads and discards what the client still sends (bounded) so the client gets the answer, not a reset.
 // Answers never carry Access-Control-* headers (no CORS grant, also not to a preflight OPTIONS, which gets
 // 405), and carry "Cache-Control: no-store" and "X-Content-Type-Options: nosniff".
 URLGUARD_EXPORT Result<std::unique_ptr<ApiListener>> NewLoopbackApiListener(std::string_view listen_address);
 
-// The transport's limits (see NewLoopbackApiListener).
-inline constexpr int kApiHeadDeadlineSeconds = 5;
+// The same API on a Unix-domain socket at `path` (absolute, at most 107 bytes), for local programs that must
+// not share a connection budget with every other local program. Start() creates the socket mode 0660 with
+// group `group` (a name or a number; "" = the daemon's group) before it accepts anything; who may connect is
+// decided by the file's mode, so the directory holding it should be writable by the daemon only (systemd:
+// RuntimeDirectory=). A stale socket left at `path` is replaced; a live one or any other file is refused
+// (kIoError). Stop() removes the socket. Peers are identified by their uid (SO_PEERCRED): at most
+// kApiMaxConnectionsPerPeer connections per uid, with the eviction rule above, so one user's programs cannot
+// starve another's. The transport's other checks are those above, except the Host allowlist: no web page can
+// reach a Unix socket (there is no name to rebind), and clients send "Host: localhost" without a port.
+// Failures: kInvalidArgument (a relative or too long path, checked here; an unknown group, from Start()).
+URLGUARD_EXPORT Result<std::unique_ptr<ApiListener>> NewUnixApiListener(std::string_view path,
+                                                                         std::string_view group = {});
+
+// The transport's limits (see NewLoopbackApiListener). A local client sends its head in well under a
+// millisecond; a dripper loses its slot after kApiHeadDeadlineSeconds, and an idle keep-alive connection too.
+inline constexpr int kApiHeadDeadlineSeconds = 2;
 inline constexpr int kApiIdleTimeoutSeconds = 15;
 inline constexpr size_t kApiMaxHeadBytes = 16 * 1024;  // a URL to check travels in the request line
 inline constexpr unsigned kApiMaxConnections = 1024;
 inline constexpr unsigned kApiMaxConnectionsPerAddress = 64;
+inline constexpr unsigned kApiMaxConnectionsPerPeer = 64;  // per uid, on the Unix socket
 inline constexpr int kApiEventThreads = 2;
 
 }  // namespace urlguard
