@@ -679,6 +679,7 @@ TEST(DaemonReadiness, RefusesAWaitOutOfRange) {
     EXPECT_NE(testing::ReadFileOrDie(root + "/err").find("not in range 1 to 86400"), std::string::npos) << wait;
     EXPECT_FALSE(Env::Default()->FileExists(root + "/data")) << wait;
   }
+}
 
 // Every local program connects from 127.0.0.1, so they all share one per-address budget: one process holding 80
 // dripping connections (reconnecting whenever one is cut) used to leave another program on 127.0.0.1 with 2 of
