@@ -18,7 +18,9 @@ struct Daemon::Impl {
   SyncOptions sync_options;
   std::unique_ptr<SyncEngine> engine;  // Tick/Reload thread only
   std::unique_ptr<Client> client;      // thread-safe
-  std::atomic<uint64_t> sync_attempts[6] = {};  // by SyncResult; relaxed (statistics only)
+  std::atomic<uint64_t> sync_attempts[kSyncResultCount] = {};  // by SyncResult; relaxed (statistics only)
+  std::atomic<uint64_t> list_limit_refusals{0};  // list indexes refused for naming more lists than a client keeps
+  size_t warnings_logged = 0;                    // of engine->warnings(); Tick/Reload thread only
 
   void Log(const std::string& line) const {
     if (options.log) options.log(line);
@@ -47,6 +49,7 @@ Result<std::unique_ptr<Daemon>> Daemon::Open(const DaemonOptions& options) {
   if (!engine.ok()) return engine.status();
   impl->engine = std::move(engine).value();
   for (const std::string& w : impl->engine->warnings()) impl->Log("warning: " + w);
+  impl->warnings_logged = impl->engine->warnings().size();
 
   ClientOptions co;
   co.data_dir = options.data_dir;
@@ -80,7 +83,10 @@ ApiResponse Daemon::Handle(const ApiRequest& request) const {
   }
   if (request.path == "/metrics") {
     SyncAttemptCounts counts;
-    for (int i = 0; i < 6; ++i) counts.by_result[i] = impl_->sync_attempts[i].load(std::memory_order_relaxed);
+    for (int i = 0; i < kSyncResultCount; ++i) {
+      counts.by_result[i] = impl_->sync_attempts[i].load(std::memory_order_relaxed);
+    }
+    counts.list_limit_refusals = impl_->list_limit_refusals.load(std::memory_order_relaxed);
     return {200, "text/plain; version=0.0.4",
             RenderDaemonMetrics(impl_->client->Stats(), impl_->client->Lists(), counts, now)};
   }
@@ -93,7 +99,12 @@ std::vector<SyncReport> Daemon::Tick() {
   std::vector<SyncReport> reports = impl_->engine->RunDueAt(now, /*force=*/false);
   for (const SyncReport& r : reports) {
     impl_->sync_attempts[static_cast<int>(r.result)].fetch_add(1, std::memory_order_relaxed);
+    if (r.over_list_limit) impl_->list_limit_refusals.fetch_add(1, std::memory_order_relaxed);
     impl_->Log(RenderSyncReportText(r));
+  }
+  const std::vector<std::string>& warnings = impl_->engine->warnings();
+  for (; impl_->warnings_logged < warnings.size(); ++impl_->warnings_logged) {
+    impl_->Log("warning: " + warnings[impl_->warnings_logged]);
   }
   (void)impl_->client->Refresh();
   const int64_t next = impl_->engine->NextDueUnix();
@@ -112,13 +123,18 @@ Status Daemon::Reload() {
     auto reopened = SyncEngine::Open(impl_->sync_options);
     if (!reopened.ok()) return reopened.status().WithContext("reload");
     impl_->engine = std::move(reopened).value();
+    impl_->warnings_logged = 0;
   }
   (void)impl_->client->Refresh();
   impl_->Log("reloaded");
   return Status::Ok();
 }
 
-size_t Daemon::installed_lists() const { return impl_->client->Lists().size(); }
+size_t Daemon::installed_lists() const {
+  size_t n = 0;
+  for (const ListStatus& l : impl_->client->Lists()) n += l.version != 0 ? 1 : 0;  // subscribed ones may not be
+  return n;
+}
 
 const Client& Daemon::client() const { return *impl_->client; }
 

@@ -199,7 +199,7 @@ void BindClient(py::module_& m) {
       .def("sync_now", &PyClient::SyncNow,
            "One sync pass (needs server_url and trusted keys): a list of urlguard.SyncReport. Per-list failures "
            "are reports; FailedPreconditionError when another process holds the directory's lock.")
-      .def("lists", &PyClient::Lists, "Every installed list with its sync schedule (urlguard.ListStatus).")
+      .def("lists", &PyClient::Lists, "Every installed or subscribed list with its sync schedule (urlguard.ListStatus).")
       .def("stats", &PyClient::Stats, "Counters since open, as a dict (by_verdict is keyed by verdict name).")
       .def("close", &PyClient::Close, "Stops the client once no call is in flight.")
       .def_property_readonly("closed", &PyClient::closed)
