@@ -1066,7 +1066,7 @@ TEST(Syncer, AListWhoseFirstSyncFailedStaysSubscribedStaleAndIsRetried) {
     ASSERT_TRUE(syncer.ok()) << syncer.status().ToString();
     auto reports = (*syncer)->RunDue(NowFor(1) + 60, /*force=*/true);
     ASSERT_EQ(reports.size(), 2u) << Describe(reports);
-    EXPECT_EQ(reports[0].result, SyncResult::kUpToDate) << Describe(reports);
+    EXPECT_EQ(reports[0].result, SyncResult::kNotModified) << Describe(reports);  // alpha: its ETag was kept
     EXPECT_EQ(reports[1].list, "beta");
     EXPECT_EQ(reports[1].result, SyncResult::kUpdated) << Describe(reports);
   }
@@ -1156,11 +1156,16 @@ TEST(Syncer, AnIndexOfMoreListsThanAClientKeepsIsRefusedWholeAndReported) {
   mine.lists = {"zzz-mine"};
   ASSERT_TRUE(Syncer::Open(&env, mine).ok());
   // A correctly signed index of 260 lists (written by hand: the publisher itself refuses to index more than 256).
-  ListIndex big;
-  big.created_unix = NowFor(1);
-  for (int i = 0; i < 260; ++i) big.lists.push_back({"list" + std::to_string(1000 + i), 1, kT0, kT0 + 86400});
-  big.lists[0].name = "alpha";
-  const std::string bytes = SerializeListIndex(big);
+  auto index_of = [](size_t n) {
+    std::string lists;
+    for (size_t i = 0; i < n; ++i) {
+      lists += std::string(i ? "," : "") + R"({"name":")" + (i == 0 ? std::string("alpha") : "list" + std::to_string(1000 + i)) +
+               R"(","version":1,"created_unix":)" + std::to_string(kT0) + R"(,"expires_unix":)" +
+               std::to_string(kT0 + 86400) + "}";
+    }
+    return R"({"format":1,"created_unix":)" + std::to_string(NowFor(1)) + R"(,"lists":[)" + lists + "]}\n";
+  };
+  const std::string bytes = index_of(260);
   WriteFileOrDie(repo.dir + "/public/v1/lists/index.json", bytes);
   WriteFileOrDie(repo.dir + "/public/v1/lists/index.sig", MakeListIndexSignatureFile(repo.key, bytes));
   for (const std::string& d : {dir, root + "/fresh"}) {
@@ -1180,14 +1185,13 @@ TEST(Syncer, AnIndexOfMoreListsThanAClientKeepsIsRefusedWholeAndReported) {
     if (d == dir) {  // the list it had keeps syncing
       ASSERT_EQ(reports.size(), 2u) << Describe(reports);
       EXPECT_EQ(reports[1].list, "alpha");
-      EXPECT_EQ(reports[1].result, SyncResult::kUpToDate);
+      EXPECT_EQ(reports[1].result, SyncResult::kNotModified);
     } else {
       EXPECT_EQ(reports.size(), 1u);
     }
   }
   // The user's lists and the index's together may not pass the limit either: refused, nothing cut.
-  big.lists.resize(kMaxLists);
-  const std::string full = SerializeListIndex(big);
+  const std::string full = index_of(kMaxLists);
   WriteFileOrDie(repo.dir + "/public/v1/lists/index.json", full);
   WriteFileOrDie(repo.dir + "/public/v1/lists/index.sig", MakeListIndexSignatureFile(repo.key, full));
   auto s = Syncer::Open(&env, SyncerFor(mixed, server, repo));
