@@ -277,14 +277,14 @@ TEST(Daemon, AFailingListIsSubscribedAndStaleInStatusAndMetrics) {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
   ASSERT_EQ(status["lists"].size(), 3u) << status.dump();
-  EXPECT_EQ(status["lists"][0]["name"], "alpha");
+  EXPECT_EQ(status["lists"][0]["list"], "alpha");
   EXPECT_EQ(status["lists"][0]["stale"], false) << status.dump();
-  EXPECT_EQ(status["lists"][1]["name"], "beta");
+  EXPECT_EQ(status["lists"][1]["list"], "beta");
   EXPECT_EQ(status["lists"][1]["version"], 0);
   EXPECT_EQ(status["lists"][1]["stale"], true);
   EXPECT_EQ(status["lists"][1]["stale_reason"], "not_installed");
   EXPECT_EQ(status["lists"][1]["last_sync_result"], "failed");
-  EXPECT_EQ(status["lists"][2]["name"], "gamma");
+  EXPECT_EQ(status["lists"][2]["list"], "gamma");
   EXPECT_EQ(status["lists"][2]["stale"], false);
 
   auto metrics = api.Get("/metrics");
