@@ -12,6 +12,13 @@ namespace urlguard {
 
 constexpr size_t kMaxListNameBytes = 64;
 
+// The most lists one client keeps, and so the most any of its files or the list index may name: the data
+// directory's D/current (kMaxStoreLists), the sync state (kMaxSyncStateLists), the subscriptions
+// (sync/subscriptions.h) and the server's signed list index (kMaxListIndexLists). One number, so that nothing a
+// client accepts is cut on the way: an index naming more lists is refused whole (docs/list-index.md §4).
+// Changes the formats' caps: docs/list-index.md, docs/data-dir.md, docs/sync-protocol.md.
+constexpr size_t kMaxLists = 256;
+
 // True for 1-64 bytes of [a-z0-9_-].
 constexpr bool IsValidListName(std::string_view name) {
   if (name.empty() || name.size() > kMaxListNameBytes) return false;

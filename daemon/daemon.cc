@@ -23,7 +23,9 @@ struct Daemon::Impl {
   SyncOptions sync_options;
   std::unique_ptr<SyncEngine> engine;  // Tick/Reload thread only
   std::unique_ptr<Client> client;      // thread-safe
-  std::atomic<uint64_t> sync_attempts[6] = {};  // by SyncResult; relaxed (statistics only)
+  std::atomic<uint64_t> sync_attempts[kSyncResultCount] = {};  // by SyncResult; relaxed (statistics only)
+  std::atomic<uint64_t> list_limit_refusals{0};  // list indexes refused for naming more lists than a client keeps
+  size_t warnings_logged = 0;                    // of engine->warnings(); Tick/Reload thread only
 
   // Readiness. ready_mu guards subscribed and waits_cancelled; ready_cv wakes WaitUntilReady after each pass
   // and on CancelWaits.
@@ -53,8 +55,11 @@ std::vector<SyncReport> Daemon::Impl::RunPass(int64_t now, bool force) {
   std::vector<SyncReport> reports = engine->RunDueAt(now, force);
   for (const SyncReport& r : reports) {
     sync_attempts[static_cast<int>(r.result)].fetch_add(1, std::memory_order_relaxed);
+    if (r.over_list_limit) list_limit_refusals.fetch_add(1, std::memory_order_relaxed);
     Log(RenderSyncReportText(r));
   }
+  const std::vector<std::string>& warnings = engine->warnings();
+  for (; warnings_logged < warnings.size(); ++warnings_logged) Log("warning: " + warnings[warnings_logged]);
   (void)client->Refresh();
   PublishSubscribed();
   return reports;
@@ -98,6 +103,7 @@ Result<std::unique_ptr<Daemon>> Daemon::Open(const DaemonOptions& options) {
   if (!engine.ok()) return engine.status();
   impl->engine = std::move(engine).value();
   for (const std::string& w : impl->engine->warnings()) impl->Log("warning: " + w);
+  impl->warnings_logged = impl->engine->warnings().size();
 
   ClientOptions co;
   co.data_dir = options.data_dir;
@@ -132,7 +138,10 @@ ApiResponse Daemon::Handle(const ApiRequest& request) const {
   }
   if (request.path == "/metrics") {
     SyncAttemptCounts counts;
-    for (int i = 0; i < 6; ++i) counts.by_result[i] = impl_->sync_attempts[i].load(std::memory_order_relaxed);
+    for (int i = 0; i < kSyncResultCount; ++i) {
+      counts.by_result[i] = impl_->sync_attempts[i].load(std::memory_order_relaxed);
+    }
+    counts.list_limit_refusals = impl_->list_limit_refusals.load(std::memory_order_relaxed);
     return {200, "text/plain; version=0.0.4",
             RenderDaemonMetrics(impl_->client->Stats(), impl_->client->Lists(), counts, now)};
   }
@@ -198,6 +207,7 @@ Status Daemon::Reload() {
     auto reopened = SyncEngine::Open(impl_->sync_options);
     if (!reopened.ok()) return reopened.status().WithContext("reload");
     impl_->engine = std::move(reopened).value();
+    impl_->warnings_logged = 0;
     impl_->PublishSubscribed();
   }
   (void)impl_->client->Refresh();

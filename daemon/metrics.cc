@@ -20,9 +20,12 @@ std::string RenderDaemonMetrics(const ClientStats& s, const std::vector<ListStat
   o.Counter("urlguard_cache_hits_total", "Result cache hits.", s.cache_hits);
   o.Counter("urlguard_cache_misses_total", "Result cache misses.", s.cache_misses);
   o.Family("urlguard_sync_attempts_total", "Sync passes, by result.", MetricType::kCounter);
-  for (SyncResult r : {SyncResult::kUpdated, SyncResult::kNotModified, SyncResult::kUpToDate, SyncResult::kFailed}) {
+  for (SyncResult r : {SyncResult::kUpdated, SyncResult::kNotModified, SyncResult::kUpToDate, SyncResult::kFailed,
+                       SyncResult::kUnsubscribed}) {
     o.Sample("urlguard_sync_attempts_total", {{"result", SyncResultName(r)}}, sync.by_result[static_cast<int>(r)]);
   }
+  o.Counter("urlguard_list_index_over_limit_total",
+            "List indexes refused whole for naming more lists than a client keeps (256).", sync.list_limit_refusals);
   o.Family("urlguard_client_list_version", "Version of each list installed in the data directory (0: none).",
            MetricType::kGauge);
   for (const auto& l : lists) o.Sample("urlguard_client_list_version", {{"list", l.name}}, l.version);

@@ -23,7 +23,9 @@ namespace urlguard {
 
 // Sync attempts since start, indexed by SyncResult (urlguard/sync.h).
 struct SyncAttemptCounts {
-  uint64_t by_result[6] = {0, 0, 0, 0, 0, 0};
+  uint64_t by_result[kSyncResultCount] = {};
+  // List indexes refused whole for naming more lists than a client keeps (SyncReport::over_list_limit).
+  uint64_t list_limit_refusals = 0;
 };
 
 std::string RenderDaemonMetrics(const ClientStats& stats, const std::vector<ListStatus>& lists,

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/layer_kind.h"
+#include "core/list_name.h"
 #include "core/sha256.h"
 #include "urlguard/status.h"
 
@@ -31,8 +32,8 @@ constexpr uint32_t kCurrentFormatVersion = 1;
 constexpr size_t kCurrentHeaderBytes = 32;
 constexpr size_t kCurrentRecordBytes = 256;
 constexpr size_t kCurrentTrailerBytes = 32;  // SHA-256 of every preceding byte
-// The most lists one data directory holds (a client subscribes to a handful).
-constexpr size_t kMaxStoreLists = 256;
+// The most lists one data directory holds (a client subscribes to a handful): kMaxLists (core/list_name.h).
+constexpr size_t kMaxStoreLists = kMaxLists;
 // The cap for reading D/current (its largest valid size: 65 600 bytes).
 constexpr size_t kMaxCurrentBytes =
     kCurrentHeaderBytes + kMaxStoreLists * kCurrentRecordBytes + kCurrentTrailerBytes;

@@ -40,12 +40,19 @@ Status ReadUnixTime(const Json& obj, const char* name, const std::string& field,
   return Status::Ok();
 }
 
+constexpr std::string_view kListLimitMarker = " lists, more than a client keeps (";
+
 Status TooManyLists(size_t n) {
-  return Status::ResourceExhausted("list index names " + std::to_string(n) + " lists (cap " +
+  return Status::ResourceExhausted("list index names " + std::to_string(n) + std::string(kListLimitMarker) +
                                    std::to_string(kMaxListIndexLists) + ")");
 }
 
 }  // namespace
+
+bool IsListLimitError(const Status& status) {
+  return status.code() == StatusCode::kResourceExhausted &&
+         status.message().find(kListLimitMarker) != std::string::npos;
+}
 
 Status ValidateListIndex(const ListIndex& index) {
   if (index.format != kListIndexFormatVersion) {

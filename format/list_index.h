@@ -26,6 +26,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/list_name.h"
 #include "format/signature.h"
 #include "urlguard/status.h"
 
@@ -38,8 +39,11 @@ constexpr uint32_t kListIndexFormatVersion = 1;
 inline constexpr std::string_view kListIndexSignatureDomain{"urlguard list index v1\0", 23};
 
 // Caps on an index from outside (a value over a cap is refused with kResourceExhausted).
-constexpr size_t kMaxListIndexLists = 1024;                // entries of "lists"
-// The whole document: 1024 entries with 64-byte names and 20-digit numbers take about 220 KiB.
+// Entries of "lists": kMaxLists (core/list_name.h), the most a client keeps. An index naming more is refused
+// whole (kResourceExhausted, IsListLimitError), never cut to the first kMaxLists.
+constexpr size_t kMaxListIndexLists = kMaxLists;
+// The whole document: 256 entries with 64-byte names and 20-digit numbers take about 55 KiB (1024 about 220 KiB;
+// the byte cap stays where format 1 put it).
 constexpr size_t kMaxListIndexBytes = size_t{256} << 10;
 
 // Where the index lives, relative to a server's base URL and to a repository's public/ directory.
@@ -67,6 +71,11 @@ struct ListIndex {
 // Checks every rule above. kCorruption "list index field '<name>': <problem>" naming the first violation
 // ("lists[2].name"), kResourceExhausted for more than kMaxListIndexLists lists. Thread-safe.
 Status ValidateListIndex(const ListIndex& index);
+
+// True for the kResourceExhausted of an index naming more than kMaxListIndexLists lists (as ParseListIndex,
+// ValidateListIndex and VerifyAndParseListIndex return it, with or without context added), so that a client can
+// count that case apart from a transport cap.
+bool IsListLimitError(const Status& status);
 
 // Parses index bytes from outside (VerifyAndParseListIndex verifies first; the fuzz target calls this alone).
 // kResourceExhausted for more than kMaxListIndexBytes bytes or kMaxListIndexLists lists; kCorruption naming the

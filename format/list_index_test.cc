@@ -111,5 +111,34 @@ TEST(ListIndexParse, EveryRuleIsEnforced) {
   EXPECT_EQ(err.status().message(), "list index field 'lists[0].version': must be >= 1");
 }
 
+// One number across the index, the data directory and the sync state (core/list_name.h): an index may name
+// kMaxLists lists and no more, and one naming more is refused whole with an error the client can count.
+TEST(ListIndexLimit, MoreListsThanAClientKeepsIsRefusedWhole) {
+  EXPECT_EQ(kMaxListIndexLists, kMaxLists);
+  EXPECT_EQ(kMaxLists, 256u);
+  auto doc = [](size_t n) {
+    std::string lists;
+    for (size_t i = 0; i < n; ++i) {
+      lists += std::string(i ? "," : "") + R"({"name":"l)" + std::to_string(1000 + i) +
+               R"(","version":1,"created_unix":1,"expires_unix":2})";
+    }
+    return R"({"format":1,"created_unix":1,"lists":[)" + lists + "]}";
+  };
+  auto full = ParseListIndex(doc(kMaxLists));
+  ASSERT_TRUE(full.ok()) << full.status().ToString();
+  EXPECT_EQ(full->lists.size(), kMaxLists);
+  auto over = ParseListIndex(doc(260));
+  EXPECT_EQ(over.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(over.status().message(), "list index names 260 lists, more than a client keeps (256)");
+  EXPECT_TRUE(IsListLimitError(over.status()));
+  EXPECT_TRUE(IsListLimitError(over.status().WithContext("list index")));
+  ListIndex built = *full;
+  built.lists.push_back({"zzz", 1, 1, 2});
+  EXPECT_TRUE(IsListLimitError(ValidateListIndex(built)));
+  // Other caps are not the list limit.
+  EXPECT_FALSE(IsListLimitError(ParseListIndex(std::string(kMaxListIndexBytes + 1, ' ')).status()));
+  EXPECT_FALSE(IsListLimitError(Status::Ok()));
+}
+
 }  // namespace
 }  // namespace urlguard

@@ -218,7 +218,7 @@ void BindClient(py::module_& m) {
            "Waits up to `timeout` seconds until every subscribed list (`lists`; without it, every installed list "
            "and at least one) is installed and fresh, as urlguardd or another process syncs the directory: True "
            "when ready, False when the timeout passed (lists() says which lists are stale). Releases the GIL.")
-      .def("lists", &PyClient::Lists, "Every installed list with its sync schedule (urlguard.ListStatus).")
+      .def("lists", &PyClient::Lists, "Every installed or subscribed list with its sync schedule (urlguard.ListStatus).")
       .def("stats", &PyClient::Stats, "Counters since open, as a dict (by_verdict is keyed by verdict name).")
       .def("close", &PyClient::Close, "Stops the client once no call is in flight.")
       .def_property_readonly("closed", &PyClient::closed)

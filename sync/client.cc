@@ -132,10 +132,18 @@ Result<std::unique_ptr<Client>> Client::Open(const ClientOptions& options) {
 Status Client::Refresh() {
   std::lock_guard<std::mutex> l(impl_->refresh_mu);
   auto state = ReadStoreState(impl_->env, impl_->options.data_dir);
-  if (!state.ok()) return state.status().code() == StatusCode::kNotFound ? Status::Ok() : state.status();
+  if (!state.ok() && state.status().code() != StatusCode::kNotFound) return state.status();
+  // A new subscription (recorded before its first download, sync/subscriptions.h) changes no generation, and
+  // may come before anything is installed.
+  const std::vector<std::string> subscribed = ReadSubscribedLists(impl_->env, impl_->options.data_dir);
   {
     auto cur = impl_->current.Acquire();
-    if (state->generation == cur->number && !cur->state.lists.empty() == !state->lists.empty()) return Status::Ok();
+    if (!state.ok()) {  // nothing installed (yet): only new subscriptions are news
+      if (!cur->state.lists.empty() || subscribed == cur->subscribed) return Status::Ok();
+    } else if (state->generation == cur->number && !cur->state.lists.empty() == !state->lists.empty() &&
+               subscribed == cur->subscribed) {
+      return Status::Ok();
+    }
   }
   auto gen = LoadGeneration(impl_->env, impl_->options.data_dir);
   if (!gen.ok()) return gen.status();  // the current generation keeps serving; the watcher tries again
@@ -239,14 +247,22 @@ Result<std::vector<SyncReport>> Client::SyncNow() {
 std::vector<ListStatus> Client::Lists() const {
   StoreState state;
   int64_t floor = 0;
+  std::vector<std::string> subscribed = impl_->options.lists;
   {
     auto g = impl_->current.Acquire();
     state = g->state;  // a copy: no file I/O while holding a generation
     floor = g->time_floor;
+    subscribed.insert(subscribed.end(), g->subscribed.begin(), g->subscribed.end());
   }
   LoadedSyncState sched = LoadSyncState(impl_->env, impl_->options.data_dir);
-  return ComposeListStatus(state, sched.lists, TrustedNow(impl_->env->NowUnixSeconds(), floor),
-                           impl_->options.lists);
+  return ComposeListStatus(state, sched.lists, TrustedNow(impl_->env->NowUnixSeconds(), floor), subscribed);
+}
+
+bool AllListsInstalled(const std::vector<ListStatus>& lists) {
+  if (lists.empty()) return false;
+  return std::none_of(lists.begin(), lists.end(), [](const ListStatus& l) {
+    return l.stale_reason == StaleReason::kNotInstalled || l.stale_reason == StaleReason::kDamaged;
+  });
 }
 
 Status Client::WaitUntilReady(int64_t timeout_ms) {

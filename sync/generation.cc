@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "core/snapshot.h"
+#include "sync/subscriptions.h"
 #include "sync/time_floor.h"
 
 namespace urlguard {
@@ -12,6 +13,8 @@ namespace {
 Result<std::shared_ptr<const Generation>> LoadGenerationOnce(Env* env, const std::string& dir) {
   auto g = std::make_shared<Generation>();
   g->time_floor = ReadTimeFloor(env, dir);
+  // Read before D/current: the writer records a subscription before it installs the list.
+  g->subscribed = ReadSubscribedLists(env, dir);
   auto state = ReadStoreState(env, dir);
   if (!state.ok()) {
     if (state.status().code() == StatusCode::kNotFound) return std::shared_ptr<const Generation>(g);  // nothing yet
@@ -41,6 +44,12 @@ Result<std::shared_ptr<const Generation>> LoadGenerationOnce(Env* env, const std
 }
 
 }  // namespace
+
+std::vector<std::string> ReadSubscribedLists(Env* env, const std::string& dir) {
+  auto subs = ReadSubscriptions(env, dir);
+  if (!subs.ok()) return {};
+  return SubscribedNames(*subs);
+}
 
 Result<std::shared_ptr<const Generation>> LoadGeneration(Env* env, const std::string& dir) {
   Status last;

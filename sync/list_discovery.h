@@ -1,7 +1,8 @@
 // Copyright urlguard authors.
 //
-// List discovery: which lists a client subscribes to when nobody said (SyncOptions::lists empty) and its data
-// directory has none installed yet. The answer is the server's signed list index (format/list_index.h,
+// List discovery: which lists a client subscribes to when nobody said (SyncOptions::lists empty): on a fresh data
+// directory, and on every pass of one whose subscriptions came from the index (sync/subscriptions.h), so that new
+// lists are added and dropped ones unsubscribed. The answer is the server's signed list index (format/list_index.h,
 // docs/list-index.md), fetched from B/v1/lists/index.json and B/v1/lists/index.sig and verified with the same
 // trusted keys as manifests (under the index's own signature domain) BEFORE it is parsed. The Syncer
 // (sync/syncer.h) calls this; urlguardd, `urlguard sync` and Client::SyncNow get it through SyncEngine.
@@ -27,6 +28,18 @@ namespace urlguard {
 // kResourceExhausted (parse). Every message starts with "list index: ".
 Result<ListIndex> FetchListIndex(Fetcher& fetcher, const std::string& base_url,
                                  const std::vector<PublicKey>& trusted_keys);
+
+// FetchListIndex with a conditional GET of index.json (If-None-Match: `etag` when not empty): a 304 is
+// `not_modified` (index.sig is then not fetched; the caller keeps the index it verified with that ETag).
+// Otherwise `index` is verified and parsed as by FetchListIndex and `etag` is index.json's ETag ("" = none).
+struct FetchedListIndex {
+  bool not_modified = false;
+  ListIndex index;
+  std::string etag;
+};
+Result<FetchedListIndex> FetchListIndexIfChanged(Fetcher& fetcher, const std::string& base_url,
+                                                 const std::vector<PublicKey>& trusted_keys,
+                                                 const std::string& etag);
 
 }  // namespace urlguard
 

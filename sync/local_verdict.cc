@@ -11,7 +11,8 @@
 namespace urlguard {
 
 bool AnyStale(const Generation& g, const std::vector<std::string>& subscribed, int64_t clock) {
-  return AnyListStale(g.state, subscribed, TrustedNow(clock, g.time_floor));
+  const int64_t now = TrustedNow(clock, g.time_floor);
+  return AnyListStale(g.state, subscribed, now) || AnyListStale(g.state, g.subscribed, now);
 }
 
 Verdict LocalVerdict(const Generation& g, const Status& canon, const LookupScratch& s, bool want_canonical) {

@@ -26,7 +26,7 @@ Verdict LocalVerdict(const Generation& g, const Status& canon, const LookupScrat
 std::vector<LocalHit> LocalHits(const Generation& g, const LookupScratch& s);
 
 // True when a "safe" from `g` is not confident at `clock` (taken as no earlier than g.time_floor): nothing
-// installed, a `subscribed` list not installed, a list whose file was found damaged, or one past its signed
+// installed, a list of `subscribed` (the embedder's) or of g.subscribed (D/subscriptions) not installed, a list whose file was found damaged, or one past its signed
 // expiry (sync/freshness.h). Does not allocate.
 bool AnyStale(const Generation& g, const std::vector<std::string>& subscribed, int64_t clock);
 

@@ -450,6 +450,9 @@ std::string RenderSyncReportText(const SyncReport& r) {
     }
     out += std::string(" (") + (r.used_diff ? "diff" : "full snapshot") + ", " + std::to_string(r.bytes) +
            " bytes downloaded)";
+  } else if (r.result == SyncResult::kUnsubscribed) {
+    out += ": no longer in the server's list index, removed";
+    if (r.from_version) out += " (was version " + std::to_string(r.from_version) + ")";
   } else if (r.to_version) {
     out += " (version " + std::to_string(r.to_version) + ")";
   }

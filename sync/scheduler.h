@@ -26,6 +26,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/list_name.h"
 #include "platform/env.h"
 #include "urlguard/status.h"
 
@@ -61,7 +62,7 @@ int64_t BackoffDelaySeconds(uint32_t consecutive_failures, double u);
 // ---- per-list state ---------------------------------------------------------------------------------------
 
 constexpr size_t kMaxSyncStateBytes = size_t{1} << 20;  // D/sync-state.json larger than this is not read
-constexpr size_t kMaxSyncStateLists = 256;              // lists in one file
+constexpr size_t kMaxSyncStateLists = kMaxLists;        // lists in one file (core/list_name.h)
 constexpr size_t kMaxSyncErrorBytes = 1024;             // last_error is truncated to this
 constexpr int64_t kMaxSyncUnixSeconds = 253402300799;   // 9999-12-31T23:59:59Z: the largest time accepted
 constexpr uint32_t kSyncStateFormatVersion = 1;         // changes the file format: bump and update the docs

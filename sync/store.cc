@@ -326,4 +326,23 @@ Status Store::ResetHighWater(const std::string& list, uint64_t max_version, int6
   return Status::Ok();
 }
 
+Status Store::Remove(const std::string& list, bool* removed) {
+  if (removed != nullptr) *removed = false;
+  const ListState* cur = state_.Find(list);
+  if (cur == nullptr) return Status::Ok();
+  const std::string old_file = cur->installed.has_value() ? cur->installed->file : "";
+  StoreState next = state_;
+  ++next.generation;
+  next.lists.erase(std::remove_if(next.lists.begin(), next.lists.end(),
+                                  [&](const ListState& l) { return l.list == list; }),
+                   next.lists.end());
+  bool replaced = false;
+  Status s = WriteState(next, &replaced);
+  if (replaced && removed != nullptr) *removed = true;
+  URLGUARD_RETURN_IF_ERROR(s.WithContext("removing list " + list));
+  // Readers that still map the file keep their mapping.
+  if (!old_file.empty()) (void)env_->RemoveFile(JoinPath(dir_, old_file));
+  return Status::Ok();
+}
+
 }  // namespace urlguard

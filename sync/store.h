@@ -131,6 +131,13 @@ class Store {
   // as Install() does; failures as Install()'s write step.
   Status ResetHighWater(const std::string& list, uint64_t max_version, int64_t not_before_unix, bool* applied);
 
+  // Forgets `list` on purpose (it was unsubscribed, sync/subscriptions.h): writes D/current without its record
+  // (generation + 1) as Install() does, then removes its file (a failure to remove is ignored: the next Open()
+  // removes it). Its high-water mark goes with the record, so a later subscription starts afresh (as after a
+  // corrupt D/current, docs/data-dir.md §4). Ok, changing nothing, when there is no record; *removed (may be
+  // nullptr) tells whether D/current changed. Failures as Install()'s write of D/current.
+  Status Remove(const std::string& list, bool* removed);
+
  private:
   Store(Env* env, std::string dir, std::unique_ptr<FileLock> lock);
   Status Recover();

@@ -182,6 +182,42 @@ TEST(Store, FreshDirectoryInstallAndRead) {
   EXPECT_EQ(ReopenAndCheck(dir), *ReadStoreState(Env::Default(), dir));
 }
 
+// An unsubscribed list leaves on purpose (sync/subscriptions.h): its record, high-water mark and file go; a reader
+// sees a new generation; a failed write of D/current changes nothing; a second removal is a no-op.
+TEST(Store, RemoveForgetsAListOnPurposeOrNotAtAll) {
+  const std::string dir = ScratchDir("store-remove") + "/D";
+  FaultInjectionEnv env;
+  auto store = OpenOrDie(dir, &env);
+  ASSERT_NE(store, nullptr);
+  const std::string p = MakeSnapshot("phishing", 2, 1), m = MakeSnapshot("malware", 3, 2);
+  ASSERT_TRUE(store->Install(Meta("phishing", 2, p), p).ok());
+  ASSERT_TRUE(store->Install(Meta("malware", 3, m), m).ok());
+  const StoreState before = store->state();
+  bool removed = true;
+  env.FailOp(FaultOp::kRename, 0, Status::IoError("rename: injected"));
+  EXPECT_EQ(store->Remove("malware", &removed).code(), StatusCode::kIoError);
+  EXPECT_FALSE(removed);
+  env.ClearFaults();
+  EXPECT_EQ(store->state(), before);
+  EXPECT_EQ(*ReadStoreState(Env::Default(), dir), before);
+  EXPECT_TRUE(fs::exists(dir + "/lists/malware/3.ugs"));
+
+  ASSERT_TRUE(store->Remove("malware", &removed).ok());
+  EXPECT_TRUE(removed);
+  EXPECT_EQ(store->state().Find("malware"), nullptr);
+  EXPECT_NE(store->state().generation, before.generation);
+  EXPECT_FALSE(fs::exists(dir + "/lists/malware/3.ugs"));
+  ASSERT_TRUE(store->Remove("malware", &removed).ok());
+  EXPECT_FALSE(removed);
+  store.reset();
+  const StoreState after = ReopenAndCheck(dir);
+  ASSERT_EQ(after.lists.size(), 1u);
+  EXPECT_EQ(after.lists[0].list, "phishing");
+  // Gone with its high-water mark: a later subscription starts afresh.
+  auto again = OpenOrDie(dir);
+  ASSERT_TRUE(again->Install(Meta("malware", 1, MakeSnapshot("malware", 1, 3)), MakeSnapshot("malware", 1, 3)).ok());
+}
+
 TEST(Store, SecondOpenOnOneDirectoryFails) {
   const std::string dir = ScratchDir("store-lock");
   auto first = OpenOrDie(dir);

@@ -18,6 +18,7 @@ const char* SyncResultName(SyncResult result) {
     case SyncResult::kUpToDate: return "up_to_date";
     case SyncResult::kNotModified: return "not_modified";
     case SyncResult::kFailed: return "failed";
+    case SyncResult::kUnsubscribed: return "unsubscribed";
   }
   return "unknown";
 }

@@ -8,6 +8,34 @@
 #include "sync/updater.h"
 
 namespace urlguard {
+namespace {
+
+bool ByList(const Subscription& a, const Subscription& b) { return a.list < b.list; }
+
+const Subscription* FindSubscription(const std::vector<Subscription>& subs, const std::string& list) {
+  auto it = std::lower_bound(subs.begin(), subs.end(), Subscription{list, SubscriptionOrigin::kList}, ByList);
+  return it != subs.end() && it->list == list ? &*it : nullptr;
+}
+
+// Adds `list` to the sorted `subs` with `origin`; a user's subscription (kList) wins over the index's. True when
+// `subs` changed.
+bool Subscribe(std::vector<Subscription>* subs, const std::string& list, SubscriptionOrigin origin) {
+  auto it = std::lower_bound(subs->begin(), subs->end(), Subscription{list, origin}, ByList);
+  if (it != subs->end() && it->list == list) {
+    if (origin != SubscriptionOrigin::kList || it->origin == SubscriptionOrigin::kList) return false;
+    it->origin = SubscriptionOrigin::kList;
+    return true;
+  }
+  subs->insert(it, Subscription{list, origin});
+  return true;
+}
+
+Status TooManySubscriptions(size_t n) {
+  return Status::ResourceExhausted("subscribing to " + std::to_string(n) + " lists, more than a client keeps (" +
+                                   std::to_string(kMaxLists) + ")");
+}
+
+}  // namespace
 
 Result<std::unique_ptr<Syncer>> Syncer::Open(Env* env, const SyncerOptions& options) {
   if (options.server_url.empty()) return Status::InvalidArgument("no server URL to sync from");
@@ -40,45 +68,68 @@ Result<std::unique_ptr<Syncer>> Syncer::Open(Env* env, const SyncerOptions& opti
   s->fetcher_ = std::move(fetcher).value();
   LoadedSyncState loaded = LoadSyncState(env, options.data_dir);
   if (!loaded.warning.ok()) s->warnings_.push_back(loaded.warning.ToString());
-  s->schedule_ = std::move(loaded.lists);
-  std::vector<std::string> lists = options.lists;
-  if (lists.empty()) {
-    for (const ListState& l : s->store_->state().lists) lists.push_back(l.list);
+
+  // The subscriptions: D/subscriptions, or for a directory without one (written before subscriptions were
+  // state) or with a damaged one, every list it installed or scheduled, as the user's.
+  bool changed = false;
+  auto subs = ReadSubscriptions(env, options.data_dir);
+  if (subs.ok()) {
+    s->subs_ = std::move(subs).value();
+  } else {
+    if (subs.status().code() != StatusCode::kNotFound) {
+      s->warnings_.push_back(subs.status().ToString() + ": rebuilt from the installed and scheduled lists");
+    }
+    for (const ListState& l : s->store_->state().lists) changed |= Subscribe(&s->subs_, l.list, SubscriptionOrigin::kList);
+    for (const ListSyncState& l : loaded.lists) changed |= Subscribe(&s->subs_, l.list, SubscriptionOrigin::kList);
   }
+  for (const std::string& l : options.lists) changed |= Subscribe(&s->subs_, l, SubscriptionOrigin::kList);
+  if (s->subs_.size() > kMaxLists) return TooManySubscriptions(s->subs_.size());
+  // Recorded before any download: a list whose first sync fails is still subscribed (stale until installed).
+  if (changed) URLGUARD_RETURN_IF_ERROR(WriteSubscriptions(env, options.data_dir, s->subs_));
+
   const int64_t now = env->NowUnixSeconds();
-  // Nothing given, nothing installed: the first RunDue asks the server's list index (sync/list_discovery.h).
-  s->discover_ = lists.empty();
+  s->discover_ = options.lists.empty() &&
+                 (s->subs_.empty() || std::any_of(s->subs_.begin(), s->subs_.end(), [](const Subscription& x) {
+                    return x.origin == SubscriptionOrigin::kIndex;
+                  }));
   s->discovery_.next_attempt_unix = now;
-  std::vector<ListSyncState> subscribed;
-  for (const std::string& l : lists) {
-    ListSyncState* st = FindOrAddListSyncState(&s->schedule_, l);
-    st->next_attempt_unix = StartupAttemptTime(*st, now, s->rand_);
-    subscribed.push_back(*st);
+  for (const Subscription& sub : s->subs_) {
+    ListSyncState st = *FindOrAddListSyncState(&loaded.lists, sub.list);
+    st.next_attempt_unix = StartupAttemptTime(st, now, s->rand_);
+    s->schedule_.push_back(std::move(st));  // subs_ is sorted by name, and so is schedule_
   }
-  std::sort(subscribed.begin(), subscribed.end(),
-            [](const ListSyncState& a, const ListSyncState& b) { return a.list < b.list; });
-  s->schedule_ = std::move(subscribed);
   return s;
+}
+
+bool Syncer::Selected(const std::string& list) const {
+  return options_.lists.empty() ||
+         std::find(options_.lists.begin(), options_.lists.end(), list) != options_.lists.end();
 }
 
 std::vector<SyncReport> Syncer::RunDue(int64_t now, bool force) {
   std::vector<SyncReport> reports;
   if (discover_ && (force || discovery_.next_attempt_unix <= now)) {
-    Status discovered = Discover(now);
+    std::vector<SyncReport> dropped;
+    Status discovered = Discover(now, &dropped);
     if (!discovered.ok()) {
       SyncReport r;
       r.list = "";  // the discovery step, not a list
       r.error = discovered.ToString();
+      r.over_list_limit = IsListLimitError(discovered);
       RecordSyncFailure(&discovery_, now, r.error, /*min_wait_seconds=*/0, /*retry_after_seconds=*/-1, rand_);
       reports.push_back(std::move(r));
-      return reports;
+      if (subs_.empty()) return reports;  // nothing to sync yet
+    } else {
+      RecordSyncSuccess(&discovery_, now, /*not_modified=*/false, /*min_wait_seconds=*/0,
+                        /*retry_after_seconds=*/-1, rand_);
     }
-    force = true;  // the new subscriptions run now
+    for (SyncReport& r : dropped) reports.push_back(std::move(r));
   }
   UpdaterOptions uo;
   uo.server_base_url = options_.server_url;
   uo.trusted_keys = options_.trusted_keys;
   for (ListSyncState& st : schedule_) {
+    if (!Selected(st.list)) continue;
     if (!force && st.next_attempt_unix > now) continue;
     SyncOutcome out = SyncList(*fetcher_, *store_, uo, st.list, st.manifest_etag, now);
     SyncReport r;
@@ -108,22 +159,73 @@ std::vector<SyncReport> Syncer::RunDue(int64_t now, bool force) {
   return reports;
 }
 
-Status Syncer::Discover(int64_t now) {
-  URLGUARD_ASSIGN_OR_RETURN(ListIndex index, FetchListIndex(*fetcher_, options_.server_url, options_.trusted_keys));
+Status Syncer::Discover(int64_t now, std::vector<SyncReport>* reports) {
+  URLGUARD_ASSIGN_OR_RETURN(FetchedListIndex fetched, FetchListIndexIfChanged(*fetcher_, options_.server_url,
+                                                                              options_.trusted_keys, index_etag_));
+  if (fetched.not_modified) return Status::Ok();
+  const ListIndex& index = fetched.index;
   if (index.lists.empty()) return Status::NotFound("list index: the server publishes no list");
-  for (const ListIndexEntry& e : index.lists) {  // names validated by the parser, sorted and unique
-    ListSyncState st;
-    st.list = e.name;
-    st.next_attempt_unix = now;
-    schedule_.push_back(std::move(st));
+  // The user's subscriptions stay; the index's are what it names now.
+  std::vector<Subscription> next;
+  for (const Subscription& sub : subs_) {
+    if (sub.origin == SubscriptionOrigin::kList) next.push_back(sub);
   }
-  discover_ = false;
+  for (const ListIndexEntry& e : index.lists) Subscribe(&next, e.name, SubscriptionOrigin::kIndex);
+  if (next.size() > kMaxLists) {
+    return TooManySubscriptions(next.size()).WithContext("list index (" + std::to_string(index.lists.size()) +
+                                                         " lists) and --list");
+  }
+  if (next != subs_) URLGUARD_RETURN_IF_ERROR(WriteSubscriptions(env_, options_.data_dir, next));
+  subs_ = std::move(next);
+  index_etag_ = fetched.etag;
+  // Unsubscribed on purpose: every list of the store the subscriptions no longer name (dropped by this index,
+  // or by an earlier one whose removal failed) leaves the store, so it neither serves nor turns stale unsynced.
+  std::vector<std::string> gone;
+  for (const ListState& l : store_->state().lists) {
+    if (FindSubscription(subs_, l.list) == nullptr) gone.push_back(l.list);
+  }
+  for (const ListSyncState& st : schedule_) {
+    if (FindSubscription(subs_, st.list) == nullptr && store_->state().Find(st.list) == nullptr) {
+      gone.push_back(st.list);
+    }
+  }
+  std::sort(gone.begin(), gone.end());
+  for (const std::string& list : gone) {
+    SyncReport r;
+    r.list = list;
+    r.result = SyncResult::kUnsubscribed;
+    const InstalledList* installed = store_->state().FindInstalled(list);
+    r.from_version = installed != nullptr ? installed->version : 0;
+    Status removed = store_->Remove(list, nullptr);
+    if (!removed.ok()) {
+      r.result = SyncResult::kFailed;
+      r.error = removed.ToString();
+    }
+    reports->push_back(std::move(r));
+  }
+  // The schedule follows the subscriptions; a new list is due now.
+  std::vector<ListSyncState> schedule;
+  for (const Subscription& sub : subs_) {
+    auto it = std::find_if(schedule_.begin(), schedule_.end(),
+                           [&](const ListSyncState& st) { return st.list == sub.list; });
+    if (it != schedule_.end()) {
+      schedule.push_back(std::move(*it));
+    } else {
+      ListSyncState st;
+      st.list = sub.list;
+      st.next_attempt_unix = now;
+      schedule.push_back(std::move(st));
+    }
+  }
+  schedule_ = std::move(schedule);
   return Status::Ok();
 }
 
 int64_t Syncer::NextDue() const {
   int64_t next = discover_ ? discovery_.next_attempt_unix : INT64_MAX;
-  for (const ListSyncState& st : schedule_) next = std::min(next, st.next_attempt_unix);
+  for (const ListSyncState& st : schedule_) {
+    if (Selected(st.list)) next = std::min(next, st.next_attempt_unix);
+  }
   return next;
 }
 

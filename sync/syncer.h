@@ -3,6 +3,15 @@
 // Syncer: the single writer of a data directory. It holds the directory's lock (through Store) for its whole
 // life, and runs sync passes (sync/updater.h) for each subscribed list when the schedule (sync/scheduler.h) says
 // they are due, persisting the schedule in D/sync-state.json so it survives restarts.
+//
+// Subscriptions are state (sync/subscriptions.h): the lists given (SyncerOptions::lists) are recorded in
+// D/subscriptions at Open, the lists of the server's signed list index when a pass fetches it, both BEFORE any
+// download, so a list whose first sync fails stays subscribed (stale for every reader, retried by every pass).
+// Without `lists`, the index is fetched on every pass (conditionally) while any subscription came from it, or
+// while there is none: a list it adds is subscribed, a list it drops is unsubscribed and removed from the store
+// (reported as kUnsubscribed). kMaxLists (core/list_name.h) bounds the index, D/current, D/sync-state.json and
+// D/subscriptions alike: an index that names more is refused whole (a failed report with over_list_limit), and
+// the subscriptions stay as they were.
 // The engine behind the public urlguard::SyncEngine (include/urlguard/sync.h), which urlguardd, `urlguard sync`
 // and Client::SyncNow use.
 //
@@ -20,6 +29,7 @@
 #include "format/key_rotation.h"
 #include "sync/scheduler.h"
 #include "sync/store.h"
+#include "sync/subscriptions.h"
 #include "urlguard/status.h"
 #include "urlguard/sync.h"
 
@@ -32,8 +42,9 @@ struct SyncerOptions {
   // From AcceptTrustChain(...).resets: applied to the data directory at Open (Store::ResetHighWater).
   std::vector<HighWaterReset> high_water_resets;
   DataDirMode dir_mode = DataDirMode::kPrivate;  // for a new data directory (0700, or 0750)
-  // Empty: the lists installed in the directory; when none is installed either, the lists the server's signed
-  // list index names (sync/list_discovery.h), fetched by the first RunDue.
+  // Lists to subscribe to (kList) and run. Empty: every subscribed list (D/subscriptions; a directory written
+  // before that file existed: its installed lists), and the server's signed list index (sync/list_discovery.h)
+  // fetched by every RunDue while the subscriptions came from it or there are none.
   std::vector<std::string> lists;
   FetcherOptions fetch;
 };
@@ -41,33 +52,44 @@ struct SyncerOptions {
 class Syncer {
  public:
   // Opens (and recovers) the data directory and takes its lock: kFailedPrecondition when another process syncs
-  // it. kInvalidArgument without a server URL or a key, or for an invalid list name. No network access: with no
-  // list given and none installed, the first RunDue discovers them.
+  // it. kInvalidArgument without a server URL or a key, or for an invalid list name; kResourceExhausted when
+  // the lists given and those already subscribed are more than kMaxLists together. Records the given lists in
+  // D/subscriptions (the Env's errors when that fails). No network access: the index waits for RunDue.
+  // A damaged D/subscriptions is a warning: the subscriptions are rebuilt from the installed and scheduled
+  // lists (as the user's).
   static Result<std::unique_ptr<Syncer>> Open(Env* env, const SyncerOptions& options);
 
   // Runs every list whose next attempt is due at `now` (all of them when `force`). Saves the schedule.
-  // While lists are still to be discovered, first fetches the list index (when due, or `force`): on success the
-  // lists it names are subscribed and run in the same pass; on failure the one report has an empty `list`, and
-  // the next attempt backs off like a failed list (sync/scheduler.h).
+  // When the index is followed (see above), first fetches it (when due, or `force`): on success D/subscriptions
+  // is rewritten first, each list it drops gets a kUnsubscribed report, and each list it adds runs in the same
+  // pass; on failure one kFailed report with an empty `list` comes first, the next attempt of the index backs
+  // off like a failed list (sync/scheduler.h), and the subscribed lists still run.
   std::vector<SyncReport> RunDue(int64_t now, bool force);
   // The earliest next attempt over the subscribed lists, or of the list discovery (unix seconds).
   int64_t NextDue() const;
 
   const Store& store() const { return *store_; }
+  // The schedule of every subscribed list, sorted by name.
   const std::vector<ListSyncState>& schedule() const { return schedule_; }
+  const std::vector<Subscription>& subscriptions() const { return subs_; }
   const std::vector<std::string>& warnings() const { return warnings_; }
 
  private:
   Syncer() = default;
-  // Fetches the list index and subscribes to every list it names (schedule_ is empty before).
-  Status Discover(int64_t now);
+  // Fetches the list index and follows it: subscribes to what it adds (due at `now`), unsubscribes what it
+  // drops (one kUnsubscribed report each in *reports). kResourceExhausted (IsListLimitError or the union with
+  // the user's lists) leaves everything as it was.
+  Status Discover(int64_t now, std::vector<SyncReport>* reports);
+  bool Selected(const std::string& list) const;
   Env* env_ = nullptr;
   SyncerOptions options_;
   std::unique_ptr<Store> store_;
   std::unique_ptr<Fetcher> fetcher_;
-  std::vector<ListSyncState> schedule_;
-  bool discover_ = false;         // no list given or installed: subscribe to the server's list index
-  ListSyncState discovery_;       // its attempts and backoff (list ""; never persisted)
+  std::vector<Subscription> subs_;       // D/subscriptions, sorted by name
+  std::vector<ListSyncState> schedule_;  // one per subscription, sorted by name
+  bool discover_ = false;    // follow the server's list index (no list given; none subscribed, or from the index)
+  ListSyncState discovery_;  // its attempts and backoff (list ""; never persisted)
+  std::string index_etag_;   // the ETag of the index last followed ("" = none): the next fetch is conditional
   std::vector<std::string> warnings_;
   UniformSource rand_;
 };

@@ -223,6 +223,91 @@ TEST(Daemon, CheckJsonIsTheSameObjectAsTheCli) {
   EXPECT_EQ(WaitExit(pid, 20), 0);
 }
 
+// Issue 22 item 2 in the daemon: started on a fresh data directory without --list against an index of three
+// lists, one of which cannot be downloaded. The failing list is subscribed all the same: /status lists all three
+// (that one not installed, stale), /metrics marks it stale with its reason, and verdicts are stale.
+TEST(Daemon, AFailingListIsSubscribedAndStaleInStatusAndMetrics) {
+  const std::string root = testing::ScratchDir("daemon-failing-list");
+  SigningKey key = std::move(SigningKey::Generate()).value();
+  testing::WriteFileOrDie(root + "/pub.pem", key.PublicPem());
+  for (const char* list : {"alpha", "beta", "gamma"}) {
+    testing::WriteFileOrDie(root + "/" + list + ".txt", std::string("evil-") + list + ".example\n");
+    PublishOptions po;
+    po.repo_dir = root + "/repo";
+    po.list = list;
+    po.inputs = {*ParseFeedSpec("plain:" + root + "/" + list + ".txt")};
+    ASSERT_TRUE(Publish(Env::Default(), key, po).ok());
+  }
+  // beta's manifest is there, its snapshot is not.
+  const std::string beta = root + "/repo/public/v1/lists/beta";
+  ASSERT_EQ(testing::RunCommand("mkdir -p " + root + "/stash && cd " + beta +
+                                " && for f in *; do case $f in manifest.*) ;; *) mv \"$f\" " + root +
+                                "/stash/;; esac; done")
+                .exit_code,
+            0);
+  ServerOptions so;
+  so.repo_dir = root + "/repo";
+  auto server = Server::Start(so);
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  const std::string url = "http://127.0.0.1:" + std::to_string((*server)->port());
+
+  NotifySocket notify(root + "/notify.sock");
+  pid_t pid = Spawn({testing::BinPath("urlguardd"), "--data-dir", root + "/data", "--server", url, "--public-key",
+                     root + "/pub.pem", "--listen", "127.0.0.1:0"},
+                    root + "/notify.sock", root + "/daemon.log");
+  ASSERT_TRUE(notify.WaitFor("READY=1", 20)) << testing::ReadFileOrDie(root + "/daemon.log");
+  const std::string marker = "lookup API on http://127.0.0.1:";
+  const std::string log = testing::ReadFileOrDie(root + "/daemon.log");
+  ASSERT_NE(log.find(marker), std::string::npos) << log;
+  httplib::Client api("127.0.0.1", std::atoi(log.c_str() + log.find(marker) + marker.size()));
+  api.set_read_timeout(10, 0);
+  // The index is asked at once; wait until the pass has tried beta.
+  nlohmann::json status;
+  for (int i = 0; i < 100; ++i) {
+    auto r = api.Get("/status");
+    ASSERT_TRUE(r) << "no answer from the daemon";
+    status = nlohmann::json::parse(r->body);
+    if (status["lists"].size() == 3 && status["lists"][1]["last_sync_result"] == "failed" &&
+        status["lists"][0]["version"] == 1 && status["lists"][2]["version"] == 1) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  ASSERT_EQ(status["lists"].size(), 3u) << status.dump();
+  EXPECT_EQ(status["lists"][0]["list"], "alpha");
+  EXPECT_EQ(status["lists"][0]["stale"], false) << status.dump();
+  EXPECT_EQ(status["lists"][1]["list"], "beta");
+  EXPECT_EQ(status["lists"][1]["version"], 0);
+  EXPECT_EQ(status["lists"][1]["stale"], true);
+  EXPECT_EQ(status["lists"][1]["stale_reason"], "not_installed");
+  EXPECT_EQ(status["lists"][1]["last_sync_result"], "failed");
+  EXPECT_EQ(status["lists"][2]["list"], "gamma");
+  EXPECT_EQ(status["lists"][2]["stale"], false);
+
+  auto metrics = api.Get("/metrics");
+  for (int i = 0; i < 50 && metrics && metrics->body.find("urlguard_sync_attempts_total{result=\"failed\"} 1") ==
+                                            std::string::npos;
+       ++i) {  // the pass's counters are added when it returns
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    metrics = api.Get("/metrics");
+  }
+  ASSERT_TRUE(metrics);
+  EXPECT_NE(metrics->body.find("urlguard_list_stale{list=\"beta\"} 1"), std::string::npos) << metrics->body;
+  EXPECT_NE(metrics->body.find("urlguard_list_stale_reason{list=\"beta\",reason=\"not_installed\"} 1"),
+            std::string::npos)
+      << metrics->body;
+  EXPECT_NE(metrics->body.find("urlguard_list_stale{list=\"alpha\"} 0"), std::string::npos) << metrics->body;
+  EXPECT_NE(metrics->body.find("urlguard_sync_attempts_total{result=\"failed\"} 1"), std::string::npos)
+      << metrics->body;
+  EXPECT_NE(metrics->body.find("urlguard_list_index_over_limit_total 0"), std::string::npos) << metrics->body;
+  auto check = api.Get("/v1/check?url=" + httplib::detail::encode_query_param("http://evil-beta.example/"));
+  ASSERT_TRUE(check);
+  EXPECT_EQ(nlohmann::json::parse(check->body)["verdict"], "safe");
+  EXPECT_EQ(nlohmann::json::parse(check->body)["stale"], true) << check->body;
+  kill(pid, SIGTERM);
+  EXPECT_EQ(WaitExit(pid, 20), 0);
+}
+
 // Key rotation through the tools: a list signed only by a new key is refused until the client is given a rotation
 // statement signed by the key it trusts; a forged statement is refused.
 TEST(Tools, KeyRotationMovesTrustOnlyThroughASignedStatement) {

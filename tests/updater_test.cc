@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <filesystem>
@@ -29,7 +30,12 @@
 #include "platform/fault_injection_env.h"
 #include "publish/publisher.h"
 #include "publish/signer.h"
+#include "publish/list_index_writer.h"
 #include "sync/freshness.h"
+#include "sync/subscriptions.h"
+#include "sync/syncer.h"
+#include "urlguard/client.h"
+#include "urlguard/render.h"
 #include "sync/time_floor.h"
 #include "tests/test_util.h"
 
@@ -964,6 +970,238 @@ TEST(Updater, FullDiskLeavesTheOldStateServing) {
   o = client.Sync(NowFor(2));
   EXPECT_EQ(o.kind, SyncOutcome::kUpdated) << Describe(o);
   EXPECT_EQ(client.InstalledBytes(), repo.Snapshot(2));
+}
+
+// ---- the Syncer: subscriptions are state
+// ---------------------------------------------------------------------------
+
+// The process clock fixed at a test's time (the lists expire a day after kT0).
+class FixedClockEnv : public EnvWrapper {
+ public:
+  explicit FixedClockEnv(int64_t now) : EnvWrapper(Env::Default()), now_(now) {}
+  int64_t NowUnixSeconds() override { return now_; }
+
+ private:
+  const int64_t now_;
+};
+
+// Moves every file of `list`'s public directory but its manifest to `stash` (the downloads "briefly missing"),
+// and back.
+void HideDownloads(const Repo& repo, const std::string& list, const std::string& stash) {
+  fs::create_directories(stash);
+  for (const auto& e : fs::directory_iterator(repo.PublicDir(list))) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("manifest.", 0) != 0) fs::rename(e.path(), stash + "/" + name);
+  }
+}
+void RestoreDownloads(const Repo& repo, const std::string& list, const std::string& stash) {
+  for (const auto& e : fs::directory_iterator(stash)) fs::rename(e.path(), repo.PublicDir(list) + "/" + e.path().filename().string());
+}
+
+std::string Describe(const std::vector<SyncReport>& reports) {
+  std::string out;
+  for (const SyncReport& r : reports) out += (r.list.empty() ? "(index)" : r.list) + "=" + SyncResultName(r.result) + " " + r.error + "; ";
+  return out;
+}
+
+SyncerOptions SyncerFor(const std::string& dir, const TestServer& server, const Repo& repo) {
+  SyncerOptions so;
+  so.data_dir = dir;
+  so.server_url = server.base_url();
+  so.trusted_keys = {repo.key.public_key()};
+  return so;
+}
+
+// Issue 22 item 2: the index names alpha and beta while beta's downloads are missing. beta is recorded as
+// subscribed before any download, so every reader counts it as not installed (verdicts stale), and the next pass
+// (a new process, without --list) retries it instead of keeping alpha alone.
+TEST(Syncer, AListWhoseFirstSyncFailedStaysSubscribedStaleAndIsRetried) {
+  const std::string root = ScratchDir("syncer-first-failure");
+  Repo repo(root + "/repo");
+  repo.Publish(1, "alpha");
+  repo.Publish(1, "beta");
+  TestServer server(repo.dir + "/public");
+  HideDownloads(repo, "beta", root + "/stash");
+  const std::string dir = root + "/D";
+  FixedClockEnv env(NowFor(1));
+  {
+    auto syncer = Syncer::Open(&env, SyncerFor(dir, server, repo));
+    ASSERT_TRUE(syncer.ok()) << syncer.status().ToString();
+    auto reports = (*syncer)->RunDue(NowFor(1), /*force=*/true);
+    ASSERT_EQ(reports.size(), 2u) << Describe(reports);
+    EXPECT_EQ(reports[0].list, "alpha");
+    EXPECT_EQ(reports[0].result, SyncResult::kUpdated) << Describe(reports);
+    EXPECT_EQ(reports[1].list, "beta");
+    EXPECT_EQ(reports[1].result, SyncResult::kFailed) << Describe(reports);
+  }
+  auto subs = ReadSubscriptions(&env, dir);
+  ASSERT_TRUE(subs.ok()) << subs.status().ToString();
+  EXPECT_EQ(*subs, (std::vector<Subscription>{{"alpha", SubscriptionOrigin::kIndex},
+                                              {"beta", SubscriptionOrigin::kIndex}}));
+  // A reader told nothing about lists (`urlguard status`, `check`) still sees beta.
+  ::urlguard::ClientOptions co;
+  co.data_dir = dir;
+  co.watch = false;
+  co.env = &env;
+  {
+    auto client = ::urlguard::Client::Open(co);
+    ASSERT_TRUE(client.ok()) << client.status().ToString();
+    auto lists = (*client)->Lists();
+    ASSERT_EQ(lists.size(), 2u);
+    EXPECT_EQ(lists[0].name, "alpha");
+    EXPECT_FALSE(lists[0].stale);
+    EXPECT_EQ(lists[1].name, "beta");
+    EXPECT_TRUE(lists[1].stale);
+    EXPECT_EQ(lists[1].stale_reason, StaleReason::kNotInstalled);
+    EXPECT_EQ(lists[1].last_sync_result, SyncResult::kFailed);
+    EXPECT_FALSE(AllListsInstalled(lists));
+    const Verdict v = (*client)->CheckLocal("http://evil-beta0.example/");  // a beta-only URL
+    EXPECT_EQ(v.kind, VerdictKind::kSafe);
+    EXPECT_TRUE(v.stale);
+  }
+  // Beta is back: the next pass retries it.
+  RestoreDownloads(repo, "beta", root + "/stash");
+  {
+    auto syncer = Syncer::Open(&env, SyncerFor(dir, server, repo));
+    ASSERT_TRUE(syncer.ok()) << syncer.status().ToString();
+    auto reports = (*syncer)->RunDue(NowFor(1) + 60, /*force=*/true);
+    ASSERT_EQ(reports.size(), 2u) << Describe(reports);
+    EXPECT_EQ(reports[0].result, SyncResult::kNotModified) << Describe(reports);  // alpha: its ETag was kept
+    EXPECT_EQ(reports[1].list, "beta");
+    EXPECT_EQ(reports[1].result, SyncResult::kUpdated) << Describe(reports);
+  }
+  auto client = ::urlguard::Client::Open(co);
+  ASSERT_TRUE(client.ok());
+  EXPECT_TRUE(AllListsInstalled((*client)->Lists()));
+  EXPECT_FALSE((*client)->CheckLocal("http://example.org/").stale);
+  EXPECT_EQ((*client)->CheckLocal("http://evil-beta0.example/").kind, VerdictKind::kHit);
+}
+
+// A list a newer signed index no longer names is unsubscribed on purpose: reported, removed from the store (so it
+// neither serves nor turns every verdict stale when it expires unsynced); a list the index adds is subscribed and
+// installed in the same pass. A list the user named (--list) stays whatever the index says.
+TEST(Syncer, TheIndexAddsAndDropsListsAndEachDropIsReported) {
+  const std::string root = ScratchDir("syncer-follow-index");
+  Repo repo(root + "/repo");
+  repo.Publish(1, "alpha");
+  repo.Publish(1, "beta");
+  TestServer server(repo.dir + "/public");
+  const std::string dir = root + "/D";
+  FixedClockEnv env(NowFor(1));
+  auto syncer = Syncer::Open(&env, SyncerFor(dir, server, repo));
+  ASSERT_TRUE(syncer.ok()) << syncer.status().ToString();
+  auto reports = (*syncer)->RunDue(NowFor(1), /*force=*/true);
+  ASSERT_EQ(reports.size(), 2u) << Describe(reports);
+  // An unchanged index is a 304: nothing changes.
+  server.TakeRequests();
+  reports = (*syncer)->RunDue(NowFor(1) + 60, /*force=*/true);
+  EXPECT_EQ(reports.size(), 2u) << Describe(reports);
+  const std::vector<std::string> requests = server.TakeRequests();
+  EXPECT_NE(std::find(requests.begin(), requests.end(), "/v1/lists/index.json"), requests.end());
+  EXPECT_EQ(std::find(requests.begin(), requests.end(), "/v1/lists/index.sig"), requests.end())
+      << "a 304 for index.json needs no signature";
+  // The publisher drops beta and adds gamma.
+  fs::remove_all(repo.PublicDir("beta"));
+  repo.Publish(1, "gamma");
+  reports = (*syncer)->RunDue(NowFor(1) + 120, /*force=*/true);
+  ASSERT_EQ(reports.size(), 3u) << Describe(reports);
+  EXPECT_EQ(reports[0].list, "beta");
+  EXPECT_EQ(reports[0].result, SyncResult::kUnsubscribed);
+  EXPECT_EQ(reports[0].from_version, 1u);
+  EXPECT_EQ(RenderSyncReportText(reports[0]), "beta: unsubscribed: no longer in the server's list index, removed "
+                                              "(was version 1)");
+  EXPECT_EQ(reports[1].list, "alpha");
+  EXPECT_EQ(reports[2].list, "gamma");
+  EXPECT_EQ(reports[2].result, SyncResult::kUpdated) << Describe(reports);
+  EXPECT_EQ((*syncer)->store().state().Find("beta"), nullptr);
+  EXPECT_EQ(SubscribedNames((*syncer)->subscriptions()), (std::vector<std::string>{"alpha", "gamma"}));
+  EXPECT_FALSE(fs::exists(dir + "/lists/beta/1.ugs"));
+  syncer->reset();
+  // The user's own subscription survives the index.
+  SyncerOptions with_list = SyncerFor(dir, server, repo);
+  with_list.lists = {"alpha"};
+  ASSERT_TRUE(Syncer::Open(&env, with_list).ok());
+  fs::remove_all(repo.PublicDir("alpha"));
+  repo.Publish(2, "gamma");
+  auto again = Syncer::Open(&env, SyncerFor(dir, server, repo));
+  ASSERT_TRUE(again.ok());
+  reports = (*again)->RunDue(NowFor(2), /*force=*/true);
+  EXPECT_EQ(SubscribedNames((*again)->subscriptions()), (std::vector<std::string>{"alpha", "gamma"}))
+      << Describe(reports);
+  EXPECT_EQ((*again)->subscriptions()[0].origin, SubscriptionOrigin::kList);
+}
+
+// Issue 22 item 3: an index of 260 lists. kMaxLists is one number for the index, D/current, the sync state and
+// the subscriptions: the index is refused whole (a failed report the daemon counts, over_list_limit), nothing is
+// subscribed or cut, and a client that already follows the index keeps what it has.
+TEST(Syncer, AnIndexOfMoreListsThanAClientKeepsIsRefusedWholeAndReported) {
+  const std::string root = ScratchDir("syncer-260");
+  Repo repo(root + "/repo");
+  repo.Publish(1, "alpha");
+  TestServer server(repo.dir + "/public");
+  const std::string dir = root + "/D";
+  FixedClockEnv env(NowFor(1));
+  auto syncer = Syncer::Open(&env, SyncerFor(dir, server, repo));
+  ASSERT_TRUE(syncer.ok());
+  ASSERT_EQ((*syncer)->RunDue(NowFor(1), /*force=*/true).size(), 1u);
+  syncer->reset();
+  // Another directory follows the index (alpha) and has a list of the user's own.
+  const std::string mixed = root + "/mixed";
+  {
+    auto s = Syncer::Open(&env, SyncerFor(mixed, server, repo));
+    ASSERT_TRUE(s.ok());
+    ASSERT_EQ((*s)->RunDue(NowFor(1), /*force=*/true).size(), 1u);
+  }
+  SyncerOptions mine = SyncerFor(mixed, server, repo);
+  mine.lists = {"zzz-mine"};
+  ASSERT_TRUE(Syncer::Open(&env, mine).ok());
+  // A correctly signed index of 260 lists (written by hand: the publisher itself refuses to index more than 256).
+  auto index_of = [](size_t n) {
+    std::string lists;
+    for (size_t i = 0; i < n; ++i) {
+      lists += std::string(i ? "," : "") + R"({"name":")" + (i == 0 ? std::string("alpha") : "list" + std::to_string(1000 + i)) +
+               R"(","version":1,"created_unix":)" + std::to_string(kT0) + R"(,"expires_unix":)" +
+               std::to_string(kT0 + 86400) + "}";
+    }
+    return R"({"format":1,"created_unix":)" + std::to_string(NowFor(1)) + R"(,"lists":[)" + lists + "]}\n";
+  };
+  const std::string bytes = index_of(260);
+  WriteFileOrDie(repo.dir + "/public/v1/lists/index.json", bytes);
+  WriteFileOrDie(repo.dir + "/public/v1/lists/index.sig", MakeListIndexSignatureFile(repo.key, bytes));
+  for (const std::string& d : {dir, root + "/fresh"}) {
+    SCOPED_TRACE(d);
+    auto s = Syncer::Open(&env, SyncerFor(d, server, repo));
+    ASSERT_TRUE(s.ok());
+    auto reports = (*s)->RunDue(NowFor(1) + 60, /*force=*/true);
+    ASSERT_FALSE(reports.empty());
+    EXPECT_EQ(reports[0].list, "");
+    EXPECT_EQ(reports[0].result, SyncResult::kFailed);
+    EXPECT_TRUE(reports[0].over_list_limit);
+    EXPECT_EQ(RenderSyncReportText(reports[0]),
+              "list discovery: failed: resource_exhausted: list index: list index names 260 lists, more than a "
+              "client keeps (256)");
+    EXPECT_LE((*s)->subscriptions().size(), 1u);
+    EXPECT_LE((*s)->store().state().lists.size(), 1u);
+    if (d == dir) {  // the list it had keeps syncing
+      ASSERT_EQ(reports.size(), 2u) << Describe(reports);
+      EXPECT_EQ(reports[1].list, "alpha");
+      EXPECT_EQ(reports[1].result, SyncResult::kNotModified);
+    } else {
+      EXPECT_EQ(reports.size(), 1u);
+    }
+  }
+  // The user's lists and the index's together may not pass the limit either: refused, nothing cut.
+  const std::string full = index_of(kMaxLists);
+  WriteFileOrDie(repo.dir + "/public/v1/lists/index.json", full);
+  WriteFileOrDie(repo.dir + "/public/v1/lists/index.sig", MakeListIndexSignatureFile(repo.key, full));
+  auto s = Syncer::Open(&env, SyncerFor(mixed, server, repo));
+  ASSERT_TRUE(s.ok());
+  auto reports = (*s)->RunDue(NowFor(1) + 60, /*force=*/false);
+  ASSERT_FALSE(reports.empty());
+  EXPECT_EQ(reports[0].result, SyncResult::kFailed);
+  EXPECT_NE(reports[0].error.find("subscribing to 257 lists, more than a client keeps (256)"), std::string::npos)
+      << reports[0].error;
+  EXPECT_EQ(SubscribedNames((*s)->subscriptions()), (std::vector<std::string>{"alpha", "zzz-mine"}));
 }
 
 }  // namespace

@@ -443,7 +443,12 @@ int RunSync(const std::string& dir, const std::string& server, const std::vector
     std::cerr << "urlguard sync: " << engine.status().ToString() << '\n';
     return kExitInvalid;
   }
-  for (const std::string& w : (*engine)->warnings()) std::cerr << "warning: " << w << '\n';
+  size_t warned = 0;  // warnings printed so far: Open's, then any a pass adds (a schedule that was not saved)
+  auto print_warnings = [&] {
+    const std::vector<std::string>& w = (*engine)->warnings();
+    for (; warned < w.size(); ++warned) std::cerr << "warning: " << w[warned] << '\n';
+  };
+  print_warnings();
   int exit_code = 0;
   bool first = true;
   for (;;) {
@@ -453,6 +458,7 @@ int RunSync(const std::string& dir, const std::string& server, const std::vector
         std::cout << urlguard::RenderSyncReportText(r) << std::endl;
         if (r.result == urlguard::SyncResult::kFailed) exit_code |= kExitInvalid;
       }
+      print_warnings();
       first = false;
       if (once) return exit_code;
       int64_t next = (*engine)->NextDueUnix();

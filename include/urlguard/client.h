@@ -15,7 +15,8 @@
 // (local hits that the cache or the verification API showed to be filter false positives), kMalicious (confirmed,
 // or the list's signed emergency policy says local hits count), kUnverifiedHit (a local hit nobody could decide in
 // time: the embedder's policy decides), kInvalid. Verdict::stale is set when a list is past its signed expiry;
-// a stale "safe" is never confident. Also stale: a subscribed list (ClientOptions::lists) that is not installed,
+// a stale "safe" is never confident. Also stale: a subscribed list (ClientOptions::lists, or recorded as subscribed
+// in the data directory by the SyncEngine, urlguard/sync.h) that is not installed,
 // and a list whose file was found damaged (Lists() says which and why). Verdict::allowlisted marks URLs the local allowlist let through.
 //
 // Thread safety: all methods may be called from any number of threads. Lookups never wait for an update: the
@@ -65,7 +66,7 @@ struct ClientOptions {
 // Why a list makes verdicts stale (ListStatus::stale_reason).
 enum class StaleReason : uint8_t {
   kNone,          // fresh
-  kNotInstalled,  // subscribed (ClientOptions::lists), but no version was ever installed
+  kNotInstalled,  // subscribed (ClientOptions::lists, or in the data directory), but no version is installed
   kDamaged,       // its file was found missing or corrupt and dropped; the next sync installs it again
   kExpired,       // past its signed expiry
 };
@@ -110,6 +111,11 @@ struct ClientStats {
   uint64_t swaps = 0;                  // generations swapped in since Open
 };
 
+// True when `lists` (Client::Lists()) is not empty and every list in it has an installed version: no list is
+// subscribed but not installed, none was found damaged. Expiry does not count (an expired list is installed; its
+// verdicts are stale). For "wait until the first sync installed everything" (urlguardd). Thread-safe.
+URLGUARD_EXPORT bool AllListsInstalled(const std::vector<ListStatus>& lists);
+
 class URLGUARD_EXPORT Client {
  public:
   // Opens the data directory read-only (no lock: any number of processes may). An empty directory is fine
@@ -136,8 +142,9 @@ class URLGUARD_EXPORT Client {
   // reported in the SyncReports, not as the Status.
   Result<std::vector<SyncReport>> SyncNow();
 
-  // Every list of the installed generation with its sync schedule (reads the data directory's small schedule
-  // file: not for a request path).
+  // Every list of the installed generation and every subscribed one (ClientOptions::lists, and the lists the
+  // data directory records as subscribed, docs/data-dir.md §8; one not installed has stale_reason kNotInstalled),
+  // with its sync schedule (reads the data directory's small schedule file: not for a request path).
   std::vector<ListStatus> Lists() const;
 
   // Blocks until the client is ready (ListsReady over Lists() and ClientOptions::lists: every subscribed list

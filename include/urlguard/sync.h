@@ -45,19 +45,24 @@ enum class SyncResult : uint8_t {
   kUpToDate = 3,     // the server's manifest names the installed version
   kNotModified = 4,  // the server answered 304 Not Modified to the conditional manifest request
   kFailed = 5,       // the attempt failed (SyncReport::error / ListStatus::last_sync_error says why)
+  kUnsubscribed = 6,  // SyncReport only: a newer signed list index no longer names the list; it was removed
 };
-// "none", "ok", "updated", "up_to_date", "not_modified", "failed". Never null.
+constexpr int kSyncResultCount = 7;  // the values above: for arrays indexed by SyncResult
+// "none", "ok", "updated", "up_to_date", "not_modified", "failed", "unsubscribed". Never null.
 URLGUARD_EXPORT const char* SyncResultName(SyncResult result);
 
 // The outcome of one sync attempt of one list.
 struct SyncReport {
   std::string list;                         // "" for the list discovery step (SyncOptions::lists), always kFailed
-  SyncResult result = SyncResult::kFailed;  // kUpdated, kUpToDate, kNotModified or kFailed
+  SyncResult result = SyncResult::kFailed;  // kUpdated, kUpToDate, kNotModified, kFailed or kUnsubscribed
   uint64_t from_version = 0;                // installed before (0: none)
   uint64_t to_version = 0;                  // installed after (kUpdated), or the server's current version
   bool used_diff = false;                   // kUpdated by applying a diff (else a full snapshot)
   uint64_t bytes = 0;                       // bytes downloaded (compressed, on the wire)
   std::string error;                        // kFailed: the Status text, e.g. "permission_denied: untrusted key"
+  // The list discovery step failed because the server's list index names more lists than a client keeps (256,
+  // docs/list-index.md §4): the index is refused whole, the subscriptions stay as they were.
+  bool over_list_limit = false;
 };
 
 struct SyncOptions {
@@ -65,9 +70,12 @@ struct SyncOptions {
                                      // Refused when another user owns it or its group or others may write it.
   std::string server_url;            // required: the update server's base URL (http or https)
   TrustedKeys trusted_keys;          // required (non-empty): who may sign lists
-  // Lists to keep current. Empty: the lists installed in data_dir; when none is installed either, every list the
-  // server's signed list index names (docs/list-index.md), fetched and verified with trusted_keys by the first
-  // RunDue. A failed discovery is one kFailed report with an empty `list`, retried with the failure backoff.
+  // Lists to subscribe to and keep current: recorded in data_dir (docs/data-dir.md §8) before any download, so
+  // one whose first sync fails stays subscribed, makes every Client verdict stale and is retried by every pass.
+  // Empty: every list subscribed in data_dir; when none is, or they came from it, every list the server's signed
+  // list index names (docs/list-index.md), fetched and verified with trusted_keys by every RunDue: a list it adds
+  // is subscribed, a list it drops is unsubscribed and removed (a kUnsubscribed report). A failed discovery is one
+  // kFailed report with an empty `list`, retried with the failure backoff; the subscribed lists still run.
   std::vector<std::string> lists;
   std::string ca_bundle;             // "" = the system's CA store
   std::string proxy;                 // "" = libcurl's default: http_proxy, https_proxy, ALL_PROXY, no_proxy
@@ -82,7 +90,8 @@ class URLGUARD_EXPORT SyncEngine {
  public:
   // Opens (and recovers after a crash) the data directory and takes its single-writer lock for the engine's
   // lifetime. No network access (list discovery waits for RunDue). Failures: kInvalidArgument without a server
-  // URL or a trusted key, or for an invalid list name; kFailedPrecondition "another urlguard process ..." when
+  // URL or a trusted key, or for an invalid list name; kResourceExhausted when `lists` and the lists already
+  // subscribed are more than 256; kFailedPrecondition "another urlguard process ..." when
   // the lock is held; kIoError / kCorruption for a directory that cannot be read or repaired. Recoverable
   // oddities (a damaged schedule file, leftover temporary files) are not failures: see warnings().
   static Result<std::unique_ptr<SyncEngine>> Open(const SyncOptions& options);

@@ -100,6 +100,21 @@ def test_wrong_key_fails_per_list(server, synced, workdir):
         assert c.check("http://evil.example/").stale
 
 
+def test_subscribed_list_that_failed_is_stale(server, workdir):
+    """A list whose first sync failed stays subscribed (recorded in the data directory): a Client told nothing about
+    lists lists it as not installed and calls every verdict stale (issue 22, item 2)."""
+    url, pub, _ = server
+    data = workdir / "client-failed-list"
+    proc = run("urlguard", "sync", "--once", "--data-dir", data, "--server", url, "--public-key", pub,
+               "--list", "phishing", "--list", "no-such-list", check=False)
+    assert proc.returncode == 2, proc.stdout
+    assert "no-such-list: failed" in proc.stdout
+    with urlguard.Client(data, watch=False) as c:
+        assert [(l.list, l.version > 0, l.stale, l.stale_reason) for l in c.lists()] == [
+            ("no-such-list", False, True, "not_installed"), ("phishing", True, False, "")]
+        assert c.check_local("https://news-site-1.example.org/").stale
+
+
 def test_option_errors(workdir, server):
     with pytest.raises(urlguard.InvalidArgumentError) as e:
         urlguard.Client("")

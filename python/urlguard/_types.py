@@ -44,7 +44,8 @@ class ListInfo:
 
 @dataclass(frozen=True)
 class ListStatus:
-    """An installed list with its sync schedule (Client.lists()); `urlguard status --json` without age_seconds."""
+    """An installed or subscribed list with its sync schedule (Client.lists()); `urlguard status --json` without
+    age_seconds. A subscribed list that is not installed has version 0 and stale_reason "not_installed"."""
 
     list: str
     version: int
@@ -68,7 +69,7 @@ class SyncReport:
     """What one sync attempt of one list did (Client.sync_now()); the JSON of RenderSyncReportJson."""
 
     list: str
-    result: str  # "updated", "up_to_date", "not_modified", "failed"
+    result: str  # "updated", "up_to_date", "not_modified", "failed", "unsubscribed"
     from_version: int
     to_version: int
     used_diff: bool
