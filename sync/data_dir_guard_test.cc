@@ -2,7 +2,9 @@
 //
 // The data directory's trust walk (docs/data-dir.md §1.1) on real directories and links: the reader's rule for a
 // group-readable directory another user's daemon writes, symlink resolution, and the loop limit. The writer's
-// rule and the issue 22 cases are in sync/store_test.cc (Store::Open), the readers' in tests/cli_test.cc.
+// rule and the issue 22 cases are in sync/store_test.cc (Store::Open), the readers' in tests/cli_test.cc. Also:
+// a FIFO where D/sync-state.json or D/time-floor belongs is read as damage (never waited on) and replaced by the
+// next write.
 #include "sync/data_dir_guard.h"
 
 #include <gtest/gtest.h>
@@ -12,6 +14,8 @@
 #include <filesystem>
 #include <string>
 
+#include "sync/scheduler.h"
+#include "sync/time_floor.h"
 #include "tests/test_util.h"
 
 namespace urlguard {
@@ -73,6 +77,31 @@ TEST(DataDirGuard, ALinkLoopIsRefusedNotFollowedForEver) {
   Status s = CheckDataDirTrust(Env::Default(), root + "/x", DataDirAccess::kRead, nullptr);
   EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(s.message().find("symbolic links on the way"), std::string::npos) << s.ToString();
+}
+
+// Issue 22, item 5: D/sync-state.json or D/time-floor replaced by a FIFO blocked every reader in open(). Each
+// counts as missing (the schedule with a warning naming the path) and the next write renames a file over it.
+TEST(DataDirGuard, AFifoAtTheScheduleOrTheTimeFloorIsDamageTheNextWriteRepairs) {
+  const std::string dir = ScratchDir("guard-fifo");
+  ASSERT_EQ(::mkfifo((dir + "/sync-state.json").c_str(), 0600), 0);
+  ASSERT_EQ(::mkfifo((dir + "/time-floor").c_str(), 0600), 0);
+  LoadedSyncState loaded = LoadSyncState(Env::Default(), dir);
+  EXPECT_TRUE(loaded.lists.empty());
+  EXPECT_NE(loaded.warning.message().find(dir + "/sync-state.json: a FIFO, not a regular file"), std::string::npos)
+      << loaded.warning.ToString();
+  EXPECT_EQ(ReadTimeFloor(Env::Default(), dir), 0);
+
+  ListSyncState state;
+  state.list = "phishing";
+  state.last_attempt_unix = 1700000000;
+  state.last_result = "ok";
+  ASSERT_TRUE(SaveSyncState(Env::Default(), dir, {state}).ok());
+  ASSERT_TRUE(AdvanceTimeFloor(Env::Default(), dir, 1700000000).ok());
+  loaded = LoadSyncState(Env::Default(), dir);
+  EXPECT_TRUE(loaded.warning.ok()) << loaded.warning.ToString();
+  ASSERT_EQ(loaded.lists.size(), 1u);
+  EXPECT_EQ(loaded.lists[0], state);
+  EXPECT_EQ(ReadTimeFloor(Env::Default(), dir), 1700000000);
 }
 
 }  // namespace
