@@ -180,9 +180,13 @@ Status Store::Recover() {
   if (!names.ok()) return names.status();
   for (const std::string& name : *names) {
     const std::string sub = JoinPath(lists_dir, name);
-    auto files = env_->ListDir(sub);
-    if (!files.ok()) {  // not a directory: nothing of ours
-      if (env_->RemoveFile(sub).ok()) warnings_.push_back("removed stray file lists/" + name);
+    // Not a directory (a file, or a symlink, which is never followed: its target's files are not ours to
+    // remove): nothing of ours.
+    auto sub_info = env_->Stat(sub);
+    auto files = sub_info.ok() && sub_info->is_dir ? env_->ListDir(sub)
+                                                   : Result<std::vector<std::string>>(Status::NotFound(sub));
+    if (!files.ok()) {
+      if (RemoveTree(env_, sub).ok()) warnings_.push_back("removed stray file lists/" + name);
       continue;
     }
     const InstalledList* in = state_.FindInstalled(name);

@@ -296,11 +296,17 @@ TEST(Store, DirectoryPlantedAtAnInstallPathIsRemovedAndTheListReinstalls) {
   WriteFileOrDie(dir + "/lists/phishing/7.ugs/sub/x", "x");
   fs::create_directories(dir + "/lists/phishing/8.ugs");                  // the next version's path
   fs::create_symlink("/etc/passwd", dir + "/lists/phishing/9.ugs.tmp");  // a link is removed, not followed
+  // A list directory that is a link: removed, never listed (recovery would remove its target's files).
+  const std::string elsewhere = ScratchDir("store-planted-elsewhere");
+  WriteFileOrDie(elsewhere + "/keep.ugs", "not ours");
+  fs::create_directory_symlink(elsewhere, dir + "/lists/malware");
   auto store = OpenOrDie(dir);
   ASSERT_NE(store, nullptr);
   EXPECT_FALSE(store->state().Find("phishing")->installed.has_value());  // dropped, high-water mark kept
   EXPECT_EQ(Tree(dir), (std::set<std::string>{"current", "lock"}));
   EXPECT_TRUE(fs::exists("/etc/passwd"));
+  EXPECT_EQ(ReadFileOrDie(elsewhere + "/keep.ugs"), "not ours");
+  EXPECT_FALSE(fs::exists(dir + "/lists/malware"));
   ASSERT_TRUE(store->Install(Meta("phishing", 7, p), p).ok());  // the repair works
   const std::string p8 = MakeSnapshot("phishing", 8, 2);
   ASSERT_TRUE(store->Install(Meta("phishing", 8, p8), p8).ok());
