@@ -35,7 +35,8 @@ std::string Uid(uint32_t uid) { return "uid " + std::to_string(uid); }
 
 Status Refuse(const std::string& dir, const std::string& what) {
   // "data directory D: its parent P is writable by every user (mode 0777) without the sticky bit, so another
-  // user can rename D away and put their own in its place; chmod o-w P (or chmod +t P): refusing it"
+  // user can rename it away and put their own in its place; chmod g-w,o-w P (or chmod +t P): refusing it (...)".
+  // "Parent" is any directory on the way, not only the nearest.
   return Status::PermissionDenied("data directory " + dir + ": " + what +
                                   ": refusing it (whoever can write it decides every verdict)");
 }
