@@ -36,18 +36,55 @@ Status ErrnoStatus(const char* op, const std::string& path, int err) {
   return Status::IoError(std::move(m));
 }
 
-// Opens `path` read-only and fstat()s the open descriptor, so the checks that follow and the reads see the
-// same inode. On success the caller owns *fd; on failure nothing is left open.
-Status OpenForReading(const std::string& path, int* fd, struct stat* st) {
-  *fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+// What a non-regular file is, for messages ("a FIFO").
+const char* FileTypeName(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  return "not a regular file";
+}
+
+// Checks that the open descriptor `fd` of `path` is a regular file and clears the O_NONBLOCK it was opened
+// with. Every open in this Env passes O_NONBLOCK, so that a FIFO (no writer: open blocks; O_RDWR: read blocks)
+// or a device planted at any path is refused here instead of hanging the process (and whatever lock it holds).
+// On failure `fd` is closed.
+Status RequireRegularAndBlocking(int fd, const std::string& path, const struct stat& st) {
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Status::IoError(path + ": " + FileTypeName(st.st_mode) + ", not a regular file; refusing it");
+  }
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return ErrnoStatus("fcntl(F_SETFL)", path, err);
+  }
+  return Status::Ok();
+}
+
+// Opens `path` with `flags` | O_NONBLOCK | O_CLOEXEC, fstat()s the open descriptor and refuses anything but a
+// regular file (RequireRegularAndBlocking), so the checks that follow and the I/O see the same inode and no
+// open blocks. On success the caller owns *fd; on failure nothing is left open.
+Status OpenRegular(const std::string& path, int flags, mode_t mode, int* fd, struct stat* st) {
+  *fd = ::open(path.c_str(), flags | O_NONBLOCK | O_CLOEXEC, mode);
+  // ENXIO: a socket, or a FIFO opened write-only without a reader.
   if (*fd < 0) return ErrnoStatus("open", path, errno);
   if (::fstat(*fd, st) != 0) {
-    int err = errno;
+    const int err = errno;
     ::close(*fd);
     *fd = -1;
     return ErrnoStatus("fstat", path, err);
   }
-  return Status::Ok();
+  Status s = RequireRegularAndBlocking(*fd, path, *st);
+  if (!s.ok()) *fd = -1;
+  return s;
+}
+
+Status OpenForReading(const std::string& path, int* fd, struct stat* st) {
+  return OpenRegular(path, O_RDONLY, 0, fd, st);
 }
 
 class PosixMappedFile final : public MappedFile {
@@ -126,12 +163,7 @@ class PosixEnv final : public Env {
     int fd = -1;
     struct stat st;
     URLGUARD_RETURN_IF_ERROR(OpenForReading(path, &fd, &st));
-    if (S_ISDIR(st.st_mode)) {
-      ::close(fd);
-      return Status::IoError("read " + path + ": is a directory");
-    }
-    // A FIFO or device has no size to check in advance: the loop below enforces the cap as it reads.
-    if (S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) > max_bytes) {
+    if (static_cast<uint64_t>(st.st_size) > max_bytes) {
       ::close(fd);
       return Status::ResourceExhausted(path + ": " + std::to_string(st.st_size) +
                                        " bytes is over the cap of " + std::to_string(max_bytes));
@@ -161,10 +193,6 @@ class PosixEnv final : public Env {
     int fd = -1;
     struct stat st;
     URLGUARD_RETURN_IF_ERROR(OpenForReading(path, &fd, &st));
-    if (!S_ISREG(st.st_mode)) {
-      ::close(fd);
-      return Status::IoError(path + ": not a regular file");
-    }
     if (st.st_size == 0) {
       ::close(fd);
       return Status::Corruption(path + ": empty file");
@@ -232,7 +260,7 @@ class PosixEnv final : public Env {
   }
 
   Status SyncDir(const std::string& dir) override {
-    int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) return ErrnoStatus("open", dir, errno);
     int rc = ::fsync(fd);
     int err = errno;
@@ -265,6 +293,18 @@ class PosixEnv final : public Env {
     return out;
   }
 
+  Result<std::string> ReadLink(const std::string& path) override {
+    std::string target(PATH_MAX, '\0');
+    const ssize_t n = ::readlink(path.c_str(), target.data(), target.size());
+    if (n < 0) {
+      if (errno == EINVAL) return Status::InvalidArgument("readlink " + path + ": not a symbolic link");
+      return ErrnoStatus("readlink", path, errno);
+    }
+    if (static_cast<size_t>(n) >= target.size()) return Status::IoError("readlink " + path + ": target too long");
+    target.resize(static_cast<size_t>(n));
+    return target;
+  }
+
   Result<std::vector<std::string>> ListDir(const std::string& dir) override {
     DIR* d = ::opendir(dir.c_str());
     if (d == nullptr) return ErrnoStatus("opendir", dir, errno);
@@ -279,8 +319,9 @@ class PosixEnv final : public Env {
   }
 
   Result<std::unique_ptr<FileLock>> LockFile(const std::string& path) override {
-    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd < 0) return ErrnoStatus("open", path, errno);
+    int fd = -1;
+    struct stat st;
+    URLGUARD_RETURN_IF_ERROR(OpenRegular(path, O_RDWR | O_CREAT | O_NOFOLLOW, 0644, &fd, &st));
     // Open-file-description locks: per open file, so two opens in one process also exclude each other.
     struct flock fl;
     std::memset(&fl, 0, sizeof fl);
@@ -366,8 +407,9 @@ class PosixEnv final : public Env {
   static Result<std::unique_ptr<WritableFile>> OpenForWriting(const std::string& path, int extra_flags,
                                                               bool private_file) {
     const mode_t mode = private_file ? 0600 : 0644;
-    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | extra_flags, mode);
-    if (fd < 0) return ErrnoStatus("open", path, errno);
+    int fd = -1;
+    struct stat st;
+    URLGUARD_RETURN_IF_ERROR(OpenRegular(path, O_WRONLY | O_CREAT | extra_flags, mode, &fd, &st));
     // The umask may have removed bits, and an existing file keeps its old mode through O_CREAT: a private
     // file gets exactly 0600 either way.
     if (private_file && ::fchmod(fd, mode) != 0) {

@@ -98,8 +98,56 @@ TEST_F(EnvPosixTest, ReadFileErrors) {
   EXPECT_THAT(missing.status().message(), HasSubstr(Path("missing")));
   EXPECT_EQ(env_->ReadFile(dir_.path(), size_t{1} << 20).status().code(), StatusCode::kIoError);
   EXPECT_EQ(env_->ReadFile(dir_.path(), 100).status().code(), StatusCode::kIoError);  // not "over the cap"
-  // A file without a size (a character device) is capped while it is read.
-  EXPECT_EQ(env_->ReadFile("/dev/zero", 4096).status().code(), StatusCode::kResourceExhausted);
+  // A character device is not a file to read (it has no size, and opening some has effects).
+  auto device = env_->ReadFile("/dev/zero", 4096);
+  EXPECT_EQ(device.status().code(), StatusCode::kIoError);
+  EXPECT_THAT(device.status().message(), HasSubstr("/dev/zero: a character device, not a regular file"));
+}
+
+// A FIFO planted where a file belongs (D/current, D/sync-state.json, a list file) used to block the open of
+// every reader and writer for ever (open(O_RDONLY) waits for a writer; the sync held D/lock meanwhile). Every
+// open is non-blocking and refuses what is not a regular file, naming its path and type. On the code before,
+// each of these calls blocks (the test then hangs until ctest's timeout).
+TEST_F(EnvPosixTest, NoOpenBlocksOnAFifoAndNonRegularFilesAreRefused) {
+  ASSERT_EQ(::mkfifo(Path("fifo").c_str(), 0600), 0);
+  auto read = env_->ReadFile(Path("fifo"), 100);
+  EXPECT_EQ(read.status().code(), StatusCode::kIoError);
+  EXPECT_THAT(read.status().message(), HasSubstr(Path("fifo") + ": a FIFO, not a regular file"));
+  auto mapped = env_->MapReadOnly(Path("fifo"));
+  EXPECT_EQ(mapped.status().code(), StatusCode::kIoError);
+  EXPECT_THAT(mapped.status().message(), HasSubstr(Path("fifo")));
+  // Open for writing: with no reader the FIFO refuses a non-blocking open (ENXIO); with one, fstat does.
+  auto written = env_->NewWritableFile(Path("fifo"), false);
+  EXPECT_EQ(written.status().code(), StatusCode::kIoError);
+  EXPECT_THAT(written.status().message(), HasSubstr(Path("fifo")));
+  const int reader = ::open(Path("fifo").c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  ASSERT_GE(reader, 0);
+  written = env_->NewWritableFile(Path("fifo"), true);
+  EXPECT_EQ(written.status().code(), StatusCode::kIoError);
+  EXPECT_THAT(written.status().message(), HasSubstr(Path("fifo") + ": a FIFO, not a regular file"));
+  // A lock file that is a FIFO: opening it read-write does not block, but it is not a lock file.
+  auto lock = env_->LockFile(Path("fifo"));
+  EXPECT_EQ(lock.status().code(), StatusCode::kIoError);
+  EXPECT_THAT(lock.status().message(), HasSubstr("a FIFO"));
+  ::close(reader);
+  // A socket: open() itself fails (ENXIO), with the path.
+  const int sock = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(sock, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  ASSERT_LT(Path("sock").size(), sizeof addr.sun_path);
+  std::memcpy(addr.sun_path, Path("sock").c_str(), Path("sock").size() + 1);
+  ASSERT_EQ(::bind(sock, reinterpret_cast<const sockaddr*>(&addr), sizeof addr), 0);
+  EXPECT_EQ(env_->ReadFile(Path("sock"), 100).status().code(), StatusCode::kIoError);
+  EXPECT_THAT(env_->ReadFile(Path("sock"), 100).status().message(), HasSubstr(Path("sock")));
+  EXPECT_FALSE(env_->MapReadOnly(Path("sock")).ok());
+  ::close(sock);
+  // A regular file opened this way reads and writes normally (O_NONBLOCK was cleared).
+  auto file = env_->NewWritableFile(Path("f"), false);
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  ASSERT_TRUE((*file)->Append("bytes").ok());
+  ASSERT_TRUE((*file)->Close().ok());
+  EXPECT_EQ(*env_->ReadFile(Path("f"), 100), "bytes");
 }
 
 TEST_F(EnvPosixTest, MapReadOnlyOutlivesRenameAndUnlink) {
@@ -332,6 +380,16 @@ TEST_F(EnvPosixTest, RealPathResolvesLinksAndDots) {
   EXPECT_EQ(*env_->RealPath(Path("ln/f")), *expected);
   EXPECT_EQ(*env_->RealPath(Path("a/b/../b/./f")), *expected);
   EXPECT_EQ(env_->RealPath(Path("ln/missing")).status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(EnvPosixTest, ReadLinkReturnsTheStoredTarget) {
+  ASSERT_EQ(::symlink("../rel/target", Path("rel").c_str()), 0);
+  ASSERT_EQ(::symlink("/abs", Path("abs").c_str()), 0);
+  EXPECT_EQ(*env_->ReadLink(Path("rel")), "../rel/target");
+  EXPECT_EQ(*env_->ReadLink(Path("abs")), "/abs");
+  WriteFileOrDie(Path("f"), "");
+  EXPECT_EQ(env_->ReadLink(Path("f")).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(env_->ReadLink(Path("missing")).status().code(), StatusCode::kNotFound);
 }
 
 TEST_F(EnvPosixTest, CheckPrivateDirRefusesWhatOthersCanWrite) {

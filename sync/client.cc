@@ -18,6 +18,7 @@
 #include "core/snapshot.h"
 #include "format/signature.h"
 #include "platform/env.h"
+#include "sync/data_dir_guard.h"
 #include "sync/fetcher.h"
 #include "sync/generation.h"
 #include "sync/generation_slots.h"
@@ -105,6 +106,12 @@ Result<std::unique_ptr<Client>> Client::Open(const ClientOptions& options) {
     if (!k.ok()) return k.status().WithContext("public key");
     impl->keys.push_back(*k);
   }
+  // A reader trusts D as much as the writer does (docs/data-dir.md §1.1): `check` and `status` used to answer
+  // from a copy `sync` refuses. A D that does not exist yet loads as empty; Refresh checks again.
+  if (Status trusted = CheckDataDirTrust(impl->env, options.data_dir, DataDirAccess::kRead, nullptr);
+      !trusted.ok() && trusted.code() != StatusCode::kNotFound) {
+    return trusted;
+  }
   auto gen = LoadGeneration(impl->env, options.data_dir);
   if (!gen.ok()) return gen.status().WithContext(options.data_dir);
   impl->current.Publish(*gen);
@@ -131,6 +138,12 @@ Result<std::unique_ptr<Client>> Client::Open(const ClientOptions& options) {
 
 Status Client::Refresh() {
   std::lock_guard<std::mutex> l(impl_->refresh_mu);
+  // Checked before every read: a D replaced by another user's (a rename in a parent that became writable, a
+  // link swapped) is never loaded; the generation loaded from the trusted D keeps serving.
+  if (Status trusted = CheckDataDirTrust(impl_->env, impl_->options.data_dir, DataDirAccess::kRead, nullptr);
+      !trusted.ok()) {
+    return trusted.code() == StatusCode::kNotFound ? Status::Ok() : trusted;
+  }
   auto state = ReadStoreState(impl_->env, impl_->options.data_dir);
   if (!state.ok() && state.status().code() != StatusCode::kNotFound) return state.status();
   // A new subscription (recorded before its first download, sync/subscriptions.h) changes no generation, and

@@ -1,6 +1,11 @@
 // Copyright urlguard authors.
 #include "sync/data_dir_guard.h"
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <vector>
+
 #include "platform/env.h"
 
 namespace urlguard {
@@ -18,16 +23,136 @@ Status CreateDataDir(Env* env, const std::string& dir, DataDirMode mode) {
   return Status::Ok();
 }
 
-Status CheckDataDir(Env* env, const std::string& dir) {
-  Status s = CheckPrivateDir(env, dir);
-  if (s.code() == StatusCode::kPermissionDenied) {
-    // "data directory D is writable by its group (mode 0775); chmod g-w,o-w D: refusing it (...)"
-    return Status::PermissionDenied("data directory " + s.message() +
-                                    ": refusing it (whoever can write it decides every verdict)");
+namespace {
+
+std::string Octal(uint32_t mode) {
+  char out[8];
+  std::snprintf(out, sizeof out, "%04o", static_cast<unsigned>(mode & 07777));
+  return out;
+}
+
+std::string Uid(uint32_t uid) { return "uid " + std::to_string(uid); }
+
+Status Refuse(const std::string& dir, const std::string& what) {
+  // "data directory D: its parent P is writable by every user (mode 0777) without the sticky bit, so another
+  // user can rename it away and put their own in its place; chmod g-w,o-w P (or chmod +t P): refusing it (...)".
+  // "Parent" is any directory on the way, not only the nearest.
+  return Status::PermissionDenied("data directory " + dir + ": " + what +
+                                  ": refusing it (whoever can write it decides every verdict)");
+}
+
+// The rule for a directory on the way to D (docs/data-dir.md §1.1): owned by this user or root, and writable
+// by nobody else unless sticky (then others cannot rename or remove what they do not own).
+Status CheckAncestor(const std::string& dir, const std::string& path, const FileInfo& info, uint32_t euid) {
+  if (info.uid != euid && info.uid != 0) {
+    return Refuse(dir, "its parent " + path + " is owned by " + Uid(info.uid) + ", neither this user (" +
+                           Uid(euid) + ") nor root, so that user can rename it away and put their own in its " +
+                           "place; chown " + std::to_string(euid) + " " + path + " or move the data directory");
   }
-  if (s.code() == StatusCode::kFailedPrecondition)
-    return Status::FailedPrecondition("data directory " + s.message());
-  return s;
+  if ((info.mode & 0022) != 0 && (info.mode & 01000) == 0) {
+    const std::string who = (info.mode & 0002) != 0 ? "every user" : "its group";
+    return Refuse(dir, "its parent " + path + " is writable by " + who + " (mode " + Octal(info.mode) +
+                           ") without the sticky bit, so another user can rename it away and put their own in " +
+                           "its place; chmod g-w,o-w " + path + " (or chmod +t " + path + ")");
+  }
+  return Status::Ok();
+}
+
+// Splits `path` into its components ("", "." are dropped; ".." is kept).
+void PushComponents(const std::string& path, std::vector<std::string>* stack) {
+  std::vector<std::string> parts;
+  size_t pos = 0;
+  while (pos <= path.size()) {
+    size_t next = path.find('/', pos);
+    if (next == std::string::npos) next = path.size();
+    std::string part = path.substr(pos, next - pos);
+    if (!part.empty() && part != ".") parts.push_back(std::move(part));
+    pos = next + 1;
+  }
+  // The stack is consumed from the back: push in reverse so the first component comes out first.
+  for (auto it = parts.rbegin(); it != parts.rend(); ++it) stack->push_back(*it);
+}
+
+}  // namespace
+
+Status CheckDataDirTrust(Env* env, const std::string& dir, DataDirAccess access, std::string* resolved) {
+  const uint32_t euid = static_cast<uint32_t>(::geteuid());
+  std::vector<std::string> todo;  // components still to walk, the next one at the back
+  PushComponents(dir, &todo);
+  std::string at = "/";  // the directory reached so far; never contains a symlink
+  if (dir.empty() || dir[0] != '/') {
+    auto cwd = env->RealPath(".");
+    if (!cwd.ok()) return cwd.status().WithContext("data directory " + dir);
+    std::vector<std::string> cwd_parts;
+    PushComponents(*cwd, &cwd_parts);
+    todo.insert(todo.end(), cwd_parts.begin(), cwd_parts.end());  // walked first, and checked like the rest
+  }
+  auto root = env->Stat("/");
+  if (!root.ok()) return root.status();
+  URLGUARD_RETURN_IF_ERROR(CheckAncestor(dir, "/", *root, euid));
+  int links = 0;
+  while (!todo.empty()) {
+    const std::string part = std::move(todo.back());
+    todo.pop_back();
+    if (part == "..") {
+      at = DirName(at);  // `at` holds no symlink, so ".." is its lexical parent
+      continue;
+    }
+    const std::string path = JoinPath(at, part);
+    auto info = env->Stat(path);  // lstat: a symlink is judged before it is followed
+    if (!info.ok()) return info.status();
+    if (info->is_symlink) {
+      if (++links > kMaxDataDirSymlinks) {
+        return Status::FailedPrecondition("data directory " + dir + ": more than " +
+                                          std::to_string(kMaxDataDirSymlinks) + " symbolic links on the way");
+      }
+      // A link in a directory others may write (a sticky /tmp) is theirs to point anywhere: followed only
+      // when this user or root made it (as the kernel's fs.protected_symlinks does for sticky directories).
+      if (info->uid != euid && info->uid != 0) {
+        return Refuse(dir, path + " is a symbolic link owned by " + Uid(info->uid) +
+                               ", neither this user nor root; not following it (rm " + path +
+                               " and make the directory or a link of your own)");
+      }
+      auto target = env->ReadLink(path);
+      if (!target.ok()) return target.status();
+      if (!target->empty() && (*target)[0] == '/') at = "/";
+      PushComponents(*target, &todo);
+      continue;
+    }
+    if (!info->is_dir) {
+      return Status::FailedPrecondition("data directory " + dir + ": " + path + " is not a directory");
+    }
+    // Every directory on the way, D's parent included; D itself is judged below by the stricter rule.
+    if (!todo.empty()) URLGUARD_RETURN_IF_ERROR(CheckAncestor(dir, path, *info, euid));
+    at = path;
+  }
+
+  // D itself: the resolved directory, and the parent it sits in.
+  auto info = env->Stat(at);
+  if (!info.ok()) return info.status();
+  auto parent = env->Stat(DirName(at));
+  if (!parent.ok()) return parent.status();
+  const bool parent_shared = (parent->mode & 0022) != 0;  // then sticky, or CheckAncestor refused it
+  const bool owner_ok = access == DataDirAccess::kWrite
+                            ? info->uid == euid
+                            // A reader of a group-readable D accepts the writer's user as its owner, unless
+                            // anyone could have made D: in a shared sticky parent, only this user or root.
+                            : info->uid == euid || info->uid == 0 || !parent_shared;
+  if (!owner_ok) {
+    return Refuse(dir, "it is owned by " + Uid(info->uid) + ", not by this user (" + Uid(euid) + "); chown " +
+                           std::to_string(euid) + " " + at);
+  }
+  if ((info->mode & 0022) != 0) {
+    return Refuse(dir, "it is writable by " +
+                           std::string((info->mode & 0002) != 0 ? "every user" : "its group") + " (mode " +
+                           Octal(info->mode) + "); chmod g-w,o-w " + at);
+  }
+  if (resolved != nullptr) *resolved = at;
+  return Status::Ok();
+}
+
+Status CheckDataDir(Env* env, const std::string& dir) {
+  return CheckDataDirTrust(env, dir, DataDirAccess::kWrite, nullptr);
 }
 
 Status CreatePrivateFileIfMissing(Env* env, const std::string& path) {

@@ -9,8 +9,12 @@
 // such as a browser's service account), and its private files (the cache, 0600) are written whatever the
 // umask.
 //
+// Since issue 22 the check covers the whole path, not only D: a D under a world-writable parent without the
+// sticky bit was renamed away by another user and replaced with theirs (own key, own server), and a symlink
+// another user planted in a sticky directory was followed into root's directory. Readers check too.
+//
 // This file is the policy (which modes, which message); every OS access goes through the Env it is given
-// (CreateDirs, SetPermissions, CheckPrivateDir, NewExclusiveFile, RemoveTree), so a test can break it.
+// (CreateDirs, SetPermissions, Stat, ReadLink, NewExclusiveFile, RemoveTree), so a test can break it.
 //
 // Thread safety: stateless; safe from any thread (as the Env is).
 #ifndef URLGUARD_SYNC_DATA_DIR_GUARD_H_
@@ -37,9 +41,30 @@ uint32_t DataDirPermissions(DataDirMode mode);
 // judges it). Errors of Env::CreateDirs and Env::SetPermissions.
 Status CreateDataDir(Env* env, const std::string& dir, DataDirMode mode);
 
-// kPermissionDenied when `dir` (following symlinks) is owned by a user other than this process's effective
-// user, or is writable by its group or by others ("data directory D is writable by its group (mode 0775):
-// refusing it; chmod g-w,o-w D"); kFailedPrecondition when it is not a directory; kNotFound when missing.
+// Who is about to trust a data directory: its writer (the Store: `urlguard sync`, urlguardd, SyncNow) or a
+// reader (Client: `urlguard check`, `urlguard status`, an app, urlguardd's lookups).
+enum class DataDirAccess { kWrite, kRead };
+
+// At most this many symbolic links are followed on the way to a data directory (the kernel's ELOOP limit).
+inline constexpr int kMaxDataDirSymlinks = 40;
+
+// The trust rule of docs/data-dir.md §1.1: whoever can change what `dir` names decides every verdict, so the
+// walk from "/" (the trust root; a relative `dir` starts from the working directory, which is walked too)
+// down to `dir` accepts, component by component (lstat, nothing followed before it is judged):
+//  - every directory on the way: owned by this process's effective user or root, and writable by nobody
+//    else unless sticky (/tmp: others cannot rename or remove what they do not own);
+//  - every symbolic link on the way: owned by this user or root (a link another user made in a sticky
+//    directory is theirs to point anywhere), then followed; at most kMaxDataDirSymlinks of them;
+//  - `dir` itself: writable by neither its group nor others; owned by this user (kWrite), or for kRead by
+//    this user, root, or (a group-readable directory of another user's daemon) anyone when its parent is
+//    writable by nobody else (then only this user or root could have made it).
+// kPermissionDenied naming the offending path and the command that fixes it ("data directory D: its parent P is
+// writable by every user (mode 0777) without the sticky bit, ...; chmod g-w,o-w P (or chmod +t P): refusing
+// it ..."); kFailedPrecondition when a component is not a directory or there are too many links; kNotFound
+// when a component is missing. On success *resolved (may be nullptr) is the absolute path without symlinks.
+Status CheckDataDirTrust(Env* env, const std::string& dir, DataDirAccess access, std::string* resolved);
+
+// CheckDataDirTrust(env, dir, DataDirAccess::kWrite, nullptr): the writer's check, before it takes D/lock.
 Status CheckDataDir(Env* env, const std::string& dir);
 
 // Creates an empty file at `path` with mode exactly 0600 (whatever the umask) when nothing is there; leaves an

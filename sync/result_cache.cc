@@ -146,8 +146,10 @@ class ResultCache::Db {
       out.what = std::move(what);
       return std::move(out);
     };
-    int rc = sqlite::Open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, busy_timeout_ms,
-                          &db->connection_);
+    // NOFOLLOW: a symlink at the database path is refused, never followed (a dangling one would make SQLite
+    // create its target, outside the data directory).
+    int rc = sqlite::Open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW,
+                          busy_timeout_ms, &db->connection_);
     if (rc != SQLITE_OK) return fail(rc, "open: " + db->Error(rc));
 
     // Spec (SQLite WAL): the journal mode is persistent; switching a database already in WAL mode needs no
@@ -293,6 +295,10 @@ void ResultCache::OpenLocked(bool force_check) {
         Status::IoError("result cache " + path_ + ": cannot create its directory: " + s.ToString()));
     return;
   }
+  // Only a regular file may be there: SQLite follows a symlink for its -wal and -shm files and reads a FIFO
+  // until it is written to (for ever: it holds it open read-write). Anything else is removed, never followed;
+  // it is only a cache.
+  for (const char* suffix : {"", "-wal", "-shm"}) (void)RemoveIfNotRegularFile(env_, path_ + suffix, nullptr);
   // The cache reveals which listed sites were looked up: 0600 whatever the umask (SQLite gives its -wal and
   // -shm files the database file's mode). A failure here leaves SQLite to create it.
   (void)CreatePrivateFileIfMissing(env_, path_);

@@ -368,6 +368,37 @@ TEST_F(ResultCacheTest, GarbageFileIsMovedAsideAndRebuilt) {
   EXPECT_EQ(RawQuery(path_, "PRAGMA user_version"), "1\n");
 }
 
+// A dangling symlink at D/cache.sqlite made SQLite create the link's target outside the data directory (it
+// opened without SQLITE_OPEN_NOFOLLOW and with O_CREAT). It is removed, never followed, and the cache is a
+// regular file in D.
+TEST_F(ResultCacheTest, ASymlinkAtTheDatabasePathIsNeverFollowed) {
+  const std::string outside = testing::ScratchDir("result_cache_outside") + "/created-through-the-link";
+  ASSERT_EQ(::symlink(outside.c_str(), path_.c_str()), 0);
+  ASSERT_EQ(::symlink((outside + "-wal").c_str(), (path_ + "-wal").c_str()), 0);
+  auto cache = OpenCache();
+  cache->StoreNegative(0x12345678, "phishing", 1, kNow + 100, kNow);
+  EXPECT_EQ(cache->Find(WithPrefix(0x12345678, 1), "phishing", 1, kNow).answer, Answer::kSafe);
+  EXPECT_FALSE(Env::Default()->FileExists(outside));
+  EXPECT_FALSE(Env::Default()->FileExists(outside + "-wal"));
+  auto info = Env::Default()->Stat(path_);
+  ASSERT_TRUE(info.ok());
+  EXPECT_TRUE(info->is_regular);
+}
+
+// A FIFO at D/cache.sqlite (or its -wal) hung every lookup that reached the cache: SQLite opens it
+// read-write, so reading its header waits for a writer that is itself. It is removed like other damage.
+TEST_F(ResultCacheTest, AFifoAtTheDatabasePathIsRemovedNotRead) {
+  ASSERT_EQ(::mkfifo(path_.c_str(), 0600), 0);
+  ASSERT_EQ(::mkfifo((path_ + "-wal").c_str(), 0600), 0);
+  auto cache = OpenCache();
+  EXPECT_TRUE(cache->enabled());
+  cache->StoreNegative(0x12345678, "phishing", 1, kNow + 100, kNow);
+  EXPECT_EQ(cache->Find(WithPrefix(0x12345678, 1), "phishing", 1, kNow).answer, Answer::kSafe);
+  auto info = Env::Default()->Stat(path_);
+  ASSERT_TRUE(info.ok());
+  EXPECT_TRUE(info->is_regular);
+}
+
 TEST_F(ResultCacheTest, ForeignDatabasesAreRebuilt) {
   {  // another application's database
     RawQuery(path_, "CREATE TABLE notes (body TEXT)");

@@ -40,7 +40,14 @@ Store::~Store() = default;
 Result<std::unique_ptr<Store>> Store::Open(Env* env, const std::string& dir, const StoreOptions& options) {
   URLGUARD_RETURN_IF_ERROR(CreateDataDir(env, dir, options.dir_mode));
   URLGUARD_RETURN_IF_ERROR(CheckDataDir(env, dir));
-  auto lock = env->LockFile(JoinPath(dir, std::string(kLockFileName)));
+  // Damage that would fail every later open: a FIFO, socket or directory where D/lock or D/lists belongs
+  // (nothing but a regular file can hold the lock, so removing one takes no lock from anybody).
+  std::vector<std::string> repaired;
+  const std::string lock_path = JoinPath(dir, std::string(kLockFileName));
+  bool removed = false;
+  URLGUARD_RETURN_IF_ERROR(RemoveIfNotRegularFile(env, lock_path, &removed));
+  if (removed) repaired.push_back("removed " + std::string(kLockFileName) + " (not a regular file)");
+  auto lock = env->LockFile(lock_path);
   if (!lock.ok()) {
     if (lock.status().code() == StatusCode::kFailedPrecondition) {
       return Status::FailedPrecondition("another urlguard process is syncing this data directory: " + dir);
@@ -48,11 +55,16 @@ Result<std::unique_ptr<Store>> Store::Open(Env* env, const std::string& dir, con
     return lock.status();
   }
   const std::string lists_dir = JoinPath(dir, std::string(kListsDirName));
+  if (auto info = env->Stat(lists_dir); info.ok() && !info->is_dir) {
+    URLGUARD_RETURN_IF_ERROR(RemoveTree(env, lists_dir));
+    repaired.push_back("removed " + std::string(kListsDirName) + " (not a directory)");
+  }
   if (!env->FileExists(lists_dir)) {
     URLGUARD_RETURN_IF_ERROR(env->CreateDirs(lists_dir));
     URLGUARD_RETURN_IF_ERROR(env->SyncDir(dir));  // the new lists/ entry survives a power loss
   }
   std::unique_ptr<Store> store(new Store(env, dir, std::move(lock).value()));
+  store->warnings_ = std::move(repaired);
   URLGUARD_RETURN_IF_ERROR(store->Recover());
   return store;
 }
@@ -104,6 +116,18 @@ Status VerifySnapshotFile(Env* env, const std::string& path, std::string_view li
 Status Store::Recover() {
   const std::string current = JoinPath(dir_, std::string(kCurrentFileName));
   bool need_write = false;
+  // A FIFO, socket, device or directory at D/current is damage like a bad checksum, but there is nothing to
+  // set aside: it is removed (a link or directory tree without following anything) and every list fetched.
+  bool removed = false;
+  URLGUARD_RETURN_IF_ERROR(RemoveIfNotRegularFile(env_, current, &removed));
+  if (removed) {
+    uint64_t random = 0;
+    env_->RandomBytes(&random, sizeof random);
+    state_.generation = (random >> 2) | 1;
+    need_write = true;
+    warnings_.push_back("current: not a regular file; removed; starting with no list installed (every list is "
+                        "fetched again, high-water marks lost)");
+  }
   auto bytes = env_->ReadFile(current, kMaxCurrentBytes);
   if (!bytes.ok() && bytes.status().code() != StatusCode::kNotFound &&
       bytes.status().code() != StatusCode::kResourceExhausted) {
@@ -156,9 +180,13 @@ Status Store::Recover() {
   if (!names.ok()) return names.status();
   for (const std::string& name : *names) {
     const std::string sub = JoinPath(lists_dir, name);
-    auto files = env_->ListDir(sub);
-    if (!files.ok()) {  // not a directory: nothing of ours
-      if (env_->RemoveFile(sub).ok()) warnings_.push_back("removed stray file lists/" + name);
+    // Not a directory (a file, or a symlink, which is never followed: its target's files are not ours to
+    // remove): nothing of ours.
+    auto sub_info = env_->Stat(sub);
+    auto files = sub_info.ok() && sub_info->is_dir ? env_->ListDir(sub)
+                                                   : Result<std::vector<std::string>>(Status::NotFound(sub));
+    if (!files.ok()) {
+      if (RemoveTree(env_, sub).ok()) warnings_.push_back("removed stray file lists/" + name);
       continue;
     }
     const InstalledList* in = state_.FindInstalled(name);

@@ -332,11 +332,17 @@ TEST(Store, DirectoryPlantedAtAnInstallPathIsRemovedAndTheListReinstalls) {
   WriteFileOrDie(dir + "/lists/phishing/7.ugs/sub/x", "x");
   fs::create_directories(dir + "/lists/phishing/8.ugs");                  // the next version's path
   fs::create_symlink("/etc/passwd", dir + "/lists/phishing/9.ugs.tmp");  // a link is removed, not followed
+  // A list directory that is a link: removed, never listed (recovery would remove its target's files).
+  const std::string elsewhere = ScratchDir("store-planted-elsewhere");
+  WriteFileOrDie(elsewhere + "/keep.ugs", "not ours");
+  fs::create_directory_symlink(elsewhere, dir + "/lists/malware");
   auto store = OpenOrDie(dir);
   ASSERT_NE(store, nullptr);
   EXPECT_FALSE(store->state().Find("phishing")->installed.has_value());  // dropped, high-water mark kept
   EXPECT_EQ(Tree(dir), (std::set<std::string>{"current", "lock"}));
   EXPECT_TRUE(fs::exists("/etc/passwd"));
+  EXPECT_EQ(ReadFileOrDie(elsewhere + "/keep.ugs"), "not ours");
+  EXPECT_FALSE(fs::exists(dir + "/lists/malware"));
   ASSERT_TRUE(store->Install(Meta("phishing", 7, p), p).ok());  // the repair works
   const std::string p8 = MakeSnapshot("phishing", 8, 2);
   ASSERT_TRUE(store->Install(Meta("phishing", 8, p8), p8).ok());
@@ -366,6 +372,124 @@ TEST(Store, RefusesADataDirectoryOthersCanWriteOrOwn) {
     ASSERT_EQ(::chown(dir.c_str(), 0, 0), 0);
   }
   EXPECT_TRUE(Store::Open(Env::Default(), dir).ok());
+}
+
+// Issue 22, item 4: the check covered D only. A D under a world-writable parent without the sticky bit was
+// accepted, and another user renamed it away and put their own (own key, own server) in its place. Every
+// directory from "/" down must be writable by nobody else unless sticky; the message names the fix.
+TEST(Store, RefusesADataDirectoryUnderAParentOthersCanWrite) {
+  const std::string root = ScratchDir("store-parent");
+  const std::string pub = root + "/pub";
+  fs::create_directories(pub);
+  fs::permissions(pub, fs::perms(0777));
+  auto s = Store::Open(Env::Default(), pub + "/D");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kPermissionDenied);
+  EXPECT_NE(s.status().message().find("its parent " + pub + " is writable by every user (mode 0777) without the "
+                                      "sticky bit"),
+            std::string::npos)
+      << s.status().ToString();
+  EXPECT_NE(s.status().message().find("chmod g-w,o-w " + pub + " (or chmod +t " + pub + ")"), std::string::npos);
+  EXPECT_FALSE(fs::exists(pub + "/D/lock"));  // refused before anything was written into it
+  // A grandparent counts as much as the parent; group-writable as much as world-writable.
+  fs::create_directories(pub + "/sub");
+  fs::permissions(pub + "/sub", fs::perms(0755));
+  fs::permissions(pub, fs::perms(0775));
+  s = Store::Open(Env::Default(), pub + "/sub/D");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find(pub + " is writable by its group"), std::string::npos) << s.status().ToString();
+  // Sticky (like /tmp): others cannot rename or remove what they do not own; accepted.
+  fs::permissions(pub, fs::perms(01777));
+  EXPECT_TRUE(Store::Open(Env::Default(), pub + "/D").ok());
+  EXPECT_TRUE(Store::Open(Env::Default(), pub + "/sub/D").ok());
+  // A relative path is walked from the working directory, which is checked like the rest.
+  fs::permissions(pub, fs::perms(0777));
+  const fs::path cwd = fs::current_path();
+  fs::current_path(pub + "/sub");
+  s = Store::Open(Env::Default(), "D");
+  fs::current_path(cwd);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find(pub + " is writable by every user"), std::string::npos) << s.status().ToString();
+  if (::geteuid() == 0) {  // a parent owned by another (non-root) user is theirs to rename things in
+    fs::permissions(pub, fs::perms(0755));
+    ASSERT_EQ(::chown(pub.c_str(), 65534, 65534), 0);
+    s = Store::Open(Env::Default(), pub + "/D");
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.status().message().find("its parent " + pub + " is owned by uid 65534"), std::string::npos)
+        << s.status().ToString();
+    ASSERT_EQ(::chown(pub.c_str(), 0, 0), 0);
+  }
+}
+
+// Issue 22, item 4: `urlguard sync --data-dir st/D`, where st is sticky and st/D a symlink another user made,
+// wrote current, lists/, lock and the state into the link's target (root's 0700 directory). A link is followed
+// only when this user or root owns it.
+TEST(Store, RefusesASymlinkAnotherUserOwns) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to give a symlink to another user (lchown)";
+  const std::string root = ScratchDir("store-link");
+  const std::string st = root + "/st";
+  const std::string target = root + "/roots-private";
+  fs::create_directories(st);
+  fs::permissions(st, fs::perms(01777));
+  fs::create_directories(target);
+  fs::permissions(target, fs::perms(0700));
+  fs::create_directory_symlink(target, st + "/D");
+  ASSERT_EQ(::lchown((st + "/D").c_str(), 65534, 65534), 0);
+  auto s = Store::Open(Env::Default(), st + "/D");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kPermissionDenied);
+  EXPECT_NE(s.status().message().find(st + "/D is a symbolic link owned by uid 65534"), std::string::npos)
+      << s.status().ToString();
+  EXPECT_TRUE(fs::is_empty(target));  // nothing written through the link
+  // A link on the way (not only the last component) is judged the same.
+  s = Store::Open(Env::Default(), st + "/D/sub");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("symbolic link owned by uid 65534"), std::string::npos) << s.status().ToString();
+  // The user's own link is followed.
+  ASSERT_EQ(::lchown((st + "/D").c_str(), 0, 0), 0);
+  EXPECT_TRUE(Store::Open(Env::Default(), st + "/D").ok());
+  EXPECT_TRUE(fs::exists(target + "/lock"));
+}
+
+// Issue 22, item 5: a FIFO where D/current, D/lock or an installed list file belongs made `sync` block in
+// open() for ever (holding D/lock). Now each is damage: removed, and the list fetched again.
+TEST(Store, AFifoInTheDataDirectoryIsRepairedNotWaitedFor) {
+  const std::string dir = ScratchDir("store-fifo");
+  const std::string p = MakeSnapshot("phishing", 7, 1);
+  const std::string m = MakeSnapshot("malware", 3, 2);
+  {
+    auto store = OpenOrDie(dir);
+    ASSERT_TRUE(store->Install(Meta("phishing", 7, p), p).ok());
+    ASSERT_TRUE(store->Install(Meta("malware", 3, m), m).ok());
+  }
+  // An installed list file: dropped (high-water mark kept) and removed.
+  fs::remove(dir + "/lists/malware/3.ugs");
+  ASSERT_EQ(::mkfifo((dir + "/lists/malware/3.ugs").c_str(), 0600), 0);
+  {
+    auto store = OpenOrDie(dir);
+    ASSERT_NE(store, nullptr);
+    EXPECT_FALSE(store->state().Find("malware")->installed.has_value());
+    EXPECT_EQ(store->state().Find("malware")->high_water_version, 3u);
+    EXPECT_TRUE(store->state().FindInstalled("phishing") != nullptr);
+  }
+  EXPECT_FALSE(fs::exists(dir + "/lists/malware/3.ugs"));
+  // D/current and D/lock: readers get an error naming the path at once; the writer starts over.
+  fs::remove(dir + "/current");
+  ASSERT_EQ(::mkfifo((dir + "/current").c_str(), 0600), 0);
+  fs::remove(dir + "/lock");
+  ASSERT_EQ(::mkfifo((dir + "/lock").c_str(), 0600), 0);
+  auto read = ReadStoreState(Env::Default(), dir);
+  EXPECT_EQ(read.status().code(), StatusCode::kIoError);
+  EXPECT_NE(read.status().message().find(dir + "/current: a FIFO"), std::string::npos) << read.status().ToString();
+  auto store = OpenOrDie(dir);
+  ASSERT_NE(store, nullptr);
+  EXPECT_TRUE(store->state().lists.empty());
+  EXPECT_EQ(*ReadStoreState(Env::Default(), dir), store->state());
+  EXPECT_EQ(Tree(dir), (std::set<std::string>{"current", "lock"}));
+  bool warned = false;
+  for (const std::string& w : store->warnings()) warned |= w.find("current: not a regular file") != std::string::npos;
+  EXPECT_TRUE(warned);
+  ASSERT_TRUE(store->Install(Meta("phishing", 7, p), p).ok());  // the repair works
 }
 
 // A new data directory is 0700 (0750 on request) whatever the umask.

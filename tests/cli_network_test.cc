@@ -9,6 +9,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -216,7 +217,12 @@ class Tinyproxy {
  public:
   static constexpr const char* kBinary = "/usr/bin/tinyproxy";
 
-  bool Start(const std::string& dir) {
+  // `dir` gets its own subdirectory "proxy", writable by tinyproxy's user: the data directories the tests put
+  // next to it must not sit in a world-writable directory (the client refuses that, docs/data-dir.md §1.1).
+  bool Start(const std::string& parent) {
+    const std::string dir = parent + "/proxy";
+    mkdir(dir.c_str(), 0777);
+    chmod(parent.c_str(), 0755);  // traversable by tinyproxy's user, writable by nobody else
     log_ = dir + "/tinyproxy.log";
     port_ = testing::FreeLoopbackPort();
     const std::string conf = dir + "/tinyproxy.conf";

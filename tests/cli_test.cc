@@ -2,6 +2,8 @@
 //
 // The command-line tools as a user runs them: real binaries, real files, exit codes, JSON output.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -195,6 +197,76 @@ TEST(Cli, CheckExitsWithTheStaleBitWhenAListIsDamaged) {
   EXPECT_NE(RunCommand(BinPath("urlguard") + " check --help").out.find("8 a stale verdict"), std::string::npos);
   auto status = RunCommand(BinPath("urlguard") + " status --data-dir " + dir);
   EXPECT_NE(status.out.find("malware: not installed, STALE (damaged)"), std::string::npos) << status.out;
+}
+
+// A data directory with phishing and malware from the fixture snapshots installed, never expiring.
+std::string InstalledDataDir(const std::string& dir) {
+  const std::string fixtures = std::getenv("URLGUARD_FIXTURE_SNAPSHOTS");
+  auto store = Store::Open(Env::Default(), dir);
+  EXPECT_TRUE(store.ok()) << store.status().ToString();
+  if (!store.ok()) return dir;
+  for (const char* name : {"malware", "phishing"}) {
+    const std::string bytes = testing::ReadFileOrDie(fixtures + "/" + name + ".ugs");
+    auto view = SnapshotView::Open(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), true);
+    EXPECT_TRUE(view.ok());
+    InstalledList meta;
+    meta.list = name;
+    meta.version = view->version();
+    meta.state_sha256 = view->checksum();
+    meta.manifest_sha256 = Sha256(std::string("manifest of ") + name);
+    meta.created_unix = 1700000000;
+    meta.expires_unix = INT64_MAX;
+    EXPECT_TRUE((*store)->Install(meta, bytes).ok());
+  }
+  return dir;
+}
+
+// Issue 22, item 4: readers never checked. `check` and `status` answered from a 0777 copy of D (or a D under a
+// world-writable parent) that `sync` refuses. They refuse it now, and say which chmod fixes it.
+TEST(Cli, CheckAndStatusRefuseADataDirectoryOthersCanWrite) {
+  const std::string root = testing::ScratchDir("cli-trust");
+  const std::string good = InstalledDataDir(root + "/good");
+  ASSERT_EQ(RunCommand(BinPath("urlguard") + " check --data-dir " + good + " http://evil.example/").exit_code, 1);
+  const std::string copy = root + "/copy";
+  ASSERT_EQ(std::system(("cp -a '" + good + "' '" + copy + "' && chmod 0777 '" + copy + "'").c_str()), 0);
+  const std::string pub = root + "/pub";
+  ASSERT_EQ(std::system(("mkdir -m 0777 '" + pub + "' && cp -a '" + good + "' '" + pub + "/D'").c_str()), 0);
+  struct Case {
+    std::string dir, fix;
+  };
+  for (const Case& c : {Case{copy, "chmod g-w,o-w " + copy}, Case{pub + "/D", "chmod g-w,o-w " + pub}}) {
+    for (const std::string& cmd : {" check --data-dir " + c.dir + " http://evil.example/",
+                                   " status --data-dir " + c.dir}) {
+      const std::string err = root + "/err.txt";
+      auto r = RunCommand(BinPath("urlguard") + cmd, "", err);
+      EXPECT_EQ(r.exit_code, 2) << cmd << "\n" << r.out;
+      EXPECT_EQ(r.out, "") << cmd;
+      const std::string message = testing::ReadFileOrDie(err);
+      EXPECT_NE(message.find("refusing it"), std::string::npos) << cmd << ": " << message;
+      EXPECT_NE(message.find(c.fix), std::string::npos) << cmd << ": " << message;
+    }
+  }
+}
+
+// Issue 22, items 4 and 5 for readers: a dangling D/cache.sqlite symlink made `check` create a file outside D
+// (SQLite followed it), and a FIFO at D/current made `check` and `status` block in open() for ever.
+TEST(Cli, ReadersNeitherFollowACacheLinkNorWaitOnAFifo) {
+  const std::string root = testing::ScratchDir("cli-damage");
+  const std::string dir = InstalledDataDir(root + "/D");
+  const std::string outside = root + "/outside.sqlite";
+  ASSERT_EQ(::symlink(outside.c_str(), (dir + "/cache.sqlite").c_str()), 0);
+  EXPECT_EQ(RunCommand(BinPath("urlguard") + " check --data-dir " + dir + " http://evil.example/").exit_code, 1);
+  EXPECT_FALSE(Env::Default()->FileExists(outside));
+
+  ASSERT_EQ(std::remove((dir + "/current").c_str()), 0);
+  ASSERT_EQ(::mkfifo((dir + "/current").c_str(), 0600), 0);
+  for (const std::string& cmd : {" check --data-dir " + dir + " http://evil.example/", " status --data-dir " + dir}) {
+    const std::string err = root + "/err.txt";
+    auto r = RunCommand(BinPath("urlguard") + cmd, "", err);  // returns (the code before blocked here for ever)
+    EXPECT_EQ(r.exit_code, 2) << cmd;
+    const std::string message = testing::ReadFileOrDie(err);
+    EXPECT_NE(message.find(dir + "/current: a FIFO, not a regular file"), std::string::npos) << cmd << ": " << message;
+  }
 }
 
 TEST(Cli, CheckRefusesACorruptSnapshot) {

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -306,6 +307,47 @@ TEST(Daemon, AFailingListIsSubscribedAndStaleInStatusAndMetrics) {
   EXPECT_EQ(nlohmann::json::parse(check->body)["stale"], true) << check->body;
   kill(pid, SIGTERM);
   EXPECT_EQ(WaitExit(pid, 20), 0);
+}
+
+// Issue 22, item 5: D/current or D/sync-state.json replaced by a FIFO hung urlguardd: its watcher thread blocked
+// in open(D/current) holding the refresh lock, /status blocked in open(D/sync-state.json), and SIGTERM did not
+// stop it (stopping joins the watcher). Every open is non-blocking now and refuses what is not a regular file.
+TEST(Daemon, AFifoInTheDataDirectoryHangsNothing) {
+  const std::string root = testing::ScratchDir("daemon-fifo");
+  std::string url;
+  std::unique_ptr<Server> server = PublishAndServe(root, "evil.example\n", &url);
+  ASSERT_NE(server, nullptr);
+  const int api_port = 20000 + static_cast<int>((getpid() + 104729) % 20000);
+  const std::string data = root + "/data";
+  auto synced = testing::RunCommand(testing::BinPath("urlguard") + " sync --once --list phishing --server " + url +
+                                    " --public-key " + root + "/pub.pem --data-dir " + data);
+  ASSERT_EQ(synced.exit_code, 0) << synced.out;
+
+  NotifySocket notify(root + "/notify.sock");
+  pid_t pid = Spawn({testing::BinPath("urlguardd"), "--data-dir", data, "--server", url, "--public-key",
+                     root + "/pub.pem", "--list", "phishing", "--listen", "127.0.0.1:" + std::to_string(api_port)},
+                    root + "/notify.sock", root + "/daemon.log");
+  ASSERT_TRUE(notify.WaitFor("READY=1", 20)) << testing::ReadFileOrDie(root + "/daemon.log");
+  httplib::Client api("127.0.0.1", api_port);
+  api.set_read_timeout(10, 0);
+  const std::string evil = "/v1/check?url=" + httplib::detail::encode_query_param("http://evil.example/");
+  auto before = api.Get(evil);
+  ASSERT_TRUE(before);
+  EXPECT_EQ(nlohmann::json::parse(before->body)["verdict"], "malicious") << before->body;
+
+  for (const char* name : {"/current", "/sync-state.json"}) {
+    ASSERT_EQ(std::remove((data + name).c_str()), 0) << name;
+    ASSERT_EQ(::mkfifo((data + name).c_str(), 0600), 0) << name;
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // the watcher looks every 500 ms
+  // EXPECT, not ASSERT: whatever happens, the daemon is stopped below (killed when SIGTERM does not work).
+  auto status = api.Get("/status");
+  EXPECT_TRUE(status && status->status == 200) << "/status did not answer";
+  auto after = api.Get(evil);  // the generation loaded before keeps serving
+  EXPECT_TRUE(after && nlohmann::json::parse(after->body)["verdict"] == "malicious")
+      << (after ? after->body : "/v1/check did not answer");
+  kill(pid, SIGTERM);
+  EXPECT_EQ(WaitExit(pid, 20), 0) << testing::ReadFileOrDie(root + "/daemon.log");
 }
 
 // Key rotation through the tools: a list signed only by a new key is refused until the client is given a rotation

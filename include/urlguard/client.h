@@ -119,7 +119,10 @@ URLGUARD_EXPORT bool AllListsInstalled(const std::vector<ListStatus>& lists);
 class URLGUARD_EXPORT Client {
  public:
   // Opens the data directory read-only (no lock: any number of processes may). An empty directory is fine
-  // (every lookup is kSafe with stale = true until a sync installs lists). kInvalidArgument for bad options.
+  // (every lookup is kSafe with stale = true until a sync installs lists). kInvalidArgument for bad options;
+  // kPermissionDenied when another user could have written the directory or a directory or symlink on the way
+  // to it (the message names the path and the chmod/chown that fixes it; docs/data-dir.md §1.1); kIoError
+  // naming the path when D/current or a list file is not a regular file (a FIFO: refused, never waited on).
   static Result<std::unique_ptr<Client>> Open(const ClientOptions& options);
   ~Client();
   Client(const Client&) = delete;
@@ -133,7 +136,8 @@ class URLGUARD_EXPORT Client {
   // Queues a Check on a worker thread; `done` runs there. False (and `done` is not called) when the queue is full.
   bool CheckAsync(std::string url, std::function<void(Verdict)> done) const;
 
-  // Swaps in the data directory's current generation now, if it changed. Lookups continue meanwhile.
+  // Swaps in the data directory's current generation now, if it changed. Lookups continue meanwhile. Checks the
+  // directory's trust first (as Open does): kPermissionDenied, and the generation loaded before keeps serving.
   Status Refresh();
 
   // One sync pass over the subscribed lists (needs server_url and trusted keys), through a temporary SyncEngine

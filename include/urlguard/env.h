@@ -97,18 +97,21 @@ class URLGUARD_EXPORT Env {
 
   // ---- reading -----------------------------------------------------------------------------------------
 
-  // Reads a whole file. Fails with kResourceExhausted when it is larger than `max_bytes` (the file is not
-  // read), kNotFound when it does not exist, kIoError otherwise.
+  // Reads a whole regular file. Fails with kResourceExhausted when it is larger than `max_bytes` (the file is
+  // not read), kNotFound when it does not exist, kIoError otherwise, and kIoError naming the path and its type
+  // when it is not a regular file (a directory, FIFO, socket or device): no open or read in this Env blocks
+  // on a FIFO planted where a file belongs (the POSIX Env opens with O_NONBLOCK and checks with fstat).
   virtual Result<std::string> ReadFile(const std::string& path, size_t max_bytes) = 0;
 
-  // Maps a whole file read-only. An empty file fails with kCorruption (nothing can be mapped); a missing
-  // one with kNotFound.
+  // Maps a whole regular file read-only. An empty file fails with kCorruption (nothing can be mapped); a
+  // missing one with kNotFound; anything but a regular file with kIoError (as for ReadFile).
   virtual Result<std::unique_ptr<MappedFile>> MapReadOnly(const std::string& path) = 0;
 
   // ---- writing -----------------------------------------------------------------------------------------
 
   // Creates or truncates `path` for writing, following a symlink at `path`. Mode 0644 (less what the umask
   // removes), or exactly 0600 when `private_file`, whatever the umask and even when the file existed.
+  // kIoError when something other than a regular file is there (a FIFO, socket or device), without blocking.
   virtual Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path,
                                                                 bool private_file = false) = 0;
 
@@ -150,10 +153,14 @@ class URLGUARD_EXPORT Env {
   virtual Result<FileInfo> Stat(const std::string& path) = 0;
   // The absolute path with every symlink, "." and ".." resolved. kNotFound when a component is missing.
   virtual Result<std::string> RealPath(const std::string& path) = 0;
+  // readlink(2): the target a symbolic link at `path` names, as stored (may be relative to the link's
+  // directory). kNotFound when nothing is there; kInvalidArgument when `path` is not a symlink.
+  virtual Result<std::string> ReadLink(const std::string& path) = 0;
 
   // Takes an exclusive lock on `path` (created if missing, mode 0644) without waiting. kFailedPrecondition
   // when another process (or another FileLock in this one) holds it. A symlink at `path` is refused
-  // (kIoError), so a planted link cannot make the lock create or hold some other file.
+  // (kIoError), so a planted link cannot make the lock create or hold some other file; so is anything but a
+  // regular file (a FIFO, socket or device), without blocking.
   virtual Result<std::unique_ptr<FileLock>> LockFile(const std::string& path) = 0;
 
   // ---- time and randomness -----------------------------------------------------------------------------
@@ -234,6 +241,7 @@ class URLGUARD_EXPORT EnvWrapper : public Env {
   bool FileExists(const std::string& path) override { return target_->FileExists(path); }
   Result<FileInfo> Stat(const std::string& path) override { return target_->Stat(path); }
   Result<std::string> RealPath(const std::string& path) override { return target_->RealPath(path); }
+  Result<std::string> ReadLink(const std::string& path) override { return target_->ReadLink(path); }
   Result<std::unique_ptr<FileLock>> LockFile(const std::string& path) override {
     return target_->LockFile(path);
   }
