@@ -181,8 +181,8 @@ void PublishRounds(const Repo& repo, const std::vector<std::string>& lists, int 
 
 TEST(PublishConcurrency, PublishersOfDifferentListsSideBySideKeepEveryVersionTheirOwn) {
   Repo repo("publish-concurrency");
-  // 220 versions; the lists sorted, as the index names them.
-  PublishRounds(repo, {"malware", "phishing"}, 110, [&](const std::string& list, const std::string& feed) {
+  // 150 versions, three publishers at a time; the lists sorted, as the index names them.
+  PublishRounds(repo, {"malware", "phishing", "spam"}, 50, [&](const std::string& list, const std::string& feed) {
     return repo.PublishArgs(list, feed);
   });
 }
@@ -194,8 +194,8 @@ TEST(PublishConcurrency, PublishersOfDifferentListsSideBySideOnOnePostgresState)
   ASSERT_NE(cluster, nullptr) << error;
   const std::string state = cluster->conninfo_for("urlguard");
   Repo repo("publish-concurrency-pg");
-  // Each round one shell per list: ingest the round's feed (replacing the last), then publish. 160 versions.
-  PublishRounds(repo, {"malware", "phishing"}, 80, [&](const std::string& list, const std::string& feed) {
+  // Each round one shell per list: ingest the round's feed (replacing the last), then publish. 120 versions.
+  PublishRounds(repo, {"malware", "phishing"}, 60, [&](const std::string& list, const std::string& feed) {
     const std::string pub = testing::BinPath("urlguard-publish");
     std::vector<std::string> args = repo.PublishArgs(list, feed);
     args.resize(args.size() - 2);  // no --input: the entries come from PostgreSQL
