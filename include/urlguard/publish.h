@@ -249,7 +249,8 @@ Result<RpzExportReport> ExportRpz(const RpzExportOptions& options);
 // repository serves, from their current manifests, signed with the private key at `private_key_path` (the key
 // that signs the manifests). PublishList does this after every publication; call this for a repository published
 // before the index existed, or after removing a list's directory. Returns the number of lists indexed. Failures:
-// kFailedPrecondition while a publication holds the repository's lock, kInvalidArgument for a key file that is no
+// kFailedPrecondition when another writer of the index holds its lock
+// (REPO/private/index.lock) for more than 60 s, kInvalidArgument for a key file that is no
 // Ed25519 private key, kCorruption for a manifest that does not parse, read and write errors. `env`: nullptr =
 // the process default.
 Result<size_t> RewriteListIndex(const std::string& repo_dir, const std::string& private_key_path,
