@@ -7,6 +7,7 @@
 
 #include "core/list_name.h"
 #include "format/manifest.h"
+#include "publish/repo_lock.h"
 #include "urlguard/publish.h"
 
 namespace urlguard {
@@ -63,13 +64,17 @@ Result<ListIndex> BuildListIndex(Env* env, const std::string& repo_dir, int64_t 
   return index;
 }
 
-Status WriteListIndex(Env* env, const SigningKey& key, const std::string& repo_dir, int64_t now_unix) {
+Result<ListIndex> WriteListIndex(Env* env, const SigningKey& key, const std::string& repo_dir, int64_t now_unix) {
+  URLGUARD_RETURN_IF_ERROR(env->CreateDirs(JoinPath(repo_dir, "private")));
+  URLGUARD_ASSIGN_OR_RETURN(auto lock, LockFileWaiting(env, IndexLockPath(repo_dir), kIndexLockWaitMillis));
+  // Built under the lock: every manifest written before the lock was taken is in it.
   URLGUARD_ASSIGN_OR_RETURN(ListIndex index, BuildListIndex(env, repo_dir, now_unix));
   const std::string bytes = SerializeListIndex(index);
   const std::string public_dir = JoinPath(repo_dir, "public");
   URLGUARD_RETURN_IF_ERROR(WriteFileAtomic(env, JoinPath(public_dir, std::string(kListIndexSignaturePath)),
                                            MakeListIndexSignatureFile(key, bytes)));
-  return WriteFileAtomic(env, JoinPath(public_dir, std::string(kListIndexPath)), bytes);
+  URLGUARD_RETURN_IF_ERROR(WriteFileAtomic(env, JoinPath(public_dir, std::string(kListIndexPath)), bytes));
+  return index;
 }
 
 Result<size_t> RewriteListIndex(const std::string& repo_dir, const std::string& private_key_path, Env* env) {
@@ -78,11 +83,7 @@ Result<size_t> RewriteListIndex(const std::string& repo_dir, const std::string& 
   if (!pem.ok()) return pem.status();
   auto key = SigningKey::FromPem(*pem);
   if (!key.ok()) return key.status().WithContext(private_key_path);
-  auto lock = env->LockFile(JoinPath(repo_dir, "private/publish.lock"));
-  if (!lock.ok()) return lock.status().WithContext("another urlguard-publish is working on " + repo_dir);
-  const int64_t now = env->NowUnixSeconds();
-  URLGUARD_ASSIGN_OR_RETURN(ListIndex index, BuildListIndex(env, repo_dir, now));
-  URLGUARD_RETURN_IF_ERROR(WriteListIndex(env, *key, repo_dir, now));
+  URLGUARD_ASSIGN_OR_RETURN(ListIndex index, WriteListIndex(env, *key, repo_dir, env->NowUnixSeconds()));
   return index.lists.size();
 }
 

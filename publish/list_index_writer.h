@@ -2,10 +2,13 @@
 //
 // The publisher's half of the list index (format/list_index.h; docs/list-index.md): the canonical bytes, the
 // signature file, and REPO/public/v1/lists/index.json + index.sig rebuilt from the manifests a repository serves.
-// Publish() (publish/publisher.h) rewrites the index after every publication, under the repository's lock.
+// Publish() (publish/publisher.h) rewrites the index after every publication of any list. Publishers of different
+// lists run side by side, so the index has its own lock (REPO/private/index.lock, publish/repo_lock.h): whoever
+// holds it re-reads every list's manifest and writes the pair, so the last writer's index names every manifest
+// written before it took the lock, and index.json and index.sig are never written by two processes at once.
 //
-// Thread safety: the functions share no state; WriteListIndex must run under the repository's publish lock (one
-// writer of public/).
+// Thread safety: the functions share no state; WriteListIndex may run in any number of processes and threads at
+// once (it takes the index lock).
 #ifndef URLGUARD_PUBLISH_LIST_INDEX_WRITER_H_
 #define URLGUARD_PUBLISH_LIST_INDEX_WRITER_H_
 
@@ -35,9 +38,12 @@ std::string MakeListIndexSignatureFile(const SigningKey& key, std::string_view i
 // the manifest that does not parse, kResourceExhausted over kMaxListIndexLists lists, I/O errors.
 Result<ListIndex> BuildListIndex(Env* env, const std::string& repo_dir, int64_t now_unix);
 
-// BuildListIndex, then writes index.sig and index.json (in that order, each by atomic rename: a client that
-// catches the pair half-updated sees a bad signature and tries again later).
-Status WriteListIndex(Env* env, const SigningKey& key, const std::string& repo_dir, int64_t now_unix);
+// Under the index lock (waiting up to kIndexLockWaitMillis for another writer): BuildListIndex, then writes
+// index.sig and index.json (in that order, each by atomic rename: a client that catches the pair between the two
+// renames sees a bad signature and tries again later; once the lock is released the pair matches). Returns the
+// index written. Failures: kFailedPrecondition when the lock stays held, BuildListIndex's, write errors (the pair
+// then may not match until the next WriteListIndex).
+Result<ListIndex> WriteListIndex(Env* env, const SigningKey& key, const std::string& repo_dir, int64_t now_unix);
 
 }  // namespace urlguard
 

@@ -53,6 +53,7 @@ Status PgConnection::ErrorFrom(PGresult* r, const std::string& what) {
   while (!m.empty() && (m.back() == '\n' || m.back() == ' ')) m.pop_back();
   const char* state = r != nullptr ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : nullptr;
   std::string short_what = what.substr(0, 60);
+  last_failure_retryable_ = state != nullptr && (std::strcmp(state, "40P01") == 0 || std::strcmp(state, "40001") == 0);
   if (PQstatus(conn_) != CONNECTION_OK || state == nullptr || std::strncmp(state, "08", 2) == 0 ||
       std::strncmp(state, "57P", 3) == 0) {
     return Status::Unavailable("PostgreSQL store is down: " + m);

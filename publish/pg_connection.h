@@ -79,12 +79,18 @@ class PgConnection {
   // False once the connection is broken (the caller should make a new one).
   bool ok() const { return PQstatus(conn_) == CONNECTION_OK; }
 
+  // Whether the last failure (of Exec, Run or CopyIn) was PostgreSQL rolling the transaction back as a deadlock
+  // victim (SQLSTATE 40P01) or a serialization failure (40001): nothing of that transaction happened, and running
+  // it again is the documented remedy. Set at every failure.
+  bool last_failure_retryable() const { return last_failure_retryable_; }
+
   PGconn* raw() { return conn_; }
 
  private:
   explicit PgConnection(PGconn* c) : conn_(c) {}
   Status ErrorFrom(PGresult* r, const std::string& what);
   PGconn* conn_;
+  bool last_failure_retryable_ = false;
 };
 
 // Appends `s` to `out` escaped for COPY's text format (backslash, tab, newline, carriage return).

@@ -173,68 +173,77 @@ Result<PgIngestReport> PgState::IngestFeed(const std::string& list, const std::s
              keys.end());
 
   PgIngestReport report;
-  report.entries = keys.size();
-  URLGUARD_RETURN_IF_ERROR(conn_->Run("BEGIN"));
-  Status s = [&]() -> Status {
-    URLGUARD_RETURN_IF_ERROR(conn_->Run(
-        "CREATE TEMP TABLE IF NOT EXISTS ingest_batch (sha256 bytea, expression text, layer smallint, threat text) "
-        "ON COMMIT DELETE ROWS;"
-        "CREATE TEMP TABLE IF NOT EXISTS ingest_run (sha256 bytea PRIMARY KEY) ON COMMIT DELETE ROWS"));
-    const std::string now = std::to_string(now_unix);
-    std::string data;
-    for (size_t start = 0; start < keys.size(); start += kPgIngestBatchRows) {
-      const size_t end = std::min(keys.size(), start + kPgIngestBatchRows);
-      data.clear();
-      for (size_t i = start; i < end; ++i) {
-        AppendCopyBytea(DigestBytes(keys[i].first), &data);
-        data.push_back('\t');
-        AppendCopyText(keys[i].second->key.expression, &data);
-        data.push_back('\t');
-        data.append(std::to_string(static_cast<int>(keys[i].second->key.layer)));
-        data.push_back('\t');
-        AppendCopyText(keys[i].second->threat, &data);
-        data.push_back('\n');
+  // One transaction per feed. An ingest of a list and a publish of it (whose UPDATE row-locks the list's pending
+  // entries in another order), or two feeds replacing entries of one list, can deadlock: PostgreSQL then rolls one
+  // transaction back (40P01), and that one runs again from the start, up to kPgIngestAttempts times in all.
+  Status s;
+  for (int attempt = 1; attempt <= kPgIngestAttempts; ++attempt) {
+    report = PgIngestReport{};
+    report.entries = keys.size();
+    URLGUARD_RETURN_IF_ERROR(conn_->Run("BEGIN"));
+    s = [&]() -> Status {
+      URLGUARD_RETURN_IF_ERROR(conn_->Run(
+          "CREATE TEMP TABLE IF NOT EXISTS ingest_batch (sha256 bytea, expression text, layer smallint, threat text) "
+          "ON COMMIT DELETE ROWS;"
+          "CREATE TEMP TABLE IF NOT EXISTS ingest_run (sha256 bytea PRIMARY KEY) ON COMMIT DELETE ROWS"));
+      const std::string now = std::to_string(now_unix);
+      std::string data;
+      for (size_t start = 0; start < keys.size(); start += kPgIngestBatchRows) {
+        const size_t end = std::min(keys.size(), start + kPgIngestBatchRows);
+        data.clear();
+        for (size_t i = start; i < end; ++i) {
+          AppendCopyBytea(DigestBytes(keys[i].first), &data);
+          data.push_back('\t');
+          AppendCopyText(keys[i].second->key.expression, &data);
+          data.push_back('\t');
+          data.append(std::to_string(static_cast<int>(keys[i].second->key.layer)));
+          data.push_back('\t');
+          AppendCopyText(keys[i].second->threat, &data);
+          data.push_back('\n');
+        }
+        URLGUARD_RETURN_IF_ERROR(conn_->Run("TRUNCATE ingest_batch"));
+        URLGUARD_RETURN_IF_ERROR(conn_->CopyIn("COPY ingest_batch FROM STDIN", data));
+        auto merged = conn_->Exec(
+            "WITH m AS ("
+            " INSERT INTO entries AS e (list, sha256, expression, layer, threat, feeds, first_seen, last_seen)"
+            " SELECT $1, sha256, expression, layer, threat, ARRAY[$2], to_timestamp($3), to_timestamp($3)"
+            " FROM ingest_batch"
+            " ON CONFLICT (list, sha256) DO UPDATE SET"
+            "  last_seen = greatest(e.last_seen, EXCLUDED.last_seen), seen_count = e.seen_count + 1,"
+            "  threat = EXCLUDED.threat, listed = true,"
+            "  feeds = CASE WHEN $2 = ANY(e.feeds) THEN e.feeds ELSE e.feeds || $2 END"
+            " RETURNING (xmax = 0) AS inserted)"
+            " SELECT count(*) FILTER (WHERE inserted), count(*) FROM m",
+            {PgParam::Text(list), PgParam::Text(feed), PgParam::Text(now)});
+        if (!merged.ok()) return merged.status();
+        report.new_entries += static_cast<uint64_t>(merged->int64(0, 0));
+        report.seen_before += static_cast<uint64_t>(merged->int64(0, 1) - merged->int64(0, 0));
+        ++report.batches;
+        if (replace_feed) {
+          URLGUARD_RETURN_IF_ERROR(conn_->Run("INSERT INTO ingest_run SELECT sha256 FROM ingest_batch"));
+        }
       }
-      URLGUARD_RETURN_IF_ERROR(conn_->Run("TRUNCATE ingest_batch"));
-      URLGUARD_RETURN_IF_ERROR(conn_->CopyIn("COPY ingest_batch FROM STDIN", data));
-      auto merged = conn_->Exec(
-          "WITH m AS ("
-          " INSERT INTO entries AS e (list, sha256, expression, layer, threat, feeds, first_seen, last_seen)"
-          " SELECT $1, sha256, expression, layer, threat, ARRAY[$2], to_timestamp($3), to_timestamp($3)"
-          " FROM ingest_batch"
-          " ON CONFLICT (list, sha256) DO UPDATE SET"
-          "  last_seen = greatest(e.last_seen, EXCLUDED.last_seen), seen_count = e.seen_count + 1,"
-          "  threat = EXCLUDED.threat, listed = true,"
-          "  feeds = CASE WHEN $2 = ANY(e.feeds) THEN e.feeds ELSE e.feeds || $2 END"
-          " RETURNING (xmax = 0) AS inserted)"
-          " SELECT count(*) FILTER (WHERE inserted), count(*) FROM m",
-          {PgParam::Text(list), PgParam::Text(feed), PgParam::Text(now)});
-      if (!merged.ok()) return merged.status();
-      report.new_entries += static_cast<uint64_t>(merged->int64(0, 0));
-      report.seen_before += static_cast<uint64_t>(merged->int64(0, 1) - merged->int64(0, 0));
-      ++report.batches;
-      if (replace_feed) URLGUARD_RETURN_IF_ERROR(conn_->Run("INSERT INTO ingest_run SELECT sha256 FROM ingest_batch"));
-    }
-    if (replace_feed) {
-      auto removed = conn_->Exec(
-          "WITH u AS ("
-          " UPDATE entries e SET feeds = array_remove(e.feeds, $2),"
-          "  listed = cardinality(array_remove(e.feeds, $2)) > 0"
-          " WHERE e.list = $1 AND $2 = ANY(e.feeds)"
-          "  AND NOT EXISTS (SELECT 1 FROM ingest_run r WHERE r.sha256 = e.sha256)"
-          " RETURNING e.listed)"
-          " SELECT count(*) FILTER (WHERE NOT listed) FROM u",
-          {PgParam::Text(list), PgParam::Text(feed)});
-      if (!removed.ok()) return removed.status();
-      report.removed = static_cast<uint64_t>(removed->int64(0, 0));
-    }
-    return conn_->Run("COMMIT");
-  }();
-  if (!s.ok()) {
+      if (replace_feed) {
+        auto removed = conn_->Exec(
+            "WITH u AS ("
+            " UPDATE entries e SET feeds = array_remove(e.feeds, $2),"
+            "  listed = cardinality(array_remove(e.feeds, $2)) > 0"
+            " WHERE e.list = $1 AND $2 = ANY(e.feeds)"
+            "  AND NOT EXISTS (SELECT 1 FROM ingest_run r WHERE r.sha256 = e.sha256)"
+            " RETURNING e.listed)"
+            " SELECT count(*) FILTER (WHERE NOT listed) FROM u",
+            {PgParam::Text(list), PgParam::Text(feed)});
+        if (!removed.ok()) return removed.status();
+        report.removed = static_cast<uint64_t>(removed->int64(0, 0));
+      }
+      return conn_->Run("COMMIT");
+    }();
+    if (s.ok()) return report;
+    const bool retry = conn_->last_failure_retryable();
     (void)conn_->Run("ROLLBACK");
-    return s;
+    if (!retry) return s;
   }
-  return report;
+  return s;
 }
 
 Result<uint64_t> PgState::RemoveEntries(const std::string& list, const std::string& feed,

@@ -44,6 +44,9 @@ namespace urlguard {
 constexpr int kPgSchemaVersion = 1;
 // Rows per COPY batch during ingestion (one temp-table COPY plus one INSERT ... ON CONFLICT each).
 constexpr size_t kPgIngestBatchRows = 50000;
+// How many times IngestFeed runs a feed's transaction that PostgreSQL rolled back as a deadlock victim or a
+// serialization failure (PgConnection::last_failure_retryable) before it gives up.
+constexpr int kPgIngestAttempts = 4;
 // Rows fetched per round trip when streaming a version's entries out of PostgreSQL.
 constexpr int kPgFetchRows = 20000;
 // Longest expression stored (a feed value is at most kMaxFeedValueBytes; its canonical form may grow by %XX).

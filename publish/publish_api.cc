@@ -212,6 +212,7 @@ Result<ListPublishReport> PublishList(const ListPublishOptions& o) {
   out.snapshot_wire_bytes = r->snapshot_wire_bytes;
   for (const auto& d : r->diffs) out.diffs.push_back({d.from_version, d.wire_bytes, d.changed_entries});
   out.manifest_path = r->manifest_path;
+  out.warnings = r->warnings;
   return out;
 }
 

@@ -21,6 +21,7 @@
 #include "publish/entry_list.h"
 #include "format/full_hash_file.h"
 #include "publish/list_index_writer.h"
+#include "publish/repo_lock.h"
 #include "publish/list_builder.h"
 #include "publish/ingest.h"
 #include "publish/seen_filter.h"
@@ -355,19 +356,29 @@ uint64_t AllocateVersion(const VersionStore* store, const CommittedVersion& comm
   return versions.empty() ? 1 : versions.back() + 1;
 }
 
-// Step 4: the manifest and its signature, written last so every file they name exists. A client that reads the new
+// Step 5: the manifest and its signature, written last so every file they name exists. A client that reads the new
 // manifest with the old signature (or the reverse) sees a bad signature and retries later.
-// With a version store the version exists once the store has committed it; the files below only show it.
+// The commit point: without a store, the rename of manifest.json (before it, nothing is committed: an error is
+// returned); with a version store, the store's commit (the files below only show the version: when writing them
+// fails afterwards, the version is committed all the same, `*after_commit` says what failed and the list's next
+// run writes them from the store).
 Status CommitManifest(Env* env, const SigningKey& key, const std::string& public_dir, const Manifest& m,
-                      VersionStore* store) {
+                      VersionStore* store, std::string* after_commit) {
   URLGUARD_RETURN_IF_ERROR(ValidateManifest(m));
   std::string manifest = SerializeManifest(m);
   std::string signature = MakeManifestSignatureFile(key, manifest);
   if (store != nullptr) {
     URLGUARD_RETURN_IF_ERROR(store->CommitVersion({m.list, m.version, manifest, signature, m.state_sha256}));
   }
-  URLGUARD_RETURN_IF_ERROR(WritePublic(env, JoinPath(public_dir, "manifest.sig"), signature));
-  return WritePublic(env, JoinPath(public_dir, "manifest.json"), manifest);
+  Status written = WritePublic(env, JoinPath(public_dir, "manifest.sig"), signature);
+  if (written.ok()) written = WritePublic(env, JoinPath(public_dir, "manifest.json"), manifest);
+  if (!written.ok() && store != nullptr) {
+    *after_commit = "version " + std::to_string(m.version) + " is committed in the version store, but its manifest "
+                    "files were not written (the next publish run of " + m.list + " writes them): " +
+                    written.ToString();
+    return Status::Ok();
+  }
+  return written;
 }
 
 }  // namespace
@@ -377,6 +388,9 @@ std::string PublicListDir(const std::string& repo, const std::string& list) {
 }
 std::string PrivateListDir(const std::string& repo, const std::string& list) {
   return JoinPath(repo, "private/lists/" + list);
+}
+std::string PrivateTmpDir(const std::string& repo, const std::string& list) {
+  return JoinPath(repo, "private/tmp/" + list);
 }
 
 Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOptions& o, const ProgressFn& progress) {
@@ -402,11 +416,14 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
   const std::string private_dir = PrivateListDir(o.repo_dir, o.list);
   URLGUARD_RETURN_IF_ERROR(env->CreateDirs(public_dir));
   URLGUARD_RETURN_IF_ERROR(env->CreateDirs(private_dir));
-  // With a version store, its per-list lock serializes publishers instead (publish/version_store.h).
+  // One publisher per list (publish/repo_lock.h); publishers of other lists run side by side. With a version
+  // store, its per-list lock serializes publishers instead (publish/version_store.h).
   std::unique_ptr<FileLock> lock;
   if (o.version_store == nullptr) {
-    auto file_lock = env->LockFile(JoinPath(o.repo_dir, "private/publish.lock"));
-    if (!file_lock.ok()) return file_lock.status().WithContext("another urlguard-publish is working on " + o.repo_dir);
+    auto file_lock = env->LockFile(ListPublishLockPath(o.repo_dir, o.list));
+    if (!file_lock.ok()) {
+      return file_lock.status().WithContext("another urlguard-publish is publishing " + o.list + " in " + o.repo_dir);
+    }
     lock = std::move(file_lock).value();
   }
   CommittedVersion committed;
@@ -435,8 +452,9 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
   PublishReport report;
   const int64_t now = o.now_unix != 0 ? o.now_unix : env->NowUnixSeconds();
 
-  // 0. Scratch space: a killed run's spill files are removed here.
-  const std::string tmp_dir = JoinPath(o.repo_dir, "private/tmp");
+  // 0. Scratch space, the list's own (other lists' publishers use theirs at the same time): a killed run's spill
+  // files are removed here.
+  const std::string tmp_dir = PrivateTmpDir(o.repo_dir, o.list);
   URLGUARD_RETURN_IF_ERROR(RemoveTree(env, tmp_dir));
   URLGUARD_RETURN_IF_ERROR(env->CreateDirs(tmp_dir, /*private_dir=*/true));
   const int threads = std::max(1, o.threads);
@@ -665,7 +683,9 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
   URLGUARD_RETURN_IF_ERROR(by_sha.Finish());
   const std::string seen_path = JoinPath(o.repo_dir, "private/seen.bin");
   std::optional<SeenFilter> filter;
+  std::unique_ptr<FileLock> seen_lock;  // seen.bin is the repository's, shared by every list's publisher
   if (o.version_store == nullptr) {
+    URLGUARD_ASSIGN_OR_RETURN(seen_lock, LockFileWaiting(env, SeenLockPath(o.repo_dir), kSeenLockWaitMillis));
     auto seen = SeenFilter::Load(env, seen_path);
     if (!seen.ok() && seen.status().code() != StatusCode::kNotFound) return seen.status();
     filter.emplace(seen.ok() ? std::move(seen).value()
@@ -679,13 +699,22 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
   report.new_keys = run.new_keys;
   report.seen_before = run.seen_before;
   if (filter) URLGUARD_RETURN_IF_ERROR(filter->Save(env, seen_path));
+  seen_lock.reset();
 
   // 5. The manifest and its signature: written last, so every file they name exists. A client that reads the new
   // manifest with the old signature (or the reverse) sees a bad signature and retries later.
   report.manifest_path = JoinPath(public_dir, "manifest.json");
-  URLGUARD_RETURN_IF_ERROR(CommitManifest(env, key, public_dir, m, o.version_store));
+  std::string after_commit;
+  URLGUARD_RETURN_IF_ERROR(CommitManifest(env, key, public_dir, m, o.version_store, &after_commit));
+  // The version is committed: from here on nothing fails the run (clients may already hold the version). What goes
+  // wrong is a warning in the report; the next run of any list repeats every step below.
+  report.committed = true;
+  if (!after_commit.empty()) report.warnings.push_back(after_commit);
   // The signed index of every list the repository serves (docs/list-index.md), now naming this version.
-  URLGUARD_RETURN_IF_ERROR(WriteListIndex(env, key, o.repo_dir, now));
+  if (auto index = WriteListIndex(env, key, o.repo_dir, now); !index.ok()) {
+    report.warnings.push_back("the list index was not rewritten (the next publication of any list rewrites it; or "
+                              "run `urlguard-publish index`): " + index.status().ToString());
+  }
 
   // 6. Forget what no manifest names: private copies beyond the last `keep` diff bases, public files other than
   // the current manifest's (the previous snapshot is kept one more version for clients mid-download).

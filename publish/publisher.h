@@ -13,9 +13,10 @@
 //   REPO/private/lists/LIST/V.entries              their domain and ip entries in clear (publish/entry_list.h)
 //   REPO/private/lists/LIST/V.state                every entry's record, sorted (publish/state_file.h)
 //   REPO/private/lists/LIST/V.ugh                  full hashes of version V for the verify API (format/full_hash_file.h)
-//   REPO/private/tmp/                              spilled sort runs of a run in progress (emptied at start)
-//   REPO/private/seen.bin                          the "seen before?" filter (publish/seen_filter.h)
-//   REPO/private/publish.lock                      one publisher at a time
+//   REPO/private/lists/LIST/publish.lock           one publisher per list (publish/repo_lock.h)
+//   REPO/private/tmp/LIST/                         spilled sort runs of the list's run in progress (emptied at start)
+//   REPO/private/seen.bin                          the "seen before?" filter (publish/seen_filter.h), under seen.lock
+//   REPO/private/index.lock                        held while the list index is rebuilt
 // Only public/ is ever served.
 //
 // One Publish() call: read every input (a bad line is reported and skipped; the rest loads), make the inputs the
@@ -24,7 +25,9 @@
 // signature, replace the list's full hashes, record the run in the seen filter, and delete files no manifest
 // refers to any more. Files are written before the manifest that names them, each by atomic rename.
 //
-// Thread safety: one Publish at a time per repository (a file lock enforces it across processes).
+// Thread safety: one Publish at a time per list and repository (a file lock enforces it across processes);
+// publications of different lists run side by side on one repository (each has its own private and scratch
+// directories; the shared files, seen.bin and the list index, are written under their own locks).
 #ifndef URLGUARD_PUBLISH_PUBLISHER_H_
 #define URLGUARD_PUBLISH_PUBLISHER_H_
 
@@ -74,7 +77,7 @@ struct PublishOptions {
   // a sink taking each entry's key and threat. Used with a version store whose entries are the source of truth.
   std::function<Status(const std::function<void(const EntryKey& key, const std::string& threat)>& sink)> entry_source;
   // Bytes of sort buffers the run may hold (records of 56 bytes; domain and ip names of 256); above it, sorted
-  // runs spill to REPO/private/tmp/ and are merged (publish/external_sort.h). Peak memory is this plus a fixed
+  // runs spill to REPO/private/tmp/LIST/ and are merged (publish/external_sort.h). Peak memory is this plus a fixed
   // overhead (docs/repository-layout.md, "Memory budget").
   size_t memory_budget = size_t{1} << 30;
   int threads = 2;                  // parse, canonicalize and hash on this many threads
@@ -104,14 +107,22 @@ struct PublishReport {
   std::vector<DiffInfo> diffs;
   std::string manifest_path;
   size_t spilled_runs = 0;           // sorted runs written to disk (0: everything fit in the budget)
+  // Always true in a returned report: Publish returns a report exactly when the version was committed (the
+  // commit point: the rename of manifest.json; with a version store, the store's commit) and a Status exactly
+  // when it was not.
+  bool committed = false;
+  // Steps after the commit that failed (the list index, the manifest files after a store's commit): the version
+  // stands and clients may hold it; the next run repeats these steps.
+  std::vector<std::string> warnings;
 };
 
 // Called now and then with the number of entries processed so far.
 using ProgressFn = std::function<void(uint64_t entries)>;
 
 // Publishes a new version. Fails without changing the served files when an input cannot be read, no entry is
-// valid, the repository is locked by another publisher, or a write fails (files already written for the new
-// version are harmless: no manifest names them).
+// valid, the list is locked by another publisher, or a write before the commit fails (files already written for
+// the new version are harmless: no manifest names them). A failure after the commit is no failure: the report
+// (committed) lists it in `warnings`.
 Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOptions& options,
                               const ProgressFn& progress = nullptr);
 
@@ -122,6 +133,7 @@ Result<std::vector<int64_t>> SeenCounts(Env* env, const std::string& repo_dir, c
 // Paths inside a repository.
 std::string PublicListDir(const std::string& repo, const std::string& list);
 std::string PrivateListDir(const std::string& repo, const std::string& list);
+std::string PrivateTmpDir(const std::string& repo, const std::string& list);  // the list's scratch directory
 
 }  // namespace urlguard
 

@@ -140,7 +140,7 @@ TEST(PublisherScaleTest, KilledWhileSpillingLeavesThePreviousVersionAndNoStrayFi
   // Wait until the child has spilled a run, then kill it.
   bool spilled = false;
   for (int i = 0; i < 6000 && !spilled; ++i) {
-    auto names = Env::Default()->ListDir(repo + "/private/tmp");
+    auto names = Env::Default()->ListDir(PrivateTmpDir(repo, "phishing"));
     if (names.ok()) {
       for (const std::string& n : *names) spilled |= n.size() > 4 && n.substr(n.size() - 4) == ".run";
     }

@@ -9,8 +9,8 @@
 //
 // Implementations:
 //   - none (PublishOptions::version_store == nullptr): today's single-machine behaviour. The repository's
-//     private snapshot copies say which versions exist and a file lock (REPO/private/publish.lock) keeps one
-//     publisher per repository.
+//     private snapshot copies say which versions exist and a file lock per list
+//     (REPO/private/lists/LIST/publish.lock, publish/repo_lock.h) keeps one publisher per list.
 //   - PgState (publish/pg_state.h): PostgreSQL, for several publishers on several machines
 //     (docs/runbook-publishers.md describes the order of a publish run and what a kill at each point leaves).
 //

@@ -120,8 +120,9 @@ EOF
 publisher_loop() {  # NAME: publishes feeds/phishing.txt whenever its content differs from the last published
   cat > "$dir/run/publisher.sh" << 'EOF'
 #!/usr/bin/env bash
-# One publisher of the fleet (scripts/fleet.sh): publishes the feed when it changed. Two run; the repository
-# lock (or PostgreSQL) lets one publish at a time; the other one's refusal is logged and retried.
+# One publisher of the fleet (scripts/fleet.sh): publishes the feed when it changed. Two run; the list's lock
+# (or PostgreSQL's) lets one publish at a time; the other one's refusal is logged and retried. Exit status 0 means
+# the version was committed (a later step's failure is only a warning), anything else that nothing was.
 dir=$1 bin=$2 name=$3 state=$4
 while true; do
   sum=$(sha256sum "$dir/feeds/phishing.txt" | cut -d' ' -f1)
@@ -138,7 +139,7 @@ while true; do
       echo "$sum" > "$dir/state/published.sha"
       echo "$(date -u +%FT%TZ) $name published"
     else
-      echo "$(date -u +%FT%TZ) $name: publish failed (another publisher holds the list?), retrying"
+      echo "$(date -u +%FT%TZ) $name: nothing committed (another publisher holds the list?), retrying"
     fi
   fi
   sleep 2

@@ -203,6 +203,45 @@ TEST_F(FleetPg, IngestTracksProvenanceSeenCountsAndRemovals) {
   EXPECT_EQ(rows["bank.example/login.php"].first, "t");
 }
 
+// An ingest that PostgreSQL picks as a deadlock victim (here: another transaction holds the row of the feed's second
+// key, the ingest holds its first and waits, then the other asks for the first) runs again instead of failing
+// (PgState::IngestFeed, kPgIngestAttempts): "ingest runs failing with no fault injected" in a fleet.
+TEST_F(FleetPg, AnIngestChosenAsADeadlockVictimRunsAgain) {
+  const std::string feed = root_ + "/feed.txt";
+  std::vector<std::string> names = {"first.example/", "second.example/"};
+  std::sort(names.begin(), names.end(), [](const std::string& x, const std::string& y) { return Sha256(x) < Sha256(y); });
+  WriteFeed(feed, {names[0].substr(0, names[0].size() - 1), names[1].substr(0, names[1].size() - 1)});
+  ASSERT_TRUE(Ingest(feed).ok());  // both rows exist
+
+  auto other = PgConnection::Connect(conninfo_);
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  PgConnection* o = other->get();
+  // This session never runs the deadlock check first: the ingest's does, and aborts the ingest.
+  ASSERT_TRUE(o->Run("SET deadlock_timeout = '60s'").ok());
+  ASSERT_TRUE(o->Run("BEGIN").ok());
+  ASSERT_TRUE(o->Run("UPDATE entries SET threat = threat WHERE expression = $1", {PgParam::Text(names[1])}).ok());
+  Result<StateIngestReport> ingested = Status::Internal("not run");
+  std::thread ingest([&] { ingested = Ingest(feed, /*replace=*/true, 1'700'000'500); });
+  // Wait until the ingest waits for the second key's row (it holds the first one's by then: keys go in sha order).
+  auto watcher = PgConnection::Connect(conninfo_);
+  ASSERT_TRUE(watcher.ok());
+  bool waiting = false;
+  for (int i = 0; i < 2000 && !waiting; ++i) {
+    auto r = (*watcher)->Exec("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                              " AND query LIKE '%INSERT INTO entries%'");
+    waiting = r.ok() && r->int64(0, 0) > 0;
+    if (!waiting) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(waiting) << "the ingest never waited for the held row";
+  // Now the cycle: PostgreSQL aborts the ingest (its deadlock check runs after 1 s, this session's after 60 s).
+  Status mine = o->Run("UPDATE entries SET threat = threat WHERE expression = $1", {PgParam::Text(names[0])});
+  (void)o->Run(mine.ok() ? "COMMIT" : "ROLLBACK");
+  ingest.join();
+  ASSERT_TRUE(ingested.ok()) << ingested.status().ToString();
+  EXPECT_EQ(ingested->entries, 2u);
+  EXPECT_EQ(ingested->seen_before, 2u);
+}
+
 TEST_F(FleetPg, IngestPublishAndAClientTrustsTheSignedResult) {
   const std::string feed = root_ + "/feed.txt";
   std::vector<std::string> lines = {"evil.example", "http://secure-bank.example/login.php", "198.51.100.0/24"};

@@ -62,7 +62,7 @@ class Fleet {
     }
     nginx_port_ = testing::FreeLoopbackPort();
     std::string render = testing::SourcePath("scripts/fleet.sh") + " render-nginx " + std::to_string(nginx_port_) +
-                         " " + root_ + "/repo/public 100000r/s " + root_;
+                         " " + root_ + "/repo/public " + nginx_rate_ + " " + root_;
     for (int p : ports_) render += " " + std::to_string(p);
     const auto conf = testing::RunCommand(render);
     if (conf.exit_code != 0) return Fail(error, "fleet.sh render-nginx failed");
@@ -150,6 +150,8 @@ class Fleet {
   }
 
   std::string url() const { return "http://127.0.0.1:" + std::to_string(nginx_port_); }
+  // nginx's per-client verify rate (limit_req); before Start. The default never limits the tests' clients.
+  void set_nginx_rate(const std::string& rate) { nginx_rate_ = rate; }
   const std::string& root() const { return root_; }
   ChildProcess& server(int i) { return servers_[i]; }
   RedisProcess& redis() { return redis_; }
@@ -167,6 +169,7 @@ class Fleet {
   std::vector<int> ports_;
   ChildProcess nginx_;
   int nginx_port_ = -1;
+  std::string nginx_rate_ = "100000r/s";
 };
 
 bool Installed() {
@@ -207,6 +210,31 @@ TEST(FleetTest, StaticFilesCarryTheRepositoryCachePolicy) {
   EXPECT_NE(verify->body.find("\"matches\""), std::string::npos);
   EXPECT_EQ(c.Post("/v1/verify", std::string(20000, ' '), "application/json")->status, 413);
   EXPECT_TRUE(fleet.Backend(0, "redis"));
+}
+
+// nginx's own 429s (limit_req: burst 100 at 1 r/s here) carry Retry-After, as the verify servers' 429s do
+// (packaging/nginx/urlguard.conf, error_page 429).
+TEST(FleetTest, NginxOwn429sCarryRetryAfter) {
+  if (!Installed()) GTEST_SKIP() << "redis-server or nginx is not installed (scripts/install-deps.sh)";
+  Fleet fleet;
+  fleet.set_nginx_rate("1r/s");
+  std::string error;
+  ASSERT_TRUE(fleet.Start(&error)) << error;
+  httplib::Client c(fleet.url());
+  int nginx_429 = 0, other_429 = 0, ok = 0;
+  for (int i = 0; i < 160; ++i) {
+    auto r = c.Post("/v1/verify", R"({"prefixes":["00000000"]})", "application/json");
+    ASSERT_TRUE(r) << "request " << i;
+    if (r->status == 200) ++ok;
+    if (r->status != 429) continue;
+    const bool from_nginx = r->body.find("nginx") != std::string::npos;  // its page, or ours: "(nginx)"
+    (from_nginx ? nginx_429 : other_429) += 1;
+    const std::string retry = r->get_header_value("Retry-After");
+    EXPECT_TRUE(!retry.empty() && retry.find_first_not_of("0123456789") == std::string::npos)
+        << "a 429 " << (from_nginx ? "from nginx" : "from a server") << " without a Retry-After: " << r->body;
+  }
+  EXPECT_GT(ok, 0);
+  EXPECT_GE(nginx_429, 40) << "nginx's limit_req refused too few of the burst (" << other_429 << " 429s from servers)";
 }
 
 TEST(FleetTest, ClientsKeepVerifyingThroughServerDeathAndRedisOutage) {

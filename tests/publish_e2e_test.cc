@@ -210,10 +210,20 @@ TEST(PublishE2E, BadInputsFailCleanlyAndEmergencyIsSigned) {
   EXPECT_TRUE(m.emergency);
   EXPECT_EQ(m.expires_unix, 1700000000 + 24 * 3600);
 
-  // Two publishers at once: the second is refused while the first holds the lock.
-  auto lock = repo.env->LockFile(repo.dir + "/private/publish.lock");
+  // Two publishers of one list at once: the second is refused while the first holds the list's lock. A publisher
+  // of another list goes ahead meanwhile (publish/repo_lock.h).
+  auto lock = repo.env->LockFile(repo.dir + "/private/lists/phishing/publish.lock");
   ASSERT_TRUE(lock.ok());
   EXPECT_EQ(repo.Publish({Spec("plain:" + good)}, 1700000100).status().code(), StatusCode::kFailedPrecondition);
+  PublishOptions other;
+  other.repo_dir = repo.dir;
+  other.list = "malware";
+  other.inputs = {Spec("plain:" + good)};
+  other.now_unix = 1700000100;
+  auto malware = urlguard::Publish(repo.env, repo.key, other);
+  ASSERT_TRUE(malware.ok()) << malware.status().ToString();
+  EXPECT_TRUE(malware->committed);
+  EXPECT_TRUE(malware->warnings.empty());
 }
 
 }  // namespace

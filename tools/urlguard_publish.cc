@@ -19,7 +19,9 @@
 //
 // Input formats (docs/feeds.md): plain, hosts, abp, phishtank-csv, phishtank-json, urlhaus-csv, openphish,
 // drop-json, drop-txt, csv:COLUMN; auto-detected without a prefix; gzip is read as such.
-// Exit status: 0 done (bad lines are reported and skipped), 1 failed, 4 bad usage.
+// Exit status: 0 done (bad lines are reported and skipped), 1 failed, 4 bad usage. For `publish`: 0 exactly when
+// the version was committed (a step after the commit that failed is a "warning:" on stderr, not a failure: clients
+// may already hold the version), 1 exactly when nothing was committed (man/urlguard-publish.1, EXIT STATUS).
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <ctime>
@@ -144,9 +146,12 @@ int RunPublish(const std::string& repo, const std::string& key_path, const std::
   o.progress = [&](uint64_t n) { progress.Show(n); };
   auto report = urlguard::PublishList(o);
   progress.Done();
-  if (!report.ok()) return Fail(report.status());
+  if (!report.ok()) return Fail(report.status().WithContext("nothing committed"));
   const urlguard::ListPublishReport& r = *report;
   ShowProblems(r.problems, r.rejected);
+  for (const std::string& w : r.warnings) {
+    std::cerr << "urlguard-publish: warning: " << list << " version " << r.version << " is committed; " << w << '\n';
+  }
   std::printf("published %s version %llu%s in %.2f s -> %s\n", list.c_str(),
               static_cast<unsigned long long>(r.version), o.emergency ? " (EMERGENCY policy on)" : "",
               progress.Elapsed(), r.manifest_path.c_str());
@@ -333,7 +338,7 @@ int main(int argc, char** argv) {
   publish->add_option("--fp-rate", fp_rate, "target false-positive rate per URL (default 0.001)");
   publish->add_option("--threat", threat, "threat type for entries whose feed names none (default: the list name)");
   publish->add_option("--memory-budget", memory_budget,
-                      "sort memory; above it sorted runs spill to REPO/private/tmp (bytes, or 512M, 2G; default 1G)");
+                      "sort memory; above it sorted runs spill to REPO/private/tmp/LIST (bytes, or 512M, 2G; default 1G)");
   publish->add_option("--threads", threads, "parse and hash on this many threads (default 2)")
       ->check(CLI::Range(1, 64));
 

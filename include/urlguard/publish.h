@@ -12,8 +12,9 @@
 //   o.inputs = {"phishtank-csv:feeds/verified_online.csv.gz", "plain:feeds/local.txt"};
 //   auto report = urlguard::PublishList(o);
 //
-// Thread safety: the functions share no state; two publications into the same repository at once are refused by
-// the repository's lock (kFailedPrecondition).
+// Thread safety: the functions share no state; publications of different lists run side by side on one
+// repository (docs/repository-layout.md, "Locks"); a second publication of one list while the first runs is
+// refused by the list's lock (kFailedPrecondition).
 #ifndef URLGUARD_PUBLISH_H_
 #define URLGUARD_PUBLISH_H_
 
@@ -133,7 +134,7 @@ struct ListPublishOptions {
   bool emergency = false;            // clients treat local hits as malicious without verifying
   double fp_rate = 0.001;
   std::string default_threat;        // for entries whose feed names none; empty = the list name
-  // Sort buffers the run may hold; above it sorted runs spill to REPO/private/tmp/ (docs/repository-layout.md).
+  // Sort buffers the run may hold; above it sorted runs spill to REPO/private/tmp/LIST/ (docs/repository-layout.md).
   size_t memory_budget = size_t{1} << 30;
   int threads = 2;                   // parse, canonicalize and hash on this many threads
   PublishProgressFn progress;        // optional
@@ -162,11 +163,20 @@ struct ListPublishReport {
   };
   std::vector<Diff> diffs;
   std::string manifest_path;
+  // Steps after the commit that failed: the version is committed all the same (clients may already hold it) and
+  // the next publication repeats them. E.g. the list index could not be rewritten, or (with a PostgreSQL state)
+  // the manifest files after the database's commit.
+  std::vector<std::string> warnings;
 };
 
 // Publishes the next version of a list into the repository: snapshot, diffs, signed manifest, made visible
-// atomically. Failures: kInvalidArgument (options, feed arguments, the key), kFailedPrecondition when another
-// publication holds the repository, the feeds' read errors, kResourceExhausted over caps, write errors.
+// atomically. Returns a report exactly when the version was committed (without `state`: manifest.json renamed
+// into place; with `state`: the database's commit), with `warnings` for steps after the commit that failed, and
+// a Status exactly when nothing was committed. Failures: kInvalidArgument (options, feed arguments, the key),
+// kFailedPrecondition when another publication of the list holds its lock, the feeds' read errors,
+// kResourceExhausted over caps, write errors. One exception, with `state`: when the connection breaks during the
+// database's COMMIT itself (kUnavailable naming "committing LIST version V"), PostgreSQL alone knows; the next
+// publication of the list reads the answer and writes the manifest files if V was committed.
 Result<ListPublishReport> PublishList(const ListPublishOptions& options);
 
 // How often each entry (URL, domain or IP) was ingested by earlier publications into `repo_dir` (about: a
@@ -239,7 +249,8 @@ Result<RpzExportReport> ExportRpz(const RpzExportOptions& options);
 // repository serves, from their current manifests, signed with the private key at `private_key_path` (the key
 // that signs the manifests). PublishList does this after every publication; call this for a repository published
 // before the index existed, or after removing a list's directory. Returns the number of lists indexed. Failures:
-// kFailedPrecondition while a publication holds the repository's lock, kInvalidArgument for a key file that is no
+// kFailedPrecondition when another writer of the index holds its lock
+// (REPO/private/index.lock) for more than 60 s, kInvalidArgument for a key file that is no
 // Ed25519 private key, kCorruption for a manifest that does not parse, read and write errors. `env`: nullptr =
 // the process default.
 Result<size_t> RewriteListIndex(const std::string& repo_dir, const std::string& private_key_path,
