@@ -50,6 +50,20 @@ Result<std::string> ParseFeedArgument(std::string_view argument) {
   return spec->path;
 }
 
+const char* PublishPhaseName(PublishPhase phase) {
+  switch (phase) {
+    case PublishPhase::kParse:
+      return "parse";
+    case PublishPhase::kSortMerge:
+      return "sort/merge";
+    case PublishPhase::kWrite:
+      return "write";
+    case PublishPhase::kSign:
+      return "sign";
+  }
+  return "?";
+}
+
 Result<int64_t> ParseDurationSeconds(std::string_view s) {
   const Status bad = Status::InvalidArgument("a duration such as 90m, 24h or 7d");
   if (s.empty() || s.size() > 12) return bad;
@@ -191,6 +205,7 @@ Result<ListPublishReport> PublishList(const ListPublishOptions& o) {
   po.default_threat = o.default_threat;
   po.memory_budget = o.memory_budget;
   po.threads = o.threads;
+  po.phase_progress = o.phase_progress;
   auto r = Publish(env, *key, po, o.progress);
   if (!r.ok()) return r.status();
   ListPublishReport out;

@@ -25,6 +25,7 @@
 #include <ctime>
 #include <iostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tools/progress.h"
@@ -142,6 +143,11 @@ int RunPublish(const std::string& repo, const std::string& key_path, const std::
   o.memory_budget = static_cast<size_t>(budget);
   o.threads = threads;
   o.progress = [&](uint64_t n) { progress.Show(n); };
+  // Every phase on the terminal's progress line (parse, sort/merge, write, sign); nothing when stderr is no tty.
+  o.phase_progress = [&](urlguard::PublishPhase p, std::string_view step, uint64_t done) {
+    progress.Phase(static_cast<int>(p) + 1, static_cast<int>(urlguard::PublishPhase::kSign) + 1,
+                   urlguard::PublishPhaseName(p), step, done);
+  };
   auto report = urlguard::PublishList(o);
   progress.Done();
   if (!report.ok()) return Fail(report.status());

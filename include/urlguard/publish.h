@@ -49,6 +49,19 @@ Result<int64_t> ParseDurationSeconds(std::string_view text);
 // Called with the number of entries taken so far, from the calling thread, at most every few thousand entries.
 using PublishProgressFn = std::function<void(uint64_t entries)>;
 
+// The phases of a publication, in the order a run goes through them.
+enum class PublishPhase {
+  kParse,      // reading, parsing and hashing the feeds (PublishProgressFn counts the entries)
+  kSortMerge,  // finishing the sorted runs and merging them (with the previous version, for --add/--remove)
+  kWrite,      // the state file, snapshot, entry list, compressed snapshot, diffs and full hashes
+  kSign,       // signing and writing the manifest, then the list index
+};
+// "parse", "sort/merge", "write", "sign".
+const char* PublishPhaseName(PublishPhase phase);
+// Called from the calling thread when a phase or a step within it begins (done 0) and, in long steps, as it goes:
+// `step` names what is being done ("merging", "snapshot", "diff from version 3"), `done` counts records so far.
+using PublishPhaseFn = std::function<void(PublishPhase phase, std::string_view step, uint64_t done)>;
+
 // ---- keys --------------------------------------------------------------------------------------------------
 
 struct KeyPairFiles {
@@ -137,6 +150,7 @@ struct ListPublishOptions {
   size_t memory_budget = size_t{1} << 30;
   int threads = 2;                   // parse, canonicalize and hash on this many threads
   PublishProgressFn progress;        // optional
+  PublishPhaseFn phase_progress;     // optional: every phase of the run, for a progress display
   Env* env = nullptr;
   // Where the list's state lives. Empty (the default): files in repo_dir and `inputs` are the list's whole
   // content. "postgresql://...": a PostgreSQL database (docs/postgres-schema.md) holds the entries (ingested
