@@ -227,8 +227,13 @@ struct RpzExportOptions {
   std::string repo_dir;              // required: a repository PublishList wrote
   std::string list;                  // required
   std::string out_path;              // empty: REPO/public/v1/lists/LIST/LIST.rpz (served with the list)
-  std::string action = "nxdomain";   // "nxdomain", or "cname:HOST" (resolvers answer with HOST's records)
+  // "nxdomain", "nodata" (the name exists, no records), "null" (A 0.0.0.0 and AAAA ::), or "cname:HOST"
+  // (resolvers answer with HOST's records).
+  std::string action = "nxdomain";
   std::string origin;                // the zone's name; empty: "LIST.rpz.urlguard."
+  // Allowlist files (one domain, URL, address or range per line, '#' comments; the syntax of
+  // ClientOptions::allowlist): their names and ranges become rpz-passthru rules ahead of the blocks.
+  std::vector<std::string> allowlist_paths;
   Env* env = nullptr;
 };
 
@@ -240,10 +245,14 @@ struct RpzExportReport {
   uint64_t ip_ranges = 0;               // rpz-ip triggers
   uint64_t url_entries_left_out = 0;    // DNS cannot match a URL's path
   uint64_t unexpressible_left_out = 0;  // names that are no DNS host name, /0 ranges
+  uint64_t passthru = 0;                // allowlisted domains and ranges (rpz-passthru rules)
+  uint64_t allowed_left_out = 0;        // listed entries an allowlisted name or range covers
+  uint64_t allowlist_url_entries_left_out = 0;  // allowlisted URLs with a path: not expressible in DNS
 };
 
 // Writes the domain and ip layers of the list's published version as a DNS Response Policy Zone, atomically
-// (docs/rpz.md). Failures: kInvalidArgument (list name, action, origin), kNotFound (nothing published, or a
+// (docs/rpz.md). Failures: kInvalidArgument (list name, action, origin, an allowlist line that is no entry, naming
+// file and line), kResourceExhausted (an allowlist over its caps), kNotFound (nothing published, or a
 // version published before entry lists were kept: publish once more), kCorruption, read and write errors.
 Result<RpzExportReport> ExportRpz(const RpzExportOptions& options);
 
