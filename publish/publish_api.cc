@@ -50,6 +50,20 @@ Result<std::string> ParseFeedArgument(std::string_view argument) {
   return spec->path;
 }
 
+const char* PublishPhaseName(PublishPhase phase) {
+  switch (phase) {
+    case PublishPhase::kParse:
+      return "parse";
+    case PublishPhase::kSortMerge:
+      return "sort/merge";
+    case PublishPhase::kWrite:
+      return "write";
+    case PublishPhase::kSign:
+      return "sign";
+  }
+  return "?";
+}
+
 Result<int64_t> ParseDurationSeconds(std::string_view s) {
   const Status bad = Status::InvalidArgument("a duration such as 90m, 24h or 7d");
   if (s.empty() || s.size() > 12) return bad;
@@ -191,6 +205,7 @@ Result<ListPublishReport> PublishList(const ListPublishOptions& o) {
   po.default_threat = o.default_threat;
   po.memory_budget = o.memory_budget;
   po.threads = o.threads;
+  po.phase_progress = o.phase_progress;
   auto r = Publish(env, *key, po, o.progress);
   if (!r.ok()) return r.status();
   ListPublishReport out;
@@ -228,6 +243,16 @@ Result<RpzExportReport> ExportRpz(const RpzExportOptions& o) {
   auto origin = NormalizeRpzOrigin(o.origin.empty() ? o.list + ".rpz.urlguard." : o.origin);
   if (!origin.ok()) return origin.status();
   zone.origin = *origin;
+  for (const std::string& path : o.allowlist_paths) {
+    auto text = env->ReadFile(path, kMaxRpzAllowlistBytes);
+    if (!text.ok()) return text.status().WithContext("allowlist " + path);
+    auto allow = ParseRpzAllowlist(*text, path);
+    if (!allow.ok()) return allow.status();
+    RpzAllowlist& all = zone.allowlist;
+    all.domains.insert(all.domains.end(), allow->domains.begin(), allow->domains.end());
+    all.ip_ranges.insert(all.ip_ranges.end(), allow->ip_ranges.begin(), allow->ip_ranges.end());
+    all.url_entries_left_out += allow->url_entries_left_out;
+  }
   auto r = ExportRpzFile(env, o.repo_dir, o.list, zone, o.out_path);
   if (!r.ok()) return r.status();
   RpzExportReport out;
@@ -238,6 +263,9 @@ Result<RpzExportReport> ExportRpz(const RpzExportOptions& o) {
   out.ip_ranges = r->stats.ip_ranges;
   out.url_entries_left_out = r->stats.url_entries_left_out;
   out.unexpressible_left_out = r->stats.unexpressible_left_out;
+  out.passthru = r->stats.passthru;
+  out.allowed_left_out = r->stats.allowed_left_out;
+  out.allowlist_url_entries_left_out = r->stats.allowlist_url_entries_left_out;
   return out;
 }
 

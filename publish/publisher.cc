@@ -460,7 +460,13 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
   const int threads = std::max(1, o.threads);
   const size_t budget = std::max(o.memory_budget, kMinSortBudget * 4);
 
+  // Progress: each phase and step as it begins (include/urlguard/publish.h, PublishPhaseFn).
+  auto phase = [&o](PublishPhase p, std::string_view step, uint64_t done = 0) {
+    if (o.phase_progress) o.phase_progress(p, step, done);
+  };
+
   // 1. Read and parse every input into sorted runs of fixed-size records (publish/ingest.h).
+  phase(PublishPhase::kParse, "feeds");
   IngestOptions io;
   io.threads = threads;
   io.block_bytes = o.block_bytes != 0 ? o.block_bytes : kDefaultIngestBlockBytes;
@@ -501,6 +507,7 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
     add_report(ingest);
   }
   if (!incremental && keys.added() == 0) return Status::InvalidArgument("no valid entry in the inputs");
+  phase(PublishPhase::kSortMerge, "sorting");
   URLGUARD_RETURN_IF_ERROR(keys.Finish());
   URLGUARD_RETURN_IF_ERROR(clear.Finish());
   // Removed entries (incremental): their own small sorters; threat names do not matter for a removal.
@@ -508,11 +515,13 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
   KeySorter removed_keys(env, {tmp_dir, "rmkeys", budget / 10, threads});
   ClearSorter removed_clear(env, {tmp_dir, "rmclear", budget / 20, threads});
   if (incremental) {
+    phase(PublishPhase::kParse, "removed entries");
     IngestReport ingest;
     io.first_feed_index = 1 + o.add_inputs.size();
     URLGUARD_RETURN_IF_ERROR(IngestFeeds(env, o.remove_inputs, io, &removed_threats, &removed_keys, &removed_clear,
                                          &ingest, progress_fn));
     add_report(ingest);
+    phase(PublishPhase::kSortMerge, "sorting removed entries");
     URLGUARD_RETURN_IF_ERROR(removed_keys.Finish());
     URLGUARD_RETURN_IF_ERROR(removed_clear.Finish());
   }
@@ -560,9 +569,11 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
   {
     URLGUARD_ASSIGN_OR_RETURN(auto merged, RunFileWriter::Create(env, merged_path));
     KeyRecord r;
-    for (;;) {
+    phase(PublishPhase::kSortMerge, "merging");
+    for (uint64_t n = 1;; ++n) {
       URLGUARD_ASSIGN_OR_RETURN(bool has, merged_keys.Next(&r));
       if (!has) break;
+      if ((n & 0xffff) == 0) phase(PublishPhase::kSortMerge, "merging", n);
       r.seq = 0;
       used[r.threat] = true;
       counts.Add(r);
@@ -607,13 +618,16 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
   // keys may share one: the snapshot writer needs the exact count up front).
   const std::string state_path = JoinPath(private_dir, StateFileName(version));
   uint64_t fp_counts[3] = {0, 0, 0};
+  phase(PublishPhase::kWrite, "state file");
   URLGUARD_RETURN_IF_ERROR(WriteStateFile(env, merged_path, state_path, o.list, version, final_threats, final_id,
                                           bo.universe_override, fp_counts));
   (void)env->RemoveFile(merged_path);
   const std::string snapshot_path = JoinPath(private_dir, std::to_string(version) + ".ugs");
+  phase(PublishPhase::kWrite, "snapshot");
   URLGUARD_ASSIGN_OR_RETURN(Sha256Digest state_hash,
                             WriteSnapshotFromState(env, state_path, snapshot_path, bo, counts, fp_counts));
   ClearVersionMerge merged_clear(old_entries.get(), incremental ? &removed_clear : nullptr, &clear);
+  phase(PublishPhase::kWrite, "entry list");
   URLGUARD_RETURN_IF_ERROR(WriteEntryListFrom(env, JoinPath(private_dir, EntryListFileName(version)), o.list, version,
                                               counts.entries[static_cast<int>(LayerKind::kUrl)], &merged_clear));
   URLGUARD_ASSIGN_OR_RETURN(OpenSnapshot current, OpenPrivateSnapshot(env, private_dir, version));
@@ -635,10 +649,12 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
     m.universe[li] = fp_counts[li] == 0 ? 0 : bo.universe_override[li];
   }
   m.snapshot.path = SnapshotName(version);
+  phase(PublishPhase::kWrite, "compressed snapshot");
   URLGUARD_RETURN_IF_ERROR(WriteDeflated(env, JoinPath(public_dir, m.snapshot.path), *current.file, &m.snapshot));
   report.snapshot_wire_bytes = m.snapshot.size;
 
   for (const OpenSnapshot& prev : previous) {
+    phase(PublishPhase::kWrite, "diff from version " + std::to_string(prev.version));
     Diff diff;
     diff.list_name = o.list;
     diff.from_version = prev.version;
@@ -680,6 +696,7 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
   // the manifest, so that no client holds a version whose hashes no server can confirm; and the seen filter (a
   // version store keeps the seen counts itself). Older versions' .ugh files go: a server that still maps one keeps
   // its mapping.
+  phase(PublishPhase::kWrite, "full hashes");
   URLGUARD_RETURN_IF_ERROR(by_sha.Finish());
   const std::string seen_path = JoinPath(o.repo_dir, "private/seen.bin");
   std::optional<SeenFilter> filter;
@@ -705,12 +722,14 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
   // manifest with the old signature (or the reverse) sees a bad signature and retries later.
   report.manifest_path = JoinPath(public_dir, "manifest.json");
   std::string after_commit;
+  phase(PublishPhase::kSign, "manifest");
   URLGUARD_RETURN_IF_ERROR(CommitManifest(env, key, public_dir, m, o.version_store, &after_commit));
   // The version is committed: from here on nothing fails the run (clients may already hold the version). What goes
   // wrong is a warning in the report; the next run of any list repeats every step below.
   report.committed = true;
   if (!after_commit.empty()) report.warnings.push_back(after_commit);
   // The signed index of every list the repository serves (docs/list-index.md), now naming this version.
+  phase(PublishPhase::kSign, "list index");
   if (auto index = WriteListIndex(env, key, o.repo_dir, now); !index.ok()) {
     report.warnings.push_back("the list index was not rewritten (the next publication of any list rewrites it; or "
                               "run `urlguard-publish index`): " + index.status().ToString());

@@ -42,6 +42,7 @@
 #include "publish/feeds.h"
 #include "publish/signer.h"
 #include "publish/version_store.h"
+#include "urlguard/publish.h"
 #include "urlguard/status.h"
 
 namespace urlguard {
@@ -82,6 +83,7 @@ struct PublishOptions {
   size_t memory_budget = size_t{1} << 30;
   int threads = 2;                  // parse, canonicalize and hash on this many threads
   size_t block_bytes = 0;           // feed read block; 0: kDefaultIngestBlockBytes
+  PublishPhaseFn phase_progress;    // optional: told as each phase and step begins (include/urlguard/publish.h)
 };
 
 struct PublishReport {

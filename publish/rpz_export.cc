@@ -1,7 +1,9 @@
 // Copyright urlguard authors.
 #include "publish/rpz_export.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <unordered_set>
 
 #include "core/entry.h"
 #include "core/list_name.h"
@@ -43,6 +45,57 @@ bool EndsInTriggerLabel(std::string_view name) {
   return last == "rpz-ip" || last == "rpz-nsip" || last == "rpz-nsdname" || last == "rpz-client-ip";
 }
 
+// True when `domain` or a name it is under (a suffix at a label boundary) is in `allowed`.
+bool UnderAllowedDomain(const std::string& domain, const std::unordered_set<std::string_view>& allowed) {
+  std::string_view name = domain;
+  for (;;) {
+    if (allowed.count(name) != 0) return true;
+    const size_t dot = name.find('.');
+    if (dot == std::string_view::npos) return false;
+    name.remove_prefix(dot + 1);
+  }
+}
+
+// Allowed ranges, by family and prefix length, for "is this range inside an allowed one".
+class AllowedRanges {
+ public:
+  explicit AllowedRanges(const std::vector<std::string>& ranges) {
+    for (const std::string& r : ranges) {
+      uint8_t addr[16];
+      bool v6 = false;
+      int len = 0;
+      if (!ParseIpOrCidr(r, addr, &v6, &len)) continue;
+      char buf[kMaxIpExpressionBytes];
+      set_.insert(std::string(buf, IpPrefixExpression(addr, v6, len, buf)));
+      lengths_[v6 ? 1 : 0][len] = true;
+    }
+  }
+  // True when the range `r` equals or lies inside an allowed range.
+  bool Covers(const std::string& r) const {
+    if (set_.empty()) return false;
+    uint8_t addr[16];
+    bool v6 = false;
+    int len = 0;
+    if (!ParseIpOrCidr(r, addr, &v6, &len)) return false;
+    for (int l = 1; l <= len; ++l) {
+      if (!lengths_[v6 ? 1 : 0][l]) continue;
+      char buf[kMaxIpExpressionBytes];
+      if (set_.count(std::string(buf, IpPrefixExpression(addr, v6, l, buf))) != 0) return true;
+    }
+    return false;
+  }
+
+ private:
+  std::unordered_set<std::string> set_;
+  bool lengths_[2][129] = {};
+};
+
+std::string Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return std::string(s);
+}
+
 std::string Lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) {
@@ -54,8 +107,8 @@ std::string Lower(std::string_view s) {
 }  // namespace
 
 Status ParseRpzAction(std::string_view text, RpzAction* action, std::string* cname_target) {
-  if (text == "nxdomain") {
-    *action = RpzAction::kNxdomain;
+  if (text == "nxdomain" || text == "nodata" || text == "null") {
+    *action = text == "nxdomain" ? RpzAction::kNxdomain : text == "nodata" ? RpzAction::kNodata : RpzAction::kNull;
     cname_target->clear();
     return Status::Ok();
   }
@@ -70,7 +123,54 @@ Status ParseRpzAction(std::string_view text, RpzAction* action, std::string* cna
     }
     return Status::InvalidArgument("the cname action needs a DNS host name: cname:warning.example.net");
   }
-  return Status::InvalidArgument("the action is \"nxdomain\" or \"cname:HOST\"");
+  return Status::InvalidArgument("the action is \"nxdomain\", \"nodata\", \"null\" or \"cname:HOST\"");
+}
+
+Result<RpzAllowlist> ParseRpzAllowlist(std::string_view text, const std::string& name) {
+  if (text.size() > kMaxRpzAllowlistBytes) {
+    return Status::ResourceExhausted(name + ": an allowlist is at most " + std::to_string(kMaxRpzAllowlistBytes) +
+                                     " bytes");
+  }
+  RpzAllowlist out;
+  size_t entries = 0;
+  uint64_t line_no = 0;
+  for (size_t pos = 0; pos < text.size();) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string line = Trim(text.substr(pos, end - pos));
+    pos = end + 1;
+    ++line_no;
+    if (line.empty() || line[0] == '#') continue;
+    const std::string where = name + ":" + std::to_string(line_no);
+    if (++entries > kMaxRpzAllowlistEntries) {
+      return Status::ResourceExhausted(where + ": an allowlist holds at most " +
+                                       std::to_string(kMaxRpzAllowlistEntries) + " entries");
+    }
+    auto key = EntryKeyFor(line);
+    if (!key.ok()) return key.status().WithContext(where);
+    switch (key->layer) {
+      case LayerKind::kDomain: {
+        std::string domain = key->expression.substr(0, key->expression.size() - 1);  // "good.example/"
+        if (!IsHostName(domain) || EndsInTriggerLabel(domain)) {
+          return Status::InvalidArgument(where + ": not a DNS host name, so no resolver could let it through");
+        }
+        out.domains.push_back(std::move(domain));
+        break;
+      }
+      case LayerKind::kIp:
+        if (key->prefix_length == 0) return Status::InvalidArgument(where + ": a /0 range would let everything through");
+        out.ip_ranges.push_back(key->expression);
+        break;
+      case LayerKind::kUrl:
+        ++out.url_entries_left_out;
+        break;
+    }
+  }
+  for (std::vector<std::string>* v : {&out.domains, &out.ip_ranges}) {
+    std::sort(v->begin(), v->end());
+    v->erase(std::unique(v->begin(), v->end()), v->end());
+  }
+  return out;
 }
 
 Result<std::string> NormalizeRpzOrigin(std::string_view origin) {
@@ -126,27 +226,77 @@ Result<std::string> RpzIpTriggerName(std::string_view range) {
 Result<std::string> RenderRpzZone(const EntryList& entries, const RpzZoneOptions& options, RpzZoneStats* stats) {
   auto origin = NormalizeRpzOrigin(options.origin);
   if (!origin.ok()) return origin.status();
-  std::string target;
-  if (options.action == RpzAction::kNxdomain) {
-    target = ".";
-  } else {
-    if (options.cname_target.empty() || options.cname_target.back() != '.' ||
-        !IsHostName(std::string_view(options.cname_target).substr(0, options.cname_target.size() - 1))) {
-      return Status::InvalidArgument("the cname action needs an absolute host name (ParseRpzAction)");
-    }
-    target = options.cname_target;
+  // The records after an owner name: one policy record, or two for the null action (the draft's Local Data action).
+  std::string policy;
+  std::string policy_text;
+  switch (options.action) {
+    case RpzAction::kNxdomain:
+      policy = " CNAME .\n";  // Spec (draft, policy actions): "CNAME ." is the NXDOMAIN action.
+      policy_text = "NXDOMAIN";
+      break;
+    case RpzAction::kNodata:
+      policy = " CNAME *.\n";  // Spec (draft, policy actions): "CNAME *." is the NODATA action.
+      policy_text = "NODATA";
+      break;
+    case RpzAction::kNull:
+      policy = " A 0.0.0.0\n";  // Spec (draft, Local Data action): records of other types are answered as they are.
+      policy_text = "A 0.0.0.0 / AAAA ::";
+      break;
+    case RpzAction::kCname:
+      if (options.cname_target.empty() || options.cname_target.back() != '.' ||
+          !IsHostName(std::string_view(options.cname_target).substr(0, options.cname_target.size() - 1))) {
+        return Status::InvalidArgument("the cname action needs an absolute host name (ParseRpzAction)");
+      }
+      policy = " CNAME " + options.cname_target + "\n";
+      policy_text = "CNAME " + options.cname_target;
+      break;
   }
+  auto append_policy = [&](std::string* out, const std::string& owner) {
+    *out += owner + policy;
+    if (options.action == RpzAction::kNull) *out += owner + " AAAA ::\n";
+  };
   RpzZoneStats s;
   s.url_entries_left_out = entries.url_entries;
   // Owner names are written relative to $ORIGIN; "*." + name + "." + origin must fit 255 wire bytes.
   const size_t origin_wire = RelativeWireBytes(std::string_view(*origin).substr(0, origin->size() - 1));
+  auto fits = [&](const std::string& d) {
+    return IsHostName(d) && !EndsInTriggerLabel(d) && 2 + RelativeWireBytes(d) + origin_wire + 1 <= kMaxNameWireBytes;
+  };
+
+  // Spec (draft, policy actions): "CNAME rpz-passthru." is the PASSTHRU action. Written first, so a reader sees the
+  // exceptions before the blocks; precedence does not depend on the order (exact names beat wildcards, longer
+  // prefixes beat shorter ones), which is why blocks the allowlist covers are left out below.
+  std::string passthru;
+  std::unordered_set<std::string_view> allowed_domains;
+  for (const std::string& d : options.allowlist.domains) {
+    if (!fits(d)) return Status::InvalidArgument("allowlisted name is no DNS host name under the origin: " + d);
+    if (!allowed_domains.insert(d).second) continue;
+    passthru += d + " CNAME rpz-passthru.\n*." + d + " CNAME rpz-passthru.\n";
+    ++s.passthru;
+  }
+  std::unordered_set<std::string> allowed_range_owners;
+  for (const std::string& r : options.allowlist.ip_ranges) {
+    auto owner = RpzIpTriggerName(r);
+    if (!owner.ok()) return owner.status().WithContext("allowlisted range " + r);
+    if (!allowed_range_owners.insert(*owner).second) continue;
+    passthru += *owner + " CNAME rpz-passthru.\n";
+    ++s.passthru;
+  }
+  s.allowlist_url_entries_left_out = options.allowlist.url_entries_left_out;
+  const AllowedRanges allowed_ranges(options.allowlist.ip_ranges);
+
   std::string body;
   for (const std::string& d : entries.domains) {
-    if (!IsHostName(d) || EndsInTriggerLabel(d) || 2 + RelativeWireBytes(d) + origin_wire + 1 > kMaxNameWireBytes) {
+    if (!fits(d)) {
       ++s.unexpressible_left_out;
       continue;
     }
-    body += d + " CNAME " + target + "\n*." + d + " CNAME " + target + "\n";
+    if (!allowed_domains.empty() && UnderAllowedDomain(d, allowed_domains)) {
+      ++s.allowed_left_out;
+      continue;
+    }
+    append_policy(&body, d);
+    append_policy(&body, "*." + d);
     ++s.domains;
   }
   for (const std::string& r : entries.ip_ranges) {
@@ -155,7 +305,11 @@ Result<std::string> RenderRpzZone(const EntryList& entries, const RpzZoneOptions
       ++s.unexpressible_left_out;
       continue;
     }
-    body += *owner + " CNAME " + target + "\n";
+    if (allowed_ranges.Covers(r)) {
+      ++s.allowed_left_out;
+      continue;
+    }
+    append_policy(&body, *owner);
     ++s.ip_ranges;
   }
 
@@ -164,9 +318,7 @@ Result<std::string> RenderRpzZone(const EntryList& entries, const RpzZoneOptions
   std::string z;
   z += "; urlguard Response Policy Zone (docs/rpz.md): list " + entries.list + ", version " +
        std::to_string(entries.version) + "\n";
-  z += "; policy: " +
-       (options.action == RpzAction::kNxdomain ? std::string("NXDOMAIN") : "CNAME " + target) +
-       " for each listed domain and every name under it (" + std::to_string(s.domains) +
+  z += "; policy: " + policy_text + " for each listed domain and every name under it (" + std::to_string(s.domains) +
        " domains), and for answers holding an address in a listed range (" + std::to_string(s.ip_ranges) +
        " ranges)\n";
   z += "; left out: " + std::to_string(s.url_entries_left_out) +
@@ -175,11 +327,21 @@ Result<std::string> RenderRpzZone(const EntryList& entries, const RpzZoneOptions
     z += "; left out: " + std::to_string(s.unexpressible_left_out) +
          " entries that are no DNS host name or range (bad label, too long, /0)\n";
   }
+  if (s.passthru != 0 || s.allowlist_url_entries_left_out != 0) {
+    z += "; passthru: " + std::to_string(s.passthru) +
+         " allowlisted domains and ranges (rpz-passthru, before the blocks); " + std::to_string(s.allowed_left_out) +
+         " listed entries they cover left out\n";
+  }
+  if (s.allowlist_url_entries_left_out != 0) {
+    z += "; left out: " + std::to_string(s.allowlist_url_entries_left_out) +
+         " allowlisted URLs with a path (DNS cannot let only a path through)\n";
+  }
   z += "$TTL " + ttl + "\n$ORIGIN " + *origin + "\n";
   // SOA: MNAME RNAME SERIAL REFRESH RETRY EXPIRE MINIMUM. The names are placeholders (the draft: RPZ ignores
   // them); the timers suit a zone transferred or fetched every few minutes.
   z += "@ IN SOA localhost. hostmaster.localhost. " + std::to_string(serial) + " 300 60 604800 " + ttl + "\n";
   z += "@ IN NS localhost.\n";
+  z += passthru;
   z += body;
   if (stats != nullptr) *stats = s;
   return z;

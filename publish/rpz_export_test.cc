@@ -3,9 +3,13 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <fstream>
+
 #include "platform/env.h"
 #include "publish/publisher.h"
 #include "publish/signer.h"
+#include "urlguard/publish.h"
 #include "tests/test_util.h"
 
 namespace urlguard {
@@ -45,7 +49,13 @@ TEST(RpzExportTest, ParsesActionsAndOrigins) {
   EXPECT_EQ(target, "warning.example.net.");
   ASSERT_TRUE(ParseRpzAction("cname:warning.example.", &a, &target).ok());
   EXPECT_EQ(target, "warning.example.");
-  for (const char* bad : {"", "NXDOMAIN", "cname:", "cname:.", "cname:a..b", "cname:a b", "drop", "cname:a;b"}) {
+  ASSERT_TRUE(ParseRpzAction("nodata", &a, &target).ok());
+  EXPECT_EQ(a, RpzAction::kNodata);
+  EXPECT_EQ(target, "");
+  ASSERT_TRUE(ParseRpzAction("null", &a, &target).ok());
+  EXPECT_EQ(a, RpzAction::kNull);
+  for (const char* bad : {"", "NXDOMAIN", "cname:", "cname:.", "cname:a..b", "cname:a b", "drop", "cname:a;b",
+                          "NULL", "nodata:x", "null ", "passthru"}) {
     EXPECT_FALSE(ParseRpzAction(bad, &a, &target).ok()) << bad;
   }
   EXPECT_EQ(*NormalizeRpzOrigin("RPZ.Example"), "rpz.example.");
@@ -125,6 +135,133 @@ TEST(RpzExportTest, CnameActionAndLeftOutEntries) {
   EXPECT_EQ(RenderRpzZone(l, o, nullptr).status().code(), StatusCode::kInvalidArgument);
 }
 
+TEST(RpzExportTest, NodataAndNullActions) {
+  RpzZoneOptions o;
+  o.origin = "phishing.rpz.urlguard.";
+  ASSERT_TRUE(ParseRpzAction("nodata", &o.action, &o.cname_target).ok());
+  auto zone = RenderRpzZone(Sample(), o, nullptr);
+  ASSERT_TRUE(zone.ok()) << zone.status().ToString();
+  // Spec (the draft's NODATA action): "CNAME *.".
+  EXPECT_NE(zone->find("; policy: NODATA for each listed domain"), std::string::npos);
+  EXPECT_NE(zone->find("\nevil.example CNAME *.\n*.evil.example CNAME *.\n"), std::string::npos);
+  EXPECT_NE(zone->find("\n24.0.113.0.203.rpz-ip CNAME *.\n"), std::string::npos);
+  EXPECT_EQ(zone->find(" CNAME .\n"), std::string::npos);
+
+  ASSERT_TRUE(ParseRpzAction("null", &o.action, &o.cname_target).ok());
+  RpzZoneStats stats;
+  zone = RenderRpzZone(Sample(), o, &stats);
+  ASSERT_TRUE(zone.ok()) << zone.status().ToString();
+  // The draft's Local Data action: both families answered with the unspecified address, for the name, the names under
+  // it and the answers in a listed range.
+  EXPECT_NE(zone->find("; policy: A 0.0.0.0 / AAAA :: for each listed domain"), std::string::npos);
+  EXPECT_NE(zone->find("\nevil.example A 0.0.0.0\nevil.example AAAA ::\n"
+                       "*.evil.example A 0.0.0.0\n*.evil.example AAAA ::\n"),
+            std::string::npos);
+  EXPECT_NE(zone->find("\n32.zz.db8.2001.rpz-ip A 0.0.0.0\n32.zz.db8.2001.rpz-ip AAAA ::\n"), std::string::npos);
+  EXPECT_EQ(zone->find("CNAME"), std::string::npos);
+  EXPECT_EQ(stats.domains, 2u);
+  EXPECT_EQ(stats.ip_ranges, 2u);
+}
+
+TEST(RpzExportTest, ParsesAllowlists) {
+  auto a = ParseRpzAllowlist(
+      "# our own hosts\n"
+      "Good.Example\n"
+      "  www.evil.example  \r\n"
+      "\n"
+      "http://cdn.example/some/path\n"        // a URL with a path: DNS cannot let only the path through
+      "https://login.phish.example/\n"        // a URL with path "/": the domain
+      "198.51.100.7\n"
+      "2001:db8:bad::/64\n"
+      "good.example\n",                       // a repeat
+      "allow.txt");
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(a->domains, (std::vector<std::string>{"good.example", "login.phish.example", "www.evil.example"}));
+  EXPECT_EQ(a->ip_ranges, (std::vector<std::string>{"198.51.100.7/32", "2001:db8:bad::/64"}));
+  EXPECT_EQ(a->url_entries_left_out, 1u);
+  EXPECT_TRUE(ParseRpzAllowlist("", "empty.txt").ok());
+
+  // Nothing is skipped: a line that is no entry fails the whole allowlist, naming file and line.
+  auto bad = ParseRpzAllowlist("good.example\n# fine\nhttp://[::1\n", "allow.txt");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(bad.status().message().rfind("allow.txt:3: ", 0), 0u) << bad.status().ToString();
+  bad = ParseRpzAllowlist("bad%20host.example\n", "allow.txt");
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("allow.txt:1: not a DNS host name"), std::string::npos);
+  EXPECT_EQ(ParseRpzAllowlist("0.0.0.0/0\n", "a").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseRpzAllowlist("x.rpz-ip\n", "a").status().code(), StatusCode::kInvalidArgument);
+
+  std::string many;
+  for (size_t i = 0; i <= kMaxRpzAllowlistEntries; ++i) many += "h" + std::to_string(i) + ".example\n";
+  EXPECT_EQ(ParseRpzAllowlist(many, "a").status().code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(ParseRpzAllowlist(std::string(kMaxRpzAllowlistBytes + 1, '#'), "a").status().code(),
+            StatusCode::kResourceExhausted);
+}
+
+TEST(RpzExportTest, AllowlistBecomesPassthruAheadOfTheBlocks) {
+  EntryList l = Sample();
+  l.domains = {"evil.example", "www.evil.example", "deep.www.evil.example", "notwww.evil.example", "x.example"};
+  l.ip_ranges = {"203.0.113.0/24", "203.0.113.128/25", "198.51.100.0/24", "2001:db8::/32"};
+  RpzZoneOptions o;
+  o.origin = "phishing.rpz.urlguard.";
+  auto allow = ParseRpzAllowlist("www.evil.example\n198.51.100.7\n203.0.113.0/24\n", "allow.txt");
+  ASSERT_TRUE(allow.ok()) << allow.status().ToString();
+  o.allowlist = *allow;
+  RpzZoneStats stats;
+  auto zone = RenderRpzZone(l, o, &stats);
+  ASSERT_TRUE(zone.ok()) << zone.status().ToString();
+  // Spec (the draft's PASSTHRU action): "CNAME rpz-passthru.". The rules come first, right after the NS record.
+  EXPECT_NE(zone->find("@ IN NS localhost.\n"
+                       "www.evil.example CNAME rpz-passthru.\n"
+                       "*.www.evil.example CNAME rpz-passthru.\n"
+                       "32.7.100.51.198.rpz-ip CNAME rpz-passthru.\n"
+                       "24.0.113.0.203.rpz-ip CNAME rpz-passthru.\n"
+                       "evil.example CNAME .\n"),
+            std::string::npos)
+      << *zone;
+  // www.evil.example and the name under it are allowed, as the library's allowlist allows them: their exact
+  // blocks would beat the allowed wildcard, so they are left out. A sibling stays blocked.
+  EXPECT_EQ(zone->find("\nwww.evil.example CNAME .\n"), std::string::npos);
+  EXPECT_EQ(zone->find("deep.www.evil.example CNAME ."), std::string::npos);
+  EXPECT_NE(zone->find("\nnotwww.evil.example CNAME .\n"), std::string::npos);
+  // A range inside (or equal to) an allowed one is left out; a range around an allowed address stays (the longer
+  // prefix of the passthru rule wins there).
+  EXPECT_EQ(zone->find("25.128.113.0.203.rpz-ip"), std::string::npos);
+  EXPECT_EQ(zone->find("24.0.113.0.203.rpz-ip CNAME .\n"), std::string::npos);
+  EXPECT_NE(zone->find("\n24.0.100.51.198.rpz-ip CNAME .\n"), std::string::npos);
+  EXPECT_NE(zone->find("; passthru: 3 allowlisted domains and ranges (rpz-passthru, before the blocks); 4 listed "
+                       "entries they cover left out\n"),
+            std::string::npos);
+  EXPECT_EQ(stats.passthru, 3u);
+  EXPECT_EQ(stats.allowed_left_out, 4u);
+  EXPECT_EQ(stats.domains, 3u);
+  EXPECT_EQ(stats.ip_ranges, 2u);
+
+  // An allowlisted name too long for the origin cannot be written: refused, not dropped.
+  o.allowlist.domains = {std::string(60, 'b') + "." + std::string(60, 'c') + "." + std::string(60, 'd') + "." +
+                         std::string(60, 'e')};
+  EXPECT_EQ(RenderRpzZone(l, o, nullptr).status().code(), StatusCode::kInvalidArgument);
+}
+
+// The zone's bytes with the null action and an allowlist, pinned in fixtures/golden/rpz_null_allowlist.rpz
+// (URLGUARD_UPDATE_GOLDEN=1 rewrites it; docs/rpz.md describes it).
+TEST(RpzExportTest, GoldenZone) {
+  EntryList l = Sample();
+  l.domains.push_back("www.good.example");
+  RpzZoneOptions o;
+  o.origin = "phishing.rpz.urlguard.";
+  ASSERT_TRUE(ParseRpzAction("null", &o.action, &o.cname_target).ok());
+  auto allow = ParseRpzAllowlist("good.example\n203.0.113.9\nhttp://evil.example/ok.html\n", "allow.txt");
+  ASSERT_TRUE(allow.ok()) << allow.status().ToString();
+  o.allowlist = *allow;
+  auto zone = RenderRpzZone(l, o, nullptr);
+  ASSERT_TRUE(zone.ok()) << zone.status().ToString();
+  const std::string path = testing::SourcePath("fixtures/golden/rpz_null_allowlist.rpz");
+  if (std::getenv("URLGUARD_UPDATE_GOLDEN")) std::ofstream(path, std::ios::binary) << *zone;
+  EXPECT_EQ(*zone, testing::ReadFileOrDie(path)) << "RPZ zone bytes changed: update docs/rpz.md too";
+}
+
 // A real publication: the entry list is written with the version, exported from what the manifest names, and
 // survives the publisher's clean-up of public files.
 TEST(RpzExportTest, ExportsThePublishedVersion) {
@@ -174,6 +311,45 @@ TEST(RpzExportTest, ExportsThePublishedVersion) {
   ASSERT_TRUE(env->RemoveFile(repo + "/private/lists/phishing/2.entries").ok());
   EXPECT_EQ(ExportRpzFile(env, repo, "phishing", zo, "").status().code(), StatusCode::kNotFound);
   EXPECT_EQ(ExportRpzFile(env, repo, "Bad Name", zo, "").status().code(), StatusCode::kInvalidArgument);
+}
+
+// The public API reads allowlist files; a bad one fails the export, naming the file and line, and leaves the
+// zone that was there.
+TEST(RpzExportTest, ExportRpzReadsAllowlistFiles) {
+  const std::string dir = testing::ScratchDir("rpz_export_allowlist_test");
+  testing::WriteFileOrDie(dir + "/feed.txt", "evil.example\nwww.good.example\n");
+  SigningKey key = std::move(SigningKey::Generate()).value();
+  PublishOptions po;
+  po.repo_dir = dir + "/repo";
+  po.list = "phishing";
+  po.inputs = {*ParseFeedSpec("plain:" + dir + "/feed.txt")};
+  po.now_unix = 1'700'000'000;
+  ASSERT_TRUE(Publish(Env::Default(), key, po).ok());
+  testing::WriteFileOrDie(dir + "/a.txt", "good.example\n");
+  testing::WriteFileOrDie(dir + "/b.txt", "# b\nhttp://other.example/x\n198.51.100.7\n");
+  RpzExportOptions o;
+  o.repo_dir = po.repo_dir;
+  o.list = "phishing";
+  o.action = "null";
+  o.allowlist_paths = {dir + "/a.txt", dir + "/b.txt"};
+  auto r = ExportRpz(o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->domains, 1u);
+  EXPECT_EQ(r->passthru, 2u);
+  EXPECT_EQ(r->allowed_left_out, 1u);
+  EXPECT_EQ(r->allowlist_url_entries_left_out, 1u);
+  const std::string zone = testing::ReadFileOrDie(r->path);
+  EXPECT_NE(zone.find("\ngood.example CNAME rpz-passthru.\n"), std::string::npos);
+  EXPECT_NE(zone.find("\nevil.example A 0.0.0.0\n"), std::string::npos);
+
+  testing::WriteFileOrDie(dir + "/b.txt", "198.51.100.7\nnot an entry\n");
+  auto bad = ExportRpz(o);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find(dir + "/b.txt:2: "), std::string::npos) << bad.status().ToString();
+  EXPECT_EQ(testing::ReadFileOrDie(r->path), zone);
+  o.allowlist_paths = {dir + "/missing.txt"};
+  EXPECT_EQ(ExportRpz(o).status().code(), StatusCode::kNotFound);
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The RPZ export in a real resolver: publishes two lists, exports them (`urlguard-publish export --format rpz`,
-# one with the NXDOMAIN action under the default origin, one with a CNAME action under --origin), starts Unbound
-# on 127.0.0.1 with its respip module and both zones, and asks it with dig. No network: an Unbound auth-zone
+# The RPZ export in a real resolver: publishes four lists, exports them (`urlguard-publish export --format rpz`:
+# the NXDOMAIN action under the default origin with an allowlist of names and an address to let through, a CNAME
+# action under --origin, the null action (A 0.0.0.0 / AAAA ::) and the NODATA action), starts Unbound on
+# 127.0.0.1 with its respip module and the four zones, and asks it with dig. No network: an Unbound auth-zone
 # ("example.", for-upstream) gives the normal answers. (local-data would not do: Unbound answers it before the
 # policy and outside the module stack, so neither QNAME nor rpz-ip triggers would ever see it.)
 # Args: BIN_DIR (urlguard-publish). Exit 77 (skipped) when unbound is not installed.
@@ -38,14 +39,32 @@ EOF
 cat > malware.txt << 'EOF'
 malware.example
 EOF
-for list in phishing malware; do
+cat > adware.txt << 'EOF'
+adware.example
+192.0.2.128/25
+EOF
+cat > tracking.txt << 'EOF'
+tracker.example
+EOF
+cat > allow.txt << 'EOF'
+# let through despite the lists: a name under a listed domain, and an address inside a listed range
+ok.evil.example
+198.51.100.8
+EOF
+for list in phishing malware adware tracking; do
   "$bin/urlguard-publish" publish --repo repo --key keys/urlguard-ed25519.pem --list $list --input plain:$list.txt \
       > /dev/null
 done
-"$bin/urlguard-publish" export --format rpz --repo repo --list phishing 2> export.err
+"$bin/urlguard-publish" export --format rpz --repo repo --list phishing --allowlist allow.txt > export.out \
+    2> export.err
+grep -q "passthru: 2 allowlisted domains and ranges" export.out || { echo "export did not count the allowlist"; exit 1; }
 grep -q "left out 1 url-layer entries" export.err || { echo "export did not report the url entry it left out"; exit 1; }
 "$bin/urlguard-publish" export --format rpz --repo repo --list malware --action cname:warning.example \
     --origin malware.rpz.test --out malware.rpz > /dev/null
+for action in null nodata; do
+  list=$([ $action = null ] && echo adware || echo tracking)
+  "$bin/urlguard-publish" export --format rpz --repo repo --list $list --action $action --out $list.rpz > /dev/null
+done
 phishing_zone=repo/public/v1/lists/phishing/phishing.rpz
 grep -q "^; left out: 1 url-layer entries" "$phishing_zone" || { echo "the zone does not say what it left out"; exit 1; }
 
@@ -59,17 +78,26 @@ clean IN A 192.0.2.10
 notevil IN A 192.0.2.11
 evil IN A 192.0.2.12
 www.evil IN A 192.0.2.13
+ok.evil IN A 192.0.2.18
+deep.ok.evil IN A 192.0.2.19
 deep.www.evil IN A 192.0.2.14
 login.phish IN A 192.0.2.15
 phish IN A 192.0.2.16
 url-only IN A 192.0.2.17
 in-range IN A 198.51.100.7
+in-range-allowed IN A 198.51.100.8
 next-to-range IN A 198.51.101.7
 in-range6 IN AAAA 2001:db8:bad::1
 next-to-range6 IN AAAA 2001:db8:bae::1
 malware IN A 192.0.2.20
 www.malware IN A 192.0.2.21
 warning IN A 192.0.2.99
+adware IN A 192.0.2.30
+adware IN AAAA 2001:db8::30
+www.adware IN A 192.0.2.31
+in-null-range IN A 192.0.2.130
+tracker IN A 192.0.2.40
+www.tracker IN A 192.0.2.41
 EOF
 
 # ---- Unbound on a free loopback port ---------------------------------------------------------------------
@@ -104,6 +132,12 @@ rpz:
 rpz:
   name: "malware.rpz.test."
   zonefile: "$work/malware.rpz"
+rpz:
+  name: "adware.rpz.urlguard."
+  zonefile: "$work/adware.rpz"
+rpz:
+  name: "tracking.rpz.urlguard."
+  zonefile: "$work/tracking.rpz"
 EOF
   setsid "$unbound" -d -c unbound.conf > unbound.log 2>&1 &
   ub_pid=$!
@@ -152,5 +186,14 @@ expect in-range6.example AAAA "NXDOMAIN"                      # rpz-ip with "zz"
 expect next-to-range6.example AAAA "NOERROR AAAA:2001:db8:bae::1"
 expect malware.example A "NOERROR CNAME:warning.example. A:192.0.2.99"      # the cname action
 expect www.malware.example A "NOERROR CNAME:warning.example. A:192.0.2.99"
+expect ok.evil.example A "NOERROR A:192.0.2.18"              # allowlisted: rpz-passthru beats *.evil.example
+expect deep.ok.evil.example A "NOERROR A:192.0.2.19"         # and every name under it
+expect in-range-allowed.example A "NOERROR A:198.51.100.8"   # an allowlisted address inside a listed range
+expect adware.example A "NOERROR A:0.0.0.0"                  # the null action
+expect adware.example AAAA "NOERROR AAAA:::"
+expect www.adware.example A "NOERROR A:0.0.0.0"
+expect in-null-range.example A "NOERROR A:0.0.0.0"           # rpz-ip with the null action
+expect tracker.example A "NOERROR"                           # the nodata action: no records
+expect www.tracker.example AAAA "NOERROR"
 echo "rpz in unbound: $passed passed, $failed failed"
 if [ "$failed" != 0 ]; then cat unbound.log; exit 1; fi

@@ -14,8 +14,8 @@
 //   urlguard-publish rotate  --key OLD.pem --new-key NEW.pub.pem --out STATEMENT [--not-before UNIX]
 //                            [--grace SECONDS] [--reset LIST=VERSION ...]
 //   urlguard-publish index   --repo DIR --key PRIVATE.pem
-//   urlguard-publish export  --format rpz --repo DIR --list NAME [--out FILE] [--action nxdomain|cname:HOST]
-//                            [--origin ZONE]
+//   urlguard-publish export  --format rpz --repo DIR --list NAME [--out FILE]
+//                            [--action nxdomain|nodata|null|cname:HOST] [--origin ZONE] [--allowlist FILE...]
 //
 // Input formats (docs/feeds.md): plain, hosts, abp, phishtank-csv, phishtank-json, urlhaus-csv, openphish,
 // drop-json, drop-txt, csv:COLUMN; auto-detected without a prefix; gzip is read as such.
@@ -27,6 +27,7 @@
 #include <ctime>
 #include <iostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tools/progress.h"
@@ -144,6 +145,11 @@ int RunPublish(const std::string& repo, const std::string& key_path, const std::
   o.memory_budget = static_cast<size_t>(budget);
   o.threads = threads;
   o.progress = [&](uint64_t n) { progress.Show(n); };
+  // Every phase on the terminal's progress line (parse, sort/merge, write, sign); nothing when stderr is no tty.
+  o.phase_progress = [&](urlguard::PublishPhase p, std::string_view step, uint64_t done) {
+    progress.Phase(static_cast<int>(p) + 1, static_cast<int>(urlguard::PublishPhase::kSign) + 1,
+                   urlguard::PublishPhaseName(p), step, done);
+  };
   auto report = urlguard::PublishList(o);
   progress.Done();
   if (!report.ok()) return Fail(report.status().WithContext("nothing committed"));
@@ -239,19 +245,28 @@ int RunSeen(const std::string& repo, const std::string& state, const std::vector
 }
 
 int RunExport(const std::string& repo, const std::string& list, const std::string& out, const std::string& action,
-              const std::string& origin) {
+              const std::string& origin, const std::vector<std::string>& allowlists) {
   urlguard::RpzExportOptions o;
   o.repo_dir = repo;
   o.list = list;
   o.out_path = out;
   o.action = action;
   o.origin = origin;
+  o.allowlist_paths = allowlists;
   auto r = urlguard::ExportRpz(o);
   if (!r.ok()) return Fail(r.status());
   std::printf("exported %s version %llu as a response policy zone -> %s (%llu bytes): %llu domains, %llu ip ranges\n",
               list.c_str(), static_cast<unsigned long long>(r->version), r->path.c_str(),
               static_cast<unsigned long long>(r->bytes), static_cast<unsigned long long>(r->domains),
               static_cast<unsigned long long>(r->ip_ranges));
+  if (!allowlists.empty()) {
+    std::printf("  passthru: %llu allowlisted domains and ranges; %llu listed entries they cover left out\n",
+                static_cast<unsigned long long>(r->passthru), static_cast<unsigned long long>(r->allowed_left_out));
+  }
+  if (r->allowlist_url_entries_left_out != 0) {
+    std::fprintf(stderr, "urlguard-publish: left out %llu allowlisted URLs with a path: DNS cannot let only a path "
+                         "through\n", static_cast<unsigned long long>(r->allowlist_url_entries_left_out));
+  }
   if (r->url_entries_left_out != 0) {
     std::fprintf(stderr, "urlguard-publish: left out %llu url-layer entries: DNS cannot match a URL's path\n",
                  static_cast<unsigned long long>(r->url_entries_left_out));
@@ -376,13 +391,22 @@ int main(int argc, char** argv) {
       ->check(CLI::ExistingFile);
 
   std::string format, action = "nxdomain", origin;
+  std::vector<std::string> allowlists;
   auto* exp = app.add_subcommand("export", "write a published list in another format (rpz: a DNS response policy zone)");
   exp->add_option("--format", format, "rpz (docs/rpz.md)")->required()->check(CLI::IsMember({"rpz"}));
   exp->add_option("--repo", repo, "repository directory")->required();
   exp->add_option("--list", list, "list name")->required();
   exp->add_option("--out", out, "file to write (default REPO/public/v1/lists/LIST/LIST.rpz)");
-  exp->add_option("--action", action, "nxdomain (default) or cname:HOST (answer with a warning host)");
+  exp->add_option("--action", action,
+                  "nxdomain (default), nodata (the name exists, no records), null (A 0.0.0.0 and AAAA ::) or "
+                  "cname:HOST (answer with a warning host)");
   exp->add_option("--origin", origin, "the zone's name (default LIST.rpz.urlguard.)");
+  exp->add_option("--allowlist", allowlists,
+                  "FILE of domains, URLs, addresses or ranges (one a line, # comments) to let through: "
+                  "rpz-passthru rules ahead of the blocks (repeatable)")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 
   try {
     app.parse(argc, argv);
@@ -410,6 +434,6 @@ int main(int argc, char** argv) {
   }
   if (*rotate) return RunRotate(key, new_key, out, not_before, grace, reset_specs);
   if (*index) return RunIndex(repo, key);
-  if (*exp) return RunExport(repo, list, out, action, origin);
+  if (*exp) return RunExport(repo, list, out, action, origin, allowlists);
   return 4;
 }

@@ -50,6 +50,19 @@ Result<int64_t> ParseDurationSeconds(std::string_view text);
 // Called with the number of entries taken so far, from the calling thread, at most every few thousand entries.
 using PublishProgressFn = std::function<void(uint64_t entries)>;
 
+// The phases of a publication, in the order a run goes through them.
+enum class PublishPhase {
+  kParse,      // reading, parsing and hashing the feeds (PublishProgressFn counts the entries)
+  kSortMerge,  // finishing the sorted runs and merging them (with the previous version, for --add/--remove)
+  kWrite,      // the state file, snapshot, entry list, compressed snapshot, diffs and full hashes
+  kSign,       // signing and writing the manifest, then the list index
+};
+// "parse", "sort/merge", "write", "sign".
+const char* PublishPhaseName(PublishPhase phase);
+// Called from the calling thread when a phase or a step within it begins (done 0) and, in long steps, as it goes:
+// `step` names what is being done ("merging", "snapshot", "diff from version 3"), `done` counts records so far.
+using PublishPhaseFn = std::function<void(PublishPhase phase, std::string_view step, uint64_t done)>;
+
 // ---- keys --------------------------------------------------------------------------------------------------
 
 struct KeyPairFiles {
@@ -138,6 +151,7 @@ struct ListPublishOptions {
   size_t memory_budget = size_t{1} << 30;
   int threads = 2;                   // parse, canonicalize and hash on this many threads
   PublishProgressFn progress;        // optional
+  PublishPhaseFn phase_progress;     // optional: every phase of the run, for a progress display
   Env* env = nullptr;
   // Where the list's state lives. Empty (the default): files in repo_dir and `inputs` are the list's whole
   // content. "postgresql://...": a PostgreSQL database (docs/postgres-schema.md) holds the entries (ingested
@@ -223,8 +237,13 @@ struct RpzExportOptions {
   std::string repo_dir;              // required: a repository PublishList wrote
   std::string list;                  // required
   std::string out_path;              // empty: REPO/public/v1/lists/LIST/LIST.rpz (served with the list)
-  std::string action = "nxdomain";   // "nxdomain", or "cname:HOST" (resolvers answer with HOST's records)
+  // "nxdomain", "nodata" (the name exists, no records), "null" (A 0.0.0.0 and AAAA ::), or "cname:HOST"
+  // (resolvers answer with HOST's records).
+  std::string action = "nxdomain";
   std::string origin;                // the zone's name; empty: "LIST.rpz.urlguard."
+  // Allowlist files (one domain, URL, address or range per line, '#' comments; the syntax of
+  // ClientOptions::allowlist): their names and ranges become rpz-passthru rules ahead of the blocks.
+  std::vector<std::string> allowlist_paths;
   Env* env = nullptr;
 };
 
@@ -236,10 +255,14 @@ struct RpzExportReport {
   uint64_t ip_ranges = 0;               // rpz-ip triggers
   uint64_t url_entries_left_out = 0;    // DNS cannot match a URL's path
   uint64_t unexpressible_left_out = 0;  // names that are no DNS host name, /0 ranges
+  uint64_t passthru = 0;                // allowlisted domains and ranges (rpz-passthru rules)
+  uint64_t allowed_left_out = 0;        // listed entries an allowlisted name or range covers
+  uint64_t allowlist_url_entries_left_out = 0;  // allowlisted URLs with a path: not expressible in DNS
 };
 
 // Writes the domain and ip layers of the list's published version as a DNS Response Policy Zone, atomically
-// (docs/rpz.md). Failures: kInvalidArgument (list name, action, origin), kNotFound (nothing published, or a
+// (docs/rpz.md). Failures: kInvalidArgument (list name, action, origin, an allowlist line that is no entry, naming
+// file and line), kResourceExhausted (an allowlist over its caps), kNotFound (nothing published, or a
 // version published before entry lists were kept: publish once more), kCorruption, read and write errors.
 Result<RpzExportReport> ExportRpz(const RpzExportOptions& options);
 

@@ -26,5 +26,9 @@ found = urlguard.extract_urls("have a look at hxxp://login.evil[.]example/ ok?")
 verdicts = c.check_many(u.url for u in found)
 assert [v.verdict for v in verdicts] == ["hit"], verdicts
 assert c.check("https://www.example.com/").verdict == "safe"
+import importlib.metadata
+meta = importlib.metadata.metadata("urlguard")
+assert meta["License"] == "Apache-2.0", meta["License"]
+assert importlib.metadata.version("urlguard") == urlguard.__version__, importlib.metadata.version("urlguard")
 print("python install: ok,", urlguard.__file__)
 PY
