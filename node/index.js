@@ -108,7 +108,10 @@ class Verdict {
 }
 
 function loadAddon() {
-  const file = process.env.URLGUARD_NODE_ADDON || path.join(__dirname, 'build', 'urlguard.node');
+  // URLGUARD_NODE_ADDON: another build's addon (the project's CMake build, the tests, the bench); relative to the
+  // working directory.
+  const file = process.env.URLGUARD_NODE_ADDON ? path.resolve(process.env.URLGUARD_NODE_ADDON)
+    : path.join(__dirname, 'build', 'urlguard.node');
   return require(file);
 }
 
