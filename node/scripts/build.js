@@ -59,5 +59,7 @@ if (!process.env.CMAKE_GENERATOR && childProcess.spawnSync('ninja', ['--version'
   args.push('-G', 'Ninja');
 }
 run('cmake', args);
-run('cmake', ['--build', build, '--target', 'urlguard_node', '--parallel']);
+// All cores unless CMAKE_BUILD_PARALLEL_LEVEL says otherwise (cmake reads it when --parallel is not given).
+run('cmake', ['--build', build, '--target', 'urlguard_node',
+  ...(process.env.CMAKE_BUILD_PARALLEL_LEVEL ? [] : ['--parallel'])]);
 console.log(`urlguard: built ${path.join(build, 'urlguard.node')}`);
