@@ -36,7 +36,7 @@ std::string Gzip(const std::string& text) {
   return out;
 }
 
-TEST(FeedUpdate, ReadsEntriesAndCountsRejected) {
+TEST(FeedChecks, ReadsEntriesAndCountsRejected) {
   CheckedFeed f = Read("# comment\nevil.example\nhttp://bad.example/x\nnot a value\n10.0.0.0/8\n");
   EXPECT_EQ(f.entries.size(), 3u);
   EXPECT_EQ(f.rejected, 1u);
@@ -47,7 +47,7 @@ TEST(FeedUpdate, ReadsEntriesAndCountsRejected) {
   EXPECT_EQ(ReadFeedBody(spec, "x", Gzip(Domains(5000)), 1000).status().code(), StatusCode::kResourceExhausted);
 }
 
-TEST(FeedUpdate, LooksLikeHtml) {
+TEST(FeedChecks, LooksLikeHtml) {
   EXPECT_TRUE(LooksLikeHtml("<!DOCTYPE html>\n<html><body>403</body></html>", ""));
   EXPECT_TRUE(LooksLikeHtml("a.example\nb.example\n<HTML>\n<title>Error</title>", ""));
   EXPECT_TRUE(LooksLikeHtml("<?xml version=\"1.0\"?><Error><Code>NoSuchKey</Code></Error>", ""));
@@ -56,7 +56,7 @@ TEST(FeedUpdate, LooksLikeHtml) {
   EXPECT_FALSE(LooksLikeHtml(Domains(100), "application/octet-stream"));
 }
 
-TEST(FeedUpdate, Checks) {
+TEST(FeedChecks, Checks) {
   FeedConfig c;  // defaults: max_shrink 0.2, max_rejected_fraction 0.25
   EXPECT_EQ(CheckFeedDownload(Read(Domains(1000)), "", c, 0), "");
   EXPECT_EQ(CheckFeedDownload(Read(Domains(1000)), "", c, 1000), "");
@@ -81,7 +81,7 @@ ListRecord Record(std::initializer_list<std::pair<std::string, int64_t>> entries
   return r;
 }
 
-TEST(FeedUpdate, GraceKeepsMissingEntriesUntilItEnds) {
+TEST(FeedChecks, GraceKeepsMissingEntriesUntilItEnds) {
   const ListRecord before = Record({{"a.example", 0}, {"b.example", 0}, {"c.example", 0}});
   const std::map<std::string, std::string> present = {{"a.example", ""}, {"b.example", ""}};
   uint64_t removed, held, in_grace;
@@ -106,7 +106,7 @@ TEST(FeedUpdate, GraceKeepsMissingEntriesUntilItEnds) {
   EXPECT_EQ(r5.entries.size(), 2u);
 }
 
-TEST(FeedUpdate, RemovalCapHoldsLargeRemovals) {
+TEST(FeedChecks, RemovalCapHoldsLargeRemovals) {
   ListRecord before;
   before.list = "l";
   for (int i = 0; i < 100; ++i) before.entries["d" + std::to_string(i) + ".example"] = {1, ""};
