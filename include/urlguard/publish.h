@@ -3,7 +3,7 @@
 // The publisher as a library (server side; linked by urlguard-publish and urlguard-server, never by clients):
 // key generation, one-off snapshot builds, signed publication of list versions into a repository (snapshot,
 // diffs from earlier versions, signed manifest), key-rotation statements, the "seen before" query, and feed
-// argument parsing, and the DNS Response Policy Zone export. docs/feeds.md describes the input formats, docs/repository-layout.md the repository.
+// argument parsing, the DNS Response Policy Zone export, and the feed loop (UpdateFeeds: docs/feeds-file.md). docs/feeds.md describes the input formats, docs/repository-layout.md the repository.
 //
 //   urlguard::ListPublishOptions o;
 //   o.repo_dir = "/srv/urlguard/repo";
