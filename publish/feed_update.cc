@@ -62,7 +62,7 @@ Result<SigningKey> LoadKey(Env* env, const std::string& path) {
 struct Download {
   Status status;
   bool not_modified = false;
-  std::string body, etag, last_modified, content_type;
+  std::string body, etag, last_modified;
 };
 
 Download FetchOne(Env* env, const FeedConfig& f, const FeedMeta& meta, bool has_good, const std::string& proxy) {
@@ -92,7 +92,6 @@ Download FetchOne(Env* env, const FeedConfig& f, const FeedMeta& meta, bool has_
   d.body = std::move(resp.body);
   d.etag = std::move(resp.etag);
   d.last_modified = std::move(resp.last_modified);
-  d.content_type = std::move(resp.content_type);
   return d;
 }
 
@@ -137,26 +136,29 @@ Result<CheckedFeed> ReadFeedBody(const FeedSpec& spec, const std::string& name, 
   return out;
 }
 
-bool LooksLikeHtml(std::string_view text, std::string_view content_type) {
-  if (StartsWithIgnoreCase(content_type, "text/html") || StartsWithIgnoreCase(content_type, "application/xhtml")) {
-    return true;
-  }
-  const std::string_view head = text.substr(0, kHtmlSniffBytes);
-  static constexpr std::string_view kMarkers[] = {"<!doctype html", "<html", "<head", "<body", "<title", "</html",
-                                                  "<?xml"};
-  for (size_t i = 0; i < head.size(); ++i) {
-    if (head[i] != '<') continue;
-    for (std::string_view m : kMarkers) {
-      if (StartsWithIgnoreCase(head.substr(i), m)) return true;
+bool LooksLikeHtml(std::string_view text) {
+  // No feed format has a line that starts with markup; every HTML or XML error page has one (a minified page is
+  // one such line). A '<' inside a line (a URL's query) does not count.
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    size_t i = pos;
+    while (i < end && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r' || text[i] == '\f')) ++i;
+    // A UTF-8 byte-order mark before the page.
+    if (i == 0 && text.substr(0, 3) == "\xEF\xBB\xBF") i = 3;
+    if (i + 1 < end && text[i] == '<') {
+      const char c = text[i + 1];
+      if (IsAsciiAlpha(c) || c == '!' || c == '?' || c == '/') return true;
     }
+    pos = end + 1;
   }
   return false;
 }
 
-std::string CheckFeedDownload(const CheckedFeed& feed, std::string_view content_type, const FeedConfig& config,
-                              uint64_t previous_entries) {
+std::string CheckFeedDownload(const CheckedFeed& feed, const FeedConfig& config, uint64_t previous_entries) {
   if (feed.text.empty()) return "empty download";
-  if (LooksLikeHtml(feed.text, content_type)) return "looks like an HTML page, not a feed";
+  if (LooksLikeHtml(feed.text)) return "looks like an HTML page, not a feed";
   const uint64_t n = feed.entries.size();
   if (n == 0) return "no entries (" + std::to_string(feed.rejected) + " rejected lines)";
   const double rejected = Share(feed.rejected, feed.rejected + n);
@@ -258,6 +260,8 @@ Result<FeedUpdateReport> UpdateFeeds(const FeedUpdateOptions& o) {
     Result<CheckedFeed> checked = Status::Ok();
     if (!d.status.ok()) {
       reason = d.status.ToString();
+    } else if (d.not_modified && !has_good) {
+      reason = "304 Not Modified to a request without validators: nothing to count";
     } else if (d.not_modified) {
       h.outcome = FeedOutcome::kNotModified;
     } else {
@@ -266,7 +270,7 @@ Result<FeedUpdateReport> UpdateFeeds(const FeedUpdateOptions& o) {
         reason = "unreadable: " + checked.status().ToString();
       } else {
         meta.rejected = checked->rejected;
-        reason = CheckFeedDownload(*checked, d.content_type, f, h.previous_entries);
+        reason = CheckFeedDownload(*checked, f, h.previous_entries);
         if (!reason.empty() && accepted) {
           h.outcome = FeedOutcome::kAccepted;
           h.reason = reason;

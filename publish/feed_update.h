@@ -32,8 +32,6 @@ namespace urlguard {
 
 // Quarantined downloads kept per feed (older ones are deleted).
 inline constexpr size_t kMaxQuarantinedDownloads = 5;
-// Bytes at the start of a body that the HTML check reads.
-inline constexpr size_t kHtmlSniffBytes = 64 * 1024;
 
 // A feed body turned into entries that the list builder will take.
 struct CheckedFeed {
@@ -49,15 +47,13 @@ struct CheckedFeed {
 Result<CheckedFeed> ReadFeedBody(const FeedSpec& spec, const std::string& name, std::string_view body,
                                  size_t max_bytes);
 
-// True when the body is an HTML (or XML) page rather than a feed: the response said text/html, or an HTML
-// marker ("<!doctype html", "<html", "<head", "<body", "<title", "</html", "<?xml") appears, case-insensitive,
-// in the first kHtmlSniffBytes.
-bool LooksLikeHtml(std::string_view text, std::string_view content_type);
+// True when the text is an HTML (or XML) page rather than a feed: a line (anywhere) whose first non-blank byte is
+// '<' followed by a letter, '!', '?' or '/'. No feed format has such a line; every error page has one.
+bool LooksLikeHtml(std::string_view text);
 
 // The checks of docs/feeds-file.md §4 on a download that arrived whole. Empty when it counts, else the reason.
 // `previous_entries`: the entries of the feed's good copy (0 when it has none: no shrink check).
-std::string CheckFeedDownload(const CheckedFeed& feed, std::string_view content_type, const FeedConfig& config,
-                              uint64_t previous_entries);
+std::string CheckFeedDownload(const CheckedFeed& feed, const FeedConfig& config, uint64_t previous_entries);
 
 // The grace step (docs/feeds-file.md §6) for one list: `present` (value -> threat) is what the feeds list now;
 // `record` what the last update published. Returns the new record: present entries (absent_since 0), plus

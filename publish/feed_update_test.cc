@@ -48,30 +48,32 @@ TEST(FeedChecks, ReadsEntriesAndCountsRejected) {
 }
 
 TEST(FeedChecks, LooksLikeHtml) {
-  EXPECT_TRUE(LooksLikeHtml("<!DOCTYPE html>\n<html><body>403</body></html>", ""));
-  EXPECT_TRUE(LooksLikeHtml("a.example\nb.example\n<HTML>\n<title>Error</title>", ""));
-  EXPECT_TRUE(LooksLikeHtml("<?xml version=\"1.0\"?><Error><Code>NoSuchKey</Code></Error>", ""));
-  EXPECT_TRUE(LooksLikeHtml("a.example\n", "text/html; charset=utf-8"));
-  EXPECT_FALSE(LooksLikeHtml("a.example\nhttp://b.example/?q=<b>\n", "text/plain"));
-  EXPECT_FALSE(LooksLikeHtml(Domains(100), "application/octet-stream"));
+  EXPECT_TRUE(LooksLikeHtml("<!DOCTYPE html>\n<html><body>403</body></html>"));
+  EXPECT_TRUE(LooksLikeHtml("a.example\nb.example\n  <HTML>\n<title>Error</title>"));
+  EXPECT_TRUE(LooksLikeHtml("<?xml version=\"1.0\"?><Error><Code>NoSuchKey</Code></Error>"));
+  EXPECT_TRUE(LooksLikeHtml("\xEF\xBB\xBF<html>"));
+  EXPECT_TRUE(LooksLikeHtml(Domains(5000) + "</div></body>\n"));  // far past the start
+  EXPECT_FALSE(LooksLikeHtml("a.example\nhttp://b.example/?q=<title>x</title>\n"));  // markup inside a URL
+  EXPECT_FALSE(LooksLikeHtml(Domains(100)));
+  EXPECT_FALSE(LooksLikeHtml("a.example\n< 3\n"));
 }
 
 TEST(FeedChecks, Checks) {
   FeedConfig c;  // defaults: max_shrink 0.2, max_rejected_fraction 0.25
-  EXPECT_EQ(CheckFeedDownload(Read(Domains(1000)), "", c, 0), "");
-  EXPECT_EQ(CheckFeedDownload(Read(Domains(1000)), "", c, 1000), "");
-  EXPECT_EQ(CheckFeedDownload(Read(Domains(800)), "", c, 1000), "");  // exactly 20% smaller
-  EXPECT_NE(CheckFeedDownload(Read(Domains(799)), "", c, 1000).find("shrank from 1000 to 799"), std::string::npos);
-  EXPECT_NE(CheckFeedDownload(Read(Domains(100)), "", c, 1000).find("shrank"), std::string::npos);
-  EXPECT_EQ(CheckFeedDownload(Read(""), "", c, 1000), "empty download");
-  EXPECT_NE(CheckFeedDownload(Read("# only comments\n"), "", c, 0).find("no entries"), std::string::npos);
-  EXPECT_NE(CheckFeedDownload(Read(Domains(3) + "<html><body>Forbidden</body></html>\n"), "", c, 1000).find("HTML"),
+  EXPECT_EQ(CheckFeedDownload(Read(Domains(1000)), c, 0), "");
+  EXPECT_EQ(CheckFeedDownload(Read(Domains(1000)), c, 1000), "");
+  EXPECT_EQ(CheckFeedDownload(Read(Domains(800)), c, 1000), "");  // exactly 20% smaller
+  EXPECT_NE(CheckFeedDownload(Read(Domains(799)), c, 1000).find("shrank from 1000 to 799"), std::string::npos);
+  EXPECT_NE(CheckFeedDownload(Read(Domains(100)), c, 1000).find("shrank"), std::string::npos);
+  EXPECT_EQ(CheckFeedDownload(Read(""), c, 1000), "empty download");
+  EXPECT_NE(CheckFeedDownload(Read("# only comments\n"), c, 0).find("no entries"), std::string::npos);
+  EXPECT_NE(CheckFeedDownload(Read(Domains(3) + "<html><body>Forbidden</body></html>\n"), c, 1000).find("HTML"),
             std::string::npos);
   // Mostly rejected: 2 entries, 3 junk lines.
-  EXPECT_NE(CheckFeedDownload(Read("a.example\nb.example\njunk\nmore junk\nstill\n"), "", c, 0).find("rejected"),
+  EXPECT_NE(CheckFeedDownload(Read("a.example\nb.example\njunk\nmore junk\nstill\n"), c, 0).find("rejected"),
             std::string::npos);
   c.max_shrink = 0.95;
-  EXPECT_EQ(CheckFeedDownload(Read(Domains(100)), "", c, 1000), "");
+  EXPECT_EQ(CheckFeedDownload(Read(Domains(100)), c, 1000), "");
 }
 
 ListRecord Record(std::initializer_list<std::pair<std::string, int64_t>> entries) {
