@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 
 #include "core/ascii.h"
 #include "core/entry.h"
@@ -257,7 +258,7 @@ Result<FeedUpdateReport> UpdateFeeds(const FeedUpdateOptions& o) {
     meta.last_attempt_unix = now;
     meta.bytes = d.body.size();
     std::string reason;
-    Result<CheckedFeed> checked = Status::Ok();
+    std::optional<CheckedFeed> checked;  // set once the download parsed
     if (!d.status.ok()) {
       reason = d.status.ToString();
     } else if (d.not_modified && !has_good) {
@@ -265,10 +266,11 @@ Result<FeedUpdateReport> UpdateFeeds(const FeedUpdateOptions& o) {
     } else if (d.not_modified) {
       h.outcome = FeedOutcome::kNotModified;
     } else {
-      checked = ReadFeedBody(f.spec, f.path.empty() ? f.url : f.path, d.body, f.max_bytes);
-      if (!checked.ok()) {
-        reason = "unreadable: " + checked.status().ToString();
+      auto read = ReadFeedBody(f.spec, f.path.empty() ? f.url : f.path, d.body, f.max_bytes);
+      if (!read.ok()) {
+        reason = "unreadable: " + read.status().ToString();
       } else {
+        checked = std::move(read).value();
         meta.rejected = checked->rejected;
         reason = CheckFeedDownload(*checked, f, h.previous_entries);
         if (!reason.empty() && accepted) {
