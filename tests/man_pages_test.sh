@@ -25,6 +25,11 @@ for page in urlguard urlguardd; do
     *) echo "$page.1: no --proxy"; status=1 ;;
   esac
 done
+# The publisher's feed loop: its subcommand, the override flags and its own exit statuses (docs/feeds-file.md §8).
+case $(groff -man -Tutf8 "$dir/urlguard-publish.1" 2>/dev/null | col -bx | tr -s " \n" "  ") in
+  *update*--allow-large-removal*--accept*"exits 3"*) ;;
+  *) echo "urlguard-publish.1: no update, --allow-large-removal, --accept and exit status 3"; status=1 ;;
+esac
 case $(groff -man -Tutf8 "$dir/urlguardd.1" 2>/dev/null | col -bx) in
   *--wait-for-first-sync*READINESS*) ;;
   *) echo "urlguardd.1: no --wait-for-first-sync and its READINESS section"; status=1 ;;

@@ -177,6 +177,16 @@ if command -v systemd-analyze > /dev/null; then
     systemd-analyze security --offline=true --threshold=20 "$unit"
 fi
 
+# The publisher's feed loop: installed by urlguard-server (not enabled), running the installed binary.
+feed_unit=$(dpkg -L urlguard-server | grep '/systemd/system/urlguard-publish-update.service$' || true)
+feed_timer=$(dpkg -L urlguard-server | grep '/systemd/system/urlguard-publish-update.timer$' || true)
+check "urlguard-server installs urlguard-publish-update.service and .timer" test -n "$feed_unit" -a -n "$feed_timer"
+check "feed unit ExecStart runs /usr/bin/urlguard-publish update" grep -q '^ExecStart=/usr/bin/urlguard-publish update ' "$feed_unit"
+if command -v systemd-analyze > /dev/null; then
+  check "systemd-analyze verify (installed feed service and timer)" \
+    bash -c "out=\$(systemd-analyze verify '$feed_unit' '$feed_timer' 2>&1); echo \"\$out\"; [ -z \"\$out\" ]"
+fi
+
 check "python3: import urlguard (installed) and check" /usr/bin/python3 -c "
 import urlguard, sys
 assert urlguard.__file__.startswith('/usr/lib/python3/dist-packages/'), urlguard.__file__

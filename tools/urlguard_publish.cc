@@ -16,12 +16,16 @@
 //   urlguard-publish index   --repo DIR --key PRIVATE.pem
 //   urlguard-publish export  --format rpz --repo DIR --list NAME [--out FILE]
 //                            [--action nxdomain|nodata|null|cname:HOST] [--origin ZONE] [--allowlist FILE...]
+//   urlguard-publish update  --feeds FEEDS.conf --repo DIR --key PRIVATE.pem [--state postgresql://...]
+//                            [--accept FEED ...] [--allow-large-removal] [--proxy URL] [--metrics-textfile FILE]
 //
 // Input formats (docs/feeds.md): plain, hosts, abp, phishtank-csv, phishtank-json, urlhaus-csv, openphish,
 // drop-json, drop-txt, csv:COLUMN; auto-detected without a prefix; gzip is read as such.
 // Exit status: 0 done (bad lines are reported and skipped), 1 failed, 4 bad usage. For `publish`: 0 exactly when
 // the version was committed (a step after the commit that failed is a "warning:" on stderr, not a failure: clients
 // may already hold the version), 1 exactly when nothing was committed (man/urlguard-publish.1, EXIT STATUS).
+// `update` also: 3 a feed was quarantined (its last good copy still counts), 5 removals were held back
+// (docs/feeds-file.md §8).
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <ctime>
@@ -288,6 +292,51 @@ int RunIndex(const std::string& repo, const std::string& key) {
   return 0;
 }
 
+// `update`: exit 3 when a feed was quarantined, 5 when only removals were held back (docs/feeds-file.md §8).
+int RunUpdate(const urlguard::FeedUpdateOptions& o) {
+  auto r = urlguard::UpdateFeeds(o);
+  if (!r.ok()) {
+    std::cerr << "urlguard-publish update: " << r.status().ToString() << '\n';
+    return r.status().code() == urlguard::StatusCode::kInvalidArgument ? 4 : 1;
+  }
+  for (const urlguard::FeedHealthReport& h : r->feeds) {
+    std::printf("feed %s (%s): %s, %llu entries, %llu rejected lines, %llu bytes", h.feed.c_str(), h.list.c_str(),
+                urlguard::FeedOutcomeName(h.outcome), static_cast<unsigned long long>(h.entries),
+                static_cast<unsigned long long>(h.rejected), static_cast<unsigned long long>(h.bytes));
+    if (h.consecutive_failures != 0) {
+      std::printf(", %llu consecutive failures", static_cast<unsigned long long>(h.consecutive_failures));
+    }
+    std::printf("\n");
+    if (h.outcome == urlguard::FeedOutcome::kQuarantined) {
+      std::fprintf(stderr, "urlguard-publish: feed %s quarantined: %s; its last good copy (%llu entries) still counts%s%s\n",
+                   h.feed.c_str(), h.reason.c_str(), static_cast<unsigned long long>(h.entries),
+                   h.quarantine_path.empty() ? "" : "; the download is in ", h.quarantine_path.c_str());
+    } else if (h.outcome == urlguard::FeedOutcome::kAccepted) {
+      std::fprintf(stderr, "urlguard-publish: feed %s accepted on purpose although: %s\n", h.feed.c_str(),
+                   h.reason.c_str());
+    }
+  }
+  for (const urlguard::ListUpdateReport& l : r->lists) {
+    if (!l.published) {
+      std::printf("list %s: not published: none of its feeds has a good copy yet\n", l.list.c_str());
+      continue;
+    }
+    std::printf("list %s: published version %llu, %llu entries (%llu in grace, %llu removed)\n", l.list.c_str(),
+                static_cast<unsigned long long>(l.version), static_cast<unsigned long long>(l.entries),
+                static_cast<unsigned long long>(l.in_grace), static_cast<unsigned long long>(l.removed));
+    if (l.removals_held != 0) {
+      std::fprintf(stderr,
+                   "urlguard-publish: list %s: held back %llu removals (more than its max_removal share of %llu "
+                   "entries); rerun with --allow-large-removal to let them go\n",
+                   l.list.c_str(), static_cast<unsigned long long>(l.removals_held),
+                   static_cast<unsigned long long>(l.previous_entries));
+    }
+  }
+  if (r->any_quarantined) return 3;
+  if (r->removals_held) return 5;
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -408,6 +457,24 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 
+  urlguard::FeedUpdateOptions update_options;
+  auto* update = app.add_subcommand("update", "fetch every feed of a feeds file, check it, publish its lists "
+                                              "(docs/feeds-file.md)");
+  update->add_option("--feeds", update_options.feeds_file, "feeds file (docs/feeds-file.md)")->required();
+  update->add_option("--repo", update_options.repo_dir, "repository directory (created if missing)")->required();
+  update->add_option("--key", update_options.private_key_path, "private key PEM (from keygen)")->required();
+  update->add_option("--state", update_options.state, "postgresql://... : publish through the PostgreSQL state");
+  update->add_option("--accept", update_options.accept,
+                     "FEED: take this run's download of FEED although it fails the checks (repeatable)")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  update->add_flag("--allow-large-removal", update_options.allow_large_removal,
+                   "let a version remove more than its list's max_removal share");
+  update->add_option("--proxy", update_options.proxy, "proxy URL (default: the http_proxy/https_proxy variables)");
+  update->add_option("--metrics-textfile", update_options.metrics_textfile,
+                     "write per-feed health as Prometheus text there (atomically; node_exporter textfile)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -435,5 +502,6 @@ int main(int argc, char** argv) {
   if (*rotate) return RunRotate(key, new_key, out, not_before, grace, reset_specs);
   if (*index) return RunIndex(repo, key);
   if (*exp) return RunExport(repo, list, out, action, origin, allowlists);
+  if (*update) return RunUpdate(update_options);
   return 4;
 }

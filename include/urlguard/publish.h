@@ -3,7 +3,7 @@
 // The publisher as a library (server side; linked by urlguard-publish and urlguard-server, never by clients):
 // key generation, one-off snapshot builds, signed publication of list versions into a repository (snapshot,
 // diffs from earlier versions, signed manifest), key-rotation statements, the "seen before" query, and feed
-// argument parsing, and the DNS Response Policy Zone export. docs/feeds.md describes the input formats, docs/repository-layout.md the repository.
+// argument parsing, the DNS Response Policy Zone export, and the feed loop (UpdateFeeds: docs/feeds-file.md). docs/feeds.md describes the input formats, docs/repository-layout.md the repository.
 //
 //   urlguard::ListPublishOptions o;
 //   o.repo_dir = "/srv/urlguard/repo";
@@ -278,6 +278,79 @@ Result<RpzExportReport> ExportRpz(const RpzExportOptions& options);
 // the process default.
 Result<size_t> RewriteListIndex(const std::string& repo_dir, const std::string& private_key_path,
                                 Env* env = nullptr);
+
+// ---- feeds an operator leaves running (urlguard-publish update) ----------------------------------------------
+
+struct FeedUpdateOptions {
+  std::string feeds_file;            // required: docs/feeds-file.md
+  std::string repo_dir;              // required; feed state lives in REPO/private/feeds/ (docs/repository-layout.md)
+  std::string private_key_path;      // required: signs the lists' new versions
+  std::string state;                 // empty: files in repo_dir; "postgresql://...": as ListPublishOptions::state
+  // Feeds whose download this run takes although it fails the checks (shrank, mostly rejected, looks like HTML,
+  // empty). A download that did not arrive cannot be accepted. Each must name a feed of the file.
+  std::vector<std::string> accept;
+  bool allow_large_removal = false;  // a version may remove more than its list's max_removal share
+  std::string proxy;                 // empty: the http_proxy / https_proxy / no_proxy variables
+  std::string metrics_textfile;      // when set: Prometheus text written there atomically (node_exporter textfile)
+  int64_t now_unix = 0;              // 0: the Env's clock (tests move it to pass a grace period)
+  Env* env = nullptr;
+};
+
+enum class FeedOutcome {
+  kUpdated,      // downloaded, checked, now the feed's good copy
+  kNotModified,  // 304, or a local file with the same bytes: the good copy stays
+  kAccepted,     // failed a check but taken on purpose (FeedUpdateOptions::accept)
+  kQuarantined,  // failed or failed a check: the previous good copy keeps counting
+};
+// "updated", "not-modified", "accepted", "quarantined".
+const char* FeedOutcomeName(FeedOutcome outcome);
+
+// One feed after the run (also what the metrics say about it).
+struct FeedHealthReport {
+  std::string feed, list;
+  FeedOutcome outcome = FeedOutcome::kUpdated;
+  std::string reason;                // why it was quarantined (or accepted despite); empty otherwise
+  std::string quarantine_path;       // where the quarantined bytes are; empty when none arrived
+  int64_t last_success_unix = 0;     // 0: never
+  uint64_t entries = 0;              // in the good copy that counts
+  uint64_t rejected = 0;             // rejected lines of this run's download
+  uint64_t bytes = 0;                // bytes of this run's download
+  uint64_t previous_entries = 0;     // the good copy's entries before this run
+  uint64_t consecutive_failures = 0;
+  bool quarantined = false;
+};
+
+struct ListUpdateReport {
+  std::string list;
+  bool published = false;            // false: no feed of the list has a good copy yet
+  uint64_t version = 0;
+  uint64_t entries = 0;              // entries (as the feeds write them) in the new version
+  uint64_t in_grace = 0;             // of which missing from every feed, kept until their grace ends
+  uint64_t removed = 0;              // left the list in this version (their grace ended)
+  uint64_t removals_held = 0;        // would have left, but more than max_removal of the list: kept
+  uint64_t previous_entries = 0;
+};
+
+struct FeedUpdateReport {
+  std::vector<FeedHealthReport> feeds;  // in feeds-file order
+  std::vector<ListUpdateReport> lists;
+  bool any_quarantined = false;
+  bool removals_held = false;
+};
+
+// Fetches every feed of the feeds file (conditional GET, proxy, timeouts, size cap, gzip), checks each download
+// before it counts (docs/feeds-file.md §4: failed, empty, mostly rejected, HTML, shrank more than max_shrink: the
+// download is quarantined and the feed's previous good copy keeps counting), keeps each feed's good copy and
+// metadata in REPO/private/feeds/, and publishes a new version of every list with a good copy: the union of its
+// feeds' good copies plus entries still in their grace period (an entry leaves only after missing from every
+// feed for the list's grace), never removing more than the list's max_removal share unless allowed. Quarantines
+// and held removals are in the report, not failures. Failures: kInvalidArgument (options, the feeds file, an
+// --accept naming no feed), kFailedPrecondition (another update holds REPO/private/feeds/update.lock), read and
+// write errors, and PublishList's. A list that fails to publish stops the run (earlier lists stay published).
+Result<FeedUpdateReport> UpdateFeeds(const FeedUpdateOptions& options);
+
+// The per-feed health as Prometheus text (urlguard_feed_* gauges, docs/feeds-file.md §7).
+std::string FeedHealthMetrics(const FeedUpdateReport& report, int64_t now_unix);
 
 }  // namespace urlguard
 
