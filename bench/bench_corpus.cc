@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // `bench_corpus --entries N --urls M --out DIR`: the files the command-line benchmarks (bench/cli_bench.py,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 # Copyright urlguard authors.
 """`urlguard check -` against DCSO's `bloom check` on the same lines, in the same run.
 

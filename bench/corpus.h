@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Deterministic generators of realistic threat-list entries and browsing URLs for the benchmarks.

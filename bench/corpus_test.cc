@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The scale corpus keeps its promises (bench/corpus.h): unique keys by construction, the 40/55/5 mix, every

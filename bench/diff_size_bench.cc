@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // diff_size_bench: how many bytes a realistic update costs on the wire (docs/architecture.md §5's budget).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // fleet_load_bench: verify requests per second through nginx over 3 verify servers against 1 server direct,

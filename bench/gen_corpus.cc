@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // gen_corpus: writes the scale benchmark's inputs (bench/corpus.h: ListCorpus, ChangeSet, BrowsingCorpus) as

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The engine benchmark: sizes, false-positive rates and lookup speed of urlguard's filter chain on a realistic

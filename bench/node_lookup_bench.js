@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Lookups per second from Node.js (urlguard Checker.check, checkMany and checkManyAsync) next to the C++ number on

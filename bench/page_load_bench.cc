@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // `page_load_bench --dir DIR [--pages N] [--seconds-per-page S] [--json]`: how many verification requests a

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 # Copyright urlguard authors.
 """Prints issue 11's performance table: every figure with its baselines, all measured in this one run.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // pg_ingest_bench: how fast feeds go into the PostgreSQL state (publish/pg_state.h, issue 10: "millions of

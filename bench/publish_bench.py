@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 # Copyright urlguard authors.
 """publish_bench: time and peak memory of `urlguard-publish publish` on a generated text feed.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Lookups per second from Python (urlguard.Checker.check and check_many) next to the C++ number on the same
 snapshot and the same URLs (`urlguard check --timing`: warm ns per lookup, one thread).
 

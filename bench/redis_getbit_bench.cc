@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // `redis_getbit_bench --dir DIR [--urls N] [--json]`: the "Bloom bits in Redis" design as a baseline for

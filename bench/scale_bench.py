@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 # Copyright urlguard authors.
 """scale_bench: issue 13's benchmark. For each list size N (default 1M and 10M; 100M only when asked), with the
 real tools on 127.0.0.1:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // scale_lookup: lookup cost per URL against list files of any size (the scale benchmark's lookup row). Unlike

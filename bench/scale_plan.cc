@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // scale_plan: the list-file arithmetic behind docs/scale.md — for list sizes far beyond what a benchmark run can

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // FullHashStore: the SQLite full-hash store that answered the verify API until the mapped full-hash files

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // update_bench: what a client list update costs (issue 11 update rows, issue 13 client rows), on a real data

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // verify_load_bench: the verify API under load, with its baseline in the same run (docs/verify-server.md,

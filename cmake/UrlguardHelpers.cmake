@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # urlguard_layer(TARGET FOLDER DEPS...): an object library from FOLDER/*.cc, without tests, fuzzers, benchmarks
 # and the test-support sources named in URLGUARD_TEST_SUPPORT_SOURCES (those go to urlguard_test_support only).
 function(urlguard_layer target folder)

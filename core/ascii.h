@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // ASCII character classes and the one case-insensitive comparison of the code base. Locale-independent on

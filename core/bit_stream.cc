@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // See bit_stream.h for the bit order, the Rice code and how the parameter is chosen.

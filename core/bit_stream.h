@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // BitWriter / BitReader and Golomb-Rice coding of strictly increasing sequences: the entropy coder of the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Little-endian loads and stores on byte buffers (every file format of urlguard is little-endian). The

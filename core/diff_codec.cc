@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Diff encode/decode and the reference merge. The byte layout is specified in docs/diff-format.md; the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Diffs between two versions of a list: per layer, the fingerprints removed and added, Rice coded

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // List entries and their keys. A list entry is text (a URL, a bare domain, an IPv4/IPv6 address or a CIDR

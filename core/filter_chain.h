@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // FilterChain: the lookup over a set of open snapshots (docs/architecture.md §3, steps 1-4). For one URL:

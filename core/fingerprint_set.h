@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // FingerprintSet: the default filter structure of a layer — a sorted, bucket-indexed array of fingerprints,

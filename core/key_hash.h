@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The local key hash: the 64-bit value `h` a snapshot layer derives its fingerprints from (fp = floor(h * U /

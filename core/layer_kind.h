@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The three layers of a list (docs/architecture.md §2). The numeric values are stored in snapshot and diff files.

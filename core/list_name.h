@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // List names appear in file names, URLs and every file format, so they are restricted to 1-64 bytes of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Expected filter probes per URL in each layer, for sizing filters (publish/list_builder.h builds to them;

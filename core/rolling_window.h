@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // RollingWindowGuard: the verify API's abuse detector (docs/architecture.md §8). One blocked Bloom filter of client

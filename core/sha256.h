@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // SHA-256 through OpenSSL's libcrypto (which uses SHA-NI or AVX2 where the CPU has them).

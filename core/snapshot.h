@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Snapshot: one list's full state in one file, used straight from a read-only mapping. docs/snapshot-format.md

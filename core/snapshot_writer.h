@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // SnapshotWriter: writes a snapshot file (core/snapshot.h, docs/snapshot-format.md) from fingerprints that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // URL canonicalization (Safe Browsing v4 "URLs and Hashing"; v5 for IPv6 hosts) and lookup expressions.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // URL canonicalization and lookup expressions, as the Safe Browsing v4 "URLs and Hashing" rules define

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The browser's reading of special URLs (WHATWG URL Standard, core/url_canon.cc "WHATWG URL Standard"):

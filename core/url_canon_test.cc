@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Tests for core/url_canon: every row of the public Safe Browsing vectors in fixtures/vectors/, plus

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // URL extraction from free text. What is found and every policy are in url_extract.h; this file is the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // URL extraction from free text: finds every link a person could have meant in a chat or forum message

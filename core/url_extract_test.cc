@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Tests for ExtractUrls() (core/url_extract.h): a table of chat and forum messages with the URLs each

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The lookup API (include/urlguard/daemon.h) on the http/ layer: what the transport checks at head time

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // NewLoopbackApiListener and NewUnixApiListener (include/urlguard/daemon.h): the lookup API on http/'s

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // urlguard::Daemon (include/urlguard/daemon.h): the sync loop step, readiness, the loopback API routing and its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The Prometheus text body of urlguardd's /metrics, written through http/'s one writer (http/prometheus.h):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // End-to-end tests of urlguard-browser: a real QtWebEngine (headless, QT_QPA_PLATFORM=offscreen), a real HTTP

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // BrowserWindow: the demo browser's main window — back, forward, reload, an address bar, the page

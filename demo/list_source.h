@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // ListSource: where the browser's lists come from (snapshot files, a snapshot directory, or a urlguard data

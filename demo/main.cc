@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // urlguard-browser: a small Qt 6 WebEngine browser protected by urlguard.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Protection: the browser's urlguard state and policy, in one object the interceptor, the urlguard: scheme

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // ProtectionPanel: the side panel (a QDockWidget) that shows what urlguard is doing, refreshed live:

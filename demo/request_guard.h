@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // RequestGuard: the QWebEngineUrlRequestInterceptor that puts every request of a profile through Protection.

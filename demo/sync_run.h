@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // SyncRun: the outcome of one "Sync now" (Client::SyncNow) as the panel shows it.

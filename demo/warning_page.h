@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The urlguard: scheme: the browser's own warning pages, served from memory by a QWebEngineUrlSchemeHandler.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Bounded decompression of downloaded update files (docs/architecture.md §5: "download with the signed size as hard

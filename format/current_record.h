@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The D/current record: the client's installed state and high-water marks as bytes (docs/data-dir.md,

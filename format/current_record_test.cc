@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // D/current's bytes: the golden file, round trips, and every flipped bit, truncation and bad field refused.

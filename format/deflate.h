@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // zlib compression of update files for the publisher (snapshots and diffs are served deflated; clients

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Full-hash file: one list version's full SHA-256 keys, sorted, with per record the layer and a threat id,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Strict JSON parsing for documents whose meaning must be unique (a signed manifest, a verification answer):

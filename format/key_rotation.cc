@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Key rotation statements: the bytes of docs/manifest-format.md §7.

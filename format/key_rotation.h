@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Key rotation statements (docs/architecture.md §5: "Key rotation is a signed statement chained from the old

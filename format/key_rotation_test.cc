@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The client's half of key rotation: parsing and accepting statements. The statements here are the golden

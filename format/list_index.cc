@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The list index reader (format/list_index.h, docs/list-index.md). Like format/manifest.cc it reads nlohmann-json

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The list index: one small signed JSON document naming every list a server publishes, with each list's current

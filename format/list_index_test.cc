@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The list index reader against the golden files (fixtures/golden/list_index_v1.json and .sig, written by

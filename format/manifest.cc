@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The manifest format of docs/manifest-format.md: canonical writer and defensive parser.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The update manifest: one small JSON document per list naming its current version, freshness, the state

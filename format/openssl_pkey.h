@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // RAII and small helpers over OpenSSL 3's EVP_PKEY, shared by the client's public-key code

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Ed25519 verification over OpenSSL 3 EVP; the signature file format of docs/manifest-format.md §5.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Ed25519 public keys and signature verification for update manifests (docs/architecture.md §5; every byte is specified in

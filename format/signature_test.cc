@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The client's half of Ed25519: verification, public keys, signature files. Signatures come from the RFC

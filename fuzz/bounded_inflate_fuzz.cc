@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // libFuzzer target for InflateBounded (format/bounded_inflate.h): arbitrary bytes must never crash it, an

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // libFuzzer target for urlguardd's lookup-API routing: arbitrary method, target and headers go through exactly

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // libFuzzer target for DecodeDiff (core/diff_codec.h): arbitrary bytes must never crash the decoder, and a

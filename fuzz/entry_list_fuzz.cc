@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // libFuzzer target for ParseEntryList (publish/entry_list.h) and the RPZ rendering behind it

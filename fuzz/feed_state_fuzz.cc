@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // libFuzzer target for the per-feed state files of `urlguard-publish update` (publish/feed_state.h,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // libFuzzer target for the feeds file of `urlguard-publish update` (publish/feeds_file.h, docs/feeds-file.md):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // libFuzzer target for the threat-feed parsers (publish/feeds.h): every format's parser, auto-detection,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // FullHashFileView::Open on arbitrary bytes (with and without the full content check), then prefix lookups and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // libFuzzer target for HeadBytesAreAccountedFor (http/framing.h), which reads a request head as libmicrohttpd

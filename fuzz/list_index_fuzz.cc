@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // libFuzzer target for the list index reader (format/list_index.h): arbitrary bytes must never crash the parser

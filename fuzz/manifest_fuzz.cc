@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // libFuzzer target for ParseManifest (format/manifest.h): arbitrary bytes must never crash the parser or let an

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // libFuzzer target for the publisher's private streaming files, read back by every incremental version: the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // libFuzzer target for ParseRetryAfter (sync/fetcher.h), which reads a header value straight from the

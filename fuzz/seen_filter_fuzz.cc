@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // libFuzzer target for SeenFilter::Deserialize (publish/seen_filter.h, docs/seen-filter-format.md): arbitrary

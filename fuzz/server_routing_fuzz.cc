@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // libFuzzer target for urlguard-server's request routing (publish/server_app.h ServerApp::HandleHead and

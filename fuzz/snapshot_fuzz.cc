@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // SnapshotView::Open on arbitrary bytes (with and without checksum verification), then probes of every layer:

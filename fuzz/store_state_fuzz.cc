@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // libFuzzer target for ParseStoreState (format/current_record.h, the D/current file of docs/data-dir.md): arbitrary

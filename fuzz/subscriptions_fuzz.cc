@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // libFuzzer target for ParseSubscriptions (sync/subscriptions.h), the reader of D/subscriptions: arbitrary bytes

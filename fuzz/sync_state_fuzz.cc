@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // libFuzzer target for ParseSyncState (sync/scheduler.h), the reader of D/sync-state.json: arbitrary bytes

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // libFuzzer target for core/url_canon: any byte string must canonicalize or fail with kInvalidArgument,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // libFuzzer target for ExtractUrls() (core/url_extract.h): any bytes must be scanned without a crash,

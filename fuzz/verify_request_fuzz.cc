@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // libFuzzer target for the verify API's request parsers (publish/verify_request.h): ParseVerifyRequest (the POST

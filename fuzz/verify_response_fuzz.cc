@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // libFuzzer target for ParseVerifyResponse (sync/verifier.h): arbitrary bytes (a verify server's answer is

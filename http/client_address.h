@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Who is the client? The address an abuse guard or a log may key on, decided from what the client cannot

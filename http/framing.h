@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Request checks the http/ layer applies to every request head before a handler runs, as pure functions:

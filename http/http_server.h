@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // HttpServer: the event-driven HTTP/1.1 server of urlguard-server and urlguardd, a thin layer over

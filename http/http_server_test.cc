@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Tests of the http/ layer: a real HttpServer on 127.0.0.1 and raw sockets for hostile clients.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Raw-socket clients for tests of HTTP servers on loopback: hostile clients need bytes a real HTTP client

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The one parser for "--listen HOST:PORT" values, shared by urlguard-server and urlguardd, and the one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // PrometheusText: the one writer of the Prometheus text exposition format 0.0.4 (urlguard-server's and

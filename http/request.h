@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The handler interface of the http/ layer: what a handler sees of a request (HttpRequest) and what it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Type declarations of the urlguard Node.js binding (index.js; docs/node.md).

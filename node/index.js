@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // urlguard for Node.js and Electron: on-device URL threat lookup against memory-mapped, signed threat lists.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Helpers on top of any Env: they reach the OS only through the Env they are given (CheckPrivateDir also

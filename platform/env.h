@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Internal helpers on top of the public Env (include/urlguard/env.h): atomic file replacement, temporary

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The POSIX Env (Linux). Every system call's failure becomes a Status naming the call, the path and errno.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The POSIX Env on real files, sockets and signals: every method, its error paths, and the file hardening

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // FaultInjectionEnv: an Env over real files (any target Env) that fails on purpose, for crash-safety and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The fault-injecting Env the tests share: step counting, each kind of fault, short writes on a full disk,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // SequentialFile: reads a file front to back in caller-sized blocks with read(2), for inputs that must not be

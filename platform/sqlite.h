@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The one SQLite helper: RAII for connections and prepared statements, opening with busy timeout and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // AbuseGuard: the verify API's abuse guard as the verify handler sees it. One call per verify request:

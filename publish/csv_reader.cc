@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The CSV record reader (contracts in csv_reader.h; the format in docs/feeds.md).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // One CSV record reader for the feed formats (docs/feeds.md): RFC 4180 records plus what real feeds do,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The one CSV record loop, on its own; the CSV feed formats built on it are tested in feeds_test.cc.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // EntryList: the DNS-expressible entries of one published list version, in clear. The snapshot, the full-hash

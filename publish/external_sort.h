@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // ExternalSorter: sorts more fixed-size records than memory may hold, and drops duplicates on the way out.

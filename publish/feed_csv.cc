@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The CSV feed formats: generic CSV, PhishTank and URLhaus (docs/feeds.md), all read through

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The CSV family of feed formats (docs/feeds.md): generic CSV with a named or numbered column, PhishTank's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The publisher's feed downloader (docs/feeds-file.md §4): one conditional GET of an upstream feed with libcurl.

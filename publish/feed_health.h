@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Per-feed health of `urlguard-publish update` as Prometheus text (docs/feeds-file.md §7): what an operator

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The JSON feed formats (contracts in feed_json.h; formats in docs/feeds.md).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The JSON family of feed formats (docs/feeds.md): PhishTank's JSON dump and Spamhaus DROP JSON, either a

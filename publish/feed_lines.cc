@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The line feed formats (contracts in feed_lines.h; formats in docs/feeds.md).

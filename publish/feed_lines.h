@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The line family of feed formats (docs/feeds.md): plain, openphish, hosts, ABP and Spamhaus DROP text, one

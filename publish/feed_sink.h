@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Where a feed parser's results go: entries that pass CheckFeedValue(), problems (at most kMaxFeedProblems

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The per-feed and per-list state of `urlguard-publish update`, kept in the repository's private area

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // `urlguard-publish update` (include/urlguard/publish.h UpdateFeeds; docs/feeds-file.md): fetch every feed,

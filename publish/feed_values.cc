@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // What a feed value may be (contracts in feed_values.h).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Light validation of values read from threat feeds: what certainly is not a URL, domain, address or

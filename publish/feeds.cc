@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Threat-feed specs, format detection and dispatch (contracts in feeds.h, formats in docs/feeds.md).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The feeds file of `urlguard-publish update` (docs/feeds-file.md): which feeds to fetch, from where, in which

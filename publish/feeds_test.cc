@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Tests for the threat-feed parsers: every format against its fixture (fixtures/feeds/, exact values and

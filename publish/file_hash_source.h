@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // FileHashSource: the verify API's answers from full-hash files (format/full_hash_file.h). For every list

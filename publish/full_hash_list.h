@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The full hashes of one list version as the publisher collects them (one record per listed expression, in feed

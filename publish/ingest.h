@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Ingest: reads feeds in blocks and turns every entry into a KeyRecord (and, for domains and ip ranges, a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Cuts a top-level JSON array into its elements without parsing them: a small scanner tracks strings and

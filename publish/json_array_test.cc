@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The JSON array scanner on its own; the JSON feed formats built on it are tested in feeds_test.cc.

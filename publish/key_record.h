@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // KeyRecord: one entry of a list as the publisher sorts, spills and merges it, in a fixed 56 bytes (a string-free

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Key pair files for the publisher (`urlguard-publish keygen`): an Ed25519 signing key for manifests and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The publisher's half of the list index (format/list_index.h; docs/list-index.md): the canonical bytes, the

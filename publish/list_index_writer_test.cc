@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The list index writer: canonical bytes and signature pinned by golden files, BuildListIndex over a real

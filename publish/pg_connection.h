@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // PgConnection: one libpq connection, with errors as Status values (publish/pg_state.h is its only user).

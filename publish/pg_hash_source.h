@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // PgHashSource: the verify API's answers loaded from the PostgreSQL state (publish/pg_state.h), for stateless

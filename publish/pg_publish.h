@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The PostgreSQL state (publish/pg_state.h) wired into the publisher and the public API

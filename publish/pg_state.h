@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // PgState: the publisher's source of truth in PostgreSQL 15 (`--state postgresql://...`), for a fleet of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The publisher's public API (include/urlguard/publish.h) over publish/*.h.

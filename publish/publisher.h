@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Publisher: turns feeds into a new signed version of a list, as static files (docs/architecture.md §5, §8).

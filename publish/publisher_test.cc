@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The publisher at scale, in small: a publish that spills under a tight memory budget gives byte-identical files to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // RedisAbuseGuard: the verify API's abuse guard (publish/abuse_guard.h) shared by every verify server of a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The shared abuse guard against a real redis-server on 127.0.0.1 (a random free port, no persistence):

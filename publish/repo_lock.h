@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The repository's lock files (docs/repository-layout.md, "Locks"): which file guards what, and a wait for a lock

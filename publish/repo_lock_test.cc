@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The repository's locks (publish/repo_lock.h): a wait that gives up when the lock stays held, takes it once the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // RPZ export: a list's domain and ip layers as a DNS Response Policy Zone, so a recursive resolver (Unbound,

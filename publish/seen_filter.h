@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // SeenFilter: the publisher's persistent "have we seen this entry before?" filter, with approximate counts

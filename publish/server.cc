@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // urlguard::Server (include/urlguard/server.h): the wiring of ServerApp (routing, publish/server_app.h) onto

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // ServerApp: urlguard-server's request routing, independent of the network: one HttpRequest in, one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // urlguard-server's Prometheus metrics: request counters by endpoint and status, the verify latency

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The JSON error answer every urlguard-server endpoint uses: {"error": "..."} with Cache-Control: no-store.

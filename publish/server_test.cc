@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Tests of the reference server: a real server on 127.0.0.1 (port 0), real files, a real SQLite store, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Ed25519 signing over OpenSSL 3 EVP; the signed messages of docs/manifest-format.md §5 and §7.

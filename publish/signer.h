@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The publisher's Ed25519 private key and everything signed with it: manifest signature files and key

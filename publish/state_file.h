@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // State file: the publisher's private record of one list version, REPO/private/lists/LIST/V.state: every entry's

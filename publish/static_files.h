@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // StaticFiles: GET/HEAD of a repository's public files for urlguard-server, through the Env (RealPath,

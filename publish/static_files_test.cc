@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Cache-Control of the repository's public files (docs/repository-layout.md): only the versioned files that

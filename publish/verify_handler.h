@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // VerifyHandler: the verify API of urlguard-server (POST /v1/verify with a JSON body, GET /v1/verify?prefixes=)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // VerifyHashSource: where the verify API's answers come from. "Which full hashes start with these 4-byte

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Parsing of verify API requests (docs/sync-protocol.md, docs/verify-server.md): the POST body and the GET

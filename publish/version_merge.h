@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // VersionMerge: the content of a new version as one sorted stream, "previous state - removed + added" (an

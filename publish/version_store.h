@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // VersionStore: the seam between the publisher (publish/publisher.h) and wherever a list's committed versions

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // urlguard.Checker: offline lookups against snapshot files (urlguard/checker.h). Lookups and batches run without

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // urlguard.Client: the living client over a data directory (urlguard/client.h). Lookups, sync and refresh run

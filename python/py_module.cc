@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // urlguard._urlguard: the Python extension module (re-exported by the urlguard package, python/urlguard/). It

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Text tools (urlguard/text.h): canonicalize(), expression_sha256(), extract_urls() and scan(). For a str, the

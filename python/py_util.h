@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Conversions shared by the Python binding: Status -> Python exception (urlguard.Error and one subclass per

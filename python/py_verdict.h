@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // urlguard.Verdict: a lookup's answer as a small Python object whose attributes are the keys of the CLI's

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The whole urlguard server side on one machine, for trying it out (docs/fleet.md): Redis (the shared abuse
 # guard), three verify servers (urlguard-server --guard redis://...), nginx in front (rendered from
 # packaging/nginx/urlguard.conf with the ports filled in), and two publisher loops that publish the feed in

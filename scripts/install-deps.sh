@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs urlguard's build and test dependencies from Debian 12 packages (as root, or through sudo).
 # Skips apt entirely when everything is already installed. Usage: scripts/install-deps.sh [--with-qt]
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The main job on the bundled data, the whole system on this machine:
 #   1. install dependencies and build;
 #   2. publish the bundled feeds as signed lists (urlguard-publish keygen + publish);

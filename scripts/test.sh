@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Every test: install dependencies, then
 #   1. a -Werror build with the Qt demo browser and the whole CTest suite (unit, end-to-end, C API, CLI, install,
 #      headless browser),

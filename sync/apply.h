@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Applying an update to a list's state (docs/architecture.md §5, client side): old snapshot + signed manifest + diff (or

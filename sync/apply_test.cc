@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The client's streaming diff apply (sync/apply.h WriteDiffAppliedSnapshot) through a real Store on real files:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The C API (include/urlguard/urlguard.h) over urlguard::Checker. Nothing here may throw across the boundary:

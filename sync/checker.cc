@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The public Checker: owns the mappings (platform/) and runs the FilterChain (core/) with a per-thread scratch.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The public Client (include/urlguard/client.h): lookups against the current Generation (sync/generation_slots.h),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The readiness rule of the public Client (ListsReady, DescribeUnreadyLists in include/urlguard/client.h), which

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The libcurl Fetcher (sync/fetcher.h); the rules are written down in docs/sync-protocol.md.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Tests of the libcurl Fetcher against real servers on 127.0.0.1 (port 0): cpp-httplib servers (plain and

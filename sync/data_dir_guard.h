@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Data directory guard: the permission and ownership rules of the client's data directory D

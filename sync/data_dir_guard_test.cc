@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The data directory's trust walk (docs/data-dir.md §1.1) on real directories and links: the reader's rule for a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Fetcher: the client's only door to the network (docs/architecture.md §5, §6). The production implementation is

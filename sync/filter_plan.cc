@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Filter sizing for `urlguard plan` (include/urlguard/plan.h).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Freshness: when the client may call a verdict confident, and how long a signed manifest may live.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Generation: one installed state of a data directory — the state files D/current names, mapped, and the filter

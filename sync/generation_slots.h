@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // GenerationSlots: the current Generation (sync/generation.h), swapped without making lookups wait: a two-slot

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // List discovery: which lists a client subscribes to when nobody said (SyncOptions::lists empty): on a fresh data

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The public ListStatus of each list (include/urlguard/client.h): what a generation has installed, joined with

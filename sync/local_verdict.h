@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // From a filter-chain lookup (core/filter_chain.h) in a Generation to the public Verdict of a local lookup

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // PeriodicThread: a thread that calls a function every `interval` until destroyed (the Client's generation

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The one renderer (include/urlguard/render.h). nlohmann::json is an implementation detail: callers get strings.

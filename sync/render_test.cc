@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The verdict writer (AppendVerdictJson, AppendVerdictText) against the slow, obvious reference it replaced:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The verification result cache of docs/cache-schema.md on SQLite (WAL journal, synchronous=NORMAL: it is a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // ResultCache: the client's SQLite cache of verification answers (docs/architecture.md §3 step 5, §6), the file

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Sync schedule and the D/sync-state.json file (sync/scheduler.h, docs/sync-protocol.md).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Sync scheduling (docs/architecture.md §5): when the updater next asks the server about a list, and the per-list

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Tests of the sync schedule (exact values: the randomness is scripted) and of D/sync-state.json (real files

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Store: the client's data directory D (docs/architecture.md §7; every file and byte is specified in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The data directory (D/current's bytes are format/current_record_test.cc): recovery at open, and crash safety of Install() proven with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Subscriptions: which lists a data directory keeps (D/subscriptions, docs/data-dir.md §8). A subscription is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // urlguard::SyncEngine: the public face of the Syncer (sync/syncer.h).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Syncer: the single writer of a data directory. It holds the directory's lock (through Store) for its whole

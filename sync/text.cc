@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The public text tools (include/urlguard/text.h) over core/url_canon.h and core/url_extract.h.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The time floor: the newest signed `created_unix` the client has verified, kept in D/time-floor. A manifest

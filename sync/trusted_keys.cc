@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // urlguard::TrustedKeys: PEM public keys plus an accepted key-rotation chain (format/key_rotation.h).

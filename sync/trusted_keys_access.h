@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The library's view into urlguard::TrustedKeys (include/urlguard/keys.h): the parsed Ed25519 keys, for the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // One sync pass (docs/architecture.md §5). The "Spec:" comments quote docs/manifest-format.md §6, "Client order of

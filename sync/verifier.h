@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The verification client (docs/architecture.md §3 step 5, §6): what the client does when its local filter says

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The verification client against a real HTTP server on loopback (cpp-httplib on 127.0.0.1, port picked by

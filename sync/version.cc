@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // include/urlguard/version.h: the public format-version constants, pinned to the internal ones they describe.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // WorkQueue: a bounded FIFO of jobs run one at a time on its own worker thread (Client::CheckAsync). Push refuses

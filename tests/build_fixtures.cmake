@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Builds fixtures/lists/*.txt into snapshots with urlguard-publish (a CTest fixture).
 file(MAKE_DIRECTORY ${OUT})
 foreach(list phishing malware)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Copyright urlguard authors.
  *
  * The C API, used from C. argv[1] and argv[2] are the phishing and malware snapshots built from

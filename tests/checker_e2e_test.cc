@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // End to end through the real components: entries -> ListBuilder -> snapshot file on disk -> mmap -> Checker.

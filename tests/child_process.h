@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The one way tests start and stop other programs (servers, daemons, tools): each child runs in a process group

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // tests/child_process.h: a child runs in a process group of its own; stopping it ends the whole group (what the

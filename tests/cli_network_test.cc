@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The command-line tools where they touch the network, as a user runs them: `--version` on every binary,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The command-line tools as a user runs them: real binaries, real files, exit codes, JSON output.

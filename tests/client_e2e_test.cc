@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The living client end to end, through the real components: urlguard-publish's Publish() writes a signed

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // urlguardd as systemd runs it: a real process against the reference server on loopback. It must say READY=1 on

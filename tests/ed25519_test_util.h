@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Ed25519 test material shared by the verifying side (format/signature_test.cc) and the signing side

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // `urlguard-publish update` end to end (docs/feeds-file.md): feeds served by a real HTTP server on 127.0.0.1

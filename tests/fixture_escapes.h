@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The escapes of the URL fixtures (fixtures/vectors/, fixtures/browser/): a field spells a tab, line

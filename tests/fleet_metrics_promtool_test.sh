@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A fleet node's /metrics as Prometheus reads it: urlguard-server with the shared guard on a real redis-server
 # (127.0.0.1, a free port), a few verify requests, then `promtool check metrics` on /metrics twice: with Redis
 # up (guard backend redis, a latency histogram with samples) and after Redis was killed (backend local, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The publisher fleet on a real PostgreSQL 15 (tests/pg_cluster.h starts a throwaway cluster on 127.0.0.1):

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # scripts/fleet.sh as a user runs it: start (Redis, 3 verify servers, nginx, 2 publisher loops in a temp
 # directory), status healthy; a client syncs through nginx; a feed change is published by a loop and reaches
 # the client; a killed server makes status fail and name it; stop leaves no process of the fleet behind.

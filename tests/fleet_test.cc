@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The fleet as one system on loopback (docs/fleet.md): a real redis-server, three urlguard-server processes

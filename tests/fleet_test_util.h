@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Test helpers for the fleet (docs/fleet.md): child processes started for real (redis-server, nginx,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs the build tree into a scratch prefix, builds tests/install_consumer against it (CMake package and
 # pkg-config) once with g++ and once with clang++ (when installed), and runs the programs on a fixture snapshot.
 # The consumer sets no C++ standard: clang 14 defaults to C++14, so the clang++ build proves that the exported

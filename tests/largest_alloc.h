@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Measures the largest single heap allocation a piece of code makes, so a test can prove that a size

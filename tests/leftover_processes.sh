@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Copyright urlguard authors.
 # Runs a command and fails when it leaves any process behind: a test stops everything it starts, children
 # included (tests/child_process.h, tests/process_group.sh). scripts/test.sh runs the whole suite under it; ctest

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The generated man pages (man/) render without a single groff warning, and each names its program, its version,
 # and the options users look for. Usage: man_pages_test.sh MAN_DIR
 set -u

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # /metrics as Prometheus reads it: starts urlguard-server and urlguardd for real on 127.0.0.1 (a published list,
 # a synced data directory, a few requests so that counters, histograms and per-list series all have samples),
 # fetches each /metrics with curl and runs `promtool check metrics` (Debian: prometheus) on it: text-format

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The client library holds no private-key code: signing, private-key loading and key generation live in the
 # publisher only (publish/signer.h, publish/keygen.h). Fails when any symbol of the shared library (its full
 # symbol table, `nm -C`, which also lists the OpenSSL functions it calls, and its dynamic exports, `nm -D`)

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Test-only code (the fault-injecting Env, platform/fault_injection_env.h) is not part of liburlguard.so: it is
 # built into the urlguard_test_support archive, which only tests link. Fails when any symbol of the shared
 # library (its full symbol table, `nm -C`) names it.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The Debian packages (debian/), built, installed and used on this machine, then purged again:
 #   1. dpkg-buildpackage -b -us -uc in a scratch copy of the source (the files git tracks or would track, as they
 #      are in the work tree; the work tree is not written to), then lintian (errors fail the test);

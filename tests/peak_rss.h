@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Resident-memory measurements of the calling process, from /proc/self/status (Linux), for the tests and

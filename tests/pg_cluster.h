@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // PgCluster: a throwaway PostgreSQL 15 cluster for tests (tests/fleet_pg_test.cc, bench/pg_ingest_bench.cc).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Copyright urlguard authors.
 # Sourced by the shell tests: the shell side of tests/child_process.h. A server a test starts in the background
 # runs under `setsid`; in a non-interactive script a background job is not a process group leader, so setsid

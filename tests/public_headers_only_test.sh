@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The binaries and the demo use the public API only: no file in tools/ or demo/ may include an internal header
 # (core/, sync/, publish/, platform/, format/, http/). Everything they need is in include/urlguard/.
 # Usage: public_headers_only_test.sh SOURCE_DIR

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Every public header must compile in a Qt program, where `signals`, `slots` and `emit` are macros (Qt's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Publishers of different lists side by side on one repository (issue 22, item 1; docs/repository-layout.md,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The server side end to end: fixture feeds of every format -> two successive publishes into a repository ->

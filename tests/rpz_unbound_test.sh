@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The RPZ export in a real resolver: publishes four lists, exports them (`urlguard-publish export --format rpz`:
 # the NXDOMAIN action under the default origin with an allowlist of names and an address to let through, a CNAME
 # action under --origin, the null action (A 0.0.0.0 / AAAA ::) and the NODATA action), starts Unbound on

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Helpers for tests of the SQLite-backed stores (sync/result_cache): look at a database

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # packaging/urlguardd.service (and the publisher's urlguard-publish-update.service + .timer, at the end) as systemd reads it, without a running systemd (works in a Debian 12 container):
 #   - `systemd-analyze verify` on a copy of the unit whose ExecStart names the build's urlguardd (verify checks
 #     that the binary exists and is executable; the shipped unit names the install path /usr/local/bin/urlguardd,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Helpers shared by tests: scratch directories, reading fixtures, running the project's binaries.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The updater end to end: a repository written by the real publisher (publish/publisher.h) from feeds written

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Regenerates core/tld_table.inc: the top-level labels of the ICANN section of the Mozilla Public Suffix
 # List, as Debian's `publicsuffix` package ships it, for IsKnownTld() in core/url_extract.cc.
 #

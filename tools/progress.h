@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Progress for long runs, on one line of stderr that is redrawn in place: the phase of the run and the step in it

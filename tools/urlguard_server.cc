@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // `urlguard-server`: the reference update and verification server (include/urlguard/server.h,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // `urlguardd`: the sync daemon. It keeps a data directory current from a signed update server (every 30 minutes

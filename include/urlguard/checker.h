@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // urlguard::Checker — offline URL threat lookup against memory-mapped snapshot files.

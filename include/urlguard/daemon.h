@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // urlguard::Daemon — everything urlguardd does, as a library: it keeps a data directory current (a SyncEngine on

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Env: the one seam between urlguard and the operating system (files, atomic replace, mmap, locks, clocks,

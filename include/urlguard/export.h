@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // URLGUARD_EXPORT marks the symbols liburlguard.so exports; everything else is hidden.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // urlguard::TrustedKeys — the Ed25519 public keys a client trusts to sign list updates, and the one way to load

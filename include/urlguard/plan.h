@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Filter sizing: what a list of N entries costs at a per-URL false-positive rate, for each filter structure

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The publisher as a library (server side; linked by urlguard-publish and urlguard-server, never by clients):

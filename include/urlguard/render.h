@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The one renderer of urlguard's output shapes — verdicts, canonical forms, scan findings, list status and sync

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // urlguard::SyncEngine — the single writer of a data directory: it downloads signed list updates (a diff when

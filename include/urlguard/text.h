@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Text tools for a chat or forum backend: the canonical form of a URL, its lookup expressions and their hashes

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Which urlguard this is, and which versions of each byte format and protocol it reads and writes. Every

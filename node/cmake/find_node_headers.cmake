@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # What the Node.js binding (node/, docs/node.md) compiles against, found once per build tree:
 #   URLGUARD_NODE_INCLUDE_DIR      node_api.h, the headers of the Node.js that runs the addon (nodesource's nodejs
 #                                  and Debian's libnode-dev put them in /usr/include/node)

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Builds build/urlguard.node from source: package.json's "install" script, so `npm install` runs it. Needs CMake

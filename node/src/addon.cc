@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // The module: per-environment data, the conversions of addon.h, and setup(), through which index.js hands over

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // What the parts of the Node.js binding share (docs/node.md): the per-environment data (the JS classes that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Text tools (urlguard/text.h): canonicalize(), expressionSha256() and scan() (index.js adds extractUrls() and

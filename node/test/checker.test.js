@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // urlguard.Checker against snapshot files built by the real publisher; verdicts compared with the CLI's JSON.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // What the binding's tests share (node/CMakeLists.txt sets the environment): the real urlguard binaries of the

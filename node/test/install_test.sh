@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs the urlguard npm package as a user of an installed liburlguard would: `cmake --install` of the build
 # tree into a scratch prefix (what liburlguard-dev ships), `npm pack` of node/, then `npm install` of that tarball
 # in a scratch app, which builds the addon from source (package.json "install": scripts/build.js, standalone,

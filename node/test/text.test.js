@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // canonicalize / scan / extractUrls against the CLI's `canon --json` and `scan --json` output.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Prints where `cmake --install` puts the urlguard package, relative to the install prefix (argv[1]).
 
 Debian's interpreter reads /usr/lib/python3/dist-packages (packages, scheme deb_system) and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Fixtures of the Python binding tests: real snapshot files built by the real urlguard-publish, the real CLI
 for reference output, and a real urlguard-server on 127.0.0.1 (python/CMakeLists.txt sets the environment)."""
 import json

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs the build tree into a scratch prefix and imports the urlguard package from there, as a user of the
 # installed tree (or a Debian package) would: only PYTHONPATH to the package directory, liburlguard found through
 # the module's RPATH. Args: BUILD_DIR PYTHON SITE_DIR_RELATIVE_TO_PREFIX SNAPSHOT.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """urlguard.Client on a data directory synced from a real urlguard-server on 127.0.0.1 (conftest.server)."""
 import pytest
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """canonicalize / scan / extract_urls against the CLI's `canon --json` and `scan --json` output."""
 import pytest
 

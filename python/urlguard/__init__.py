@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """urlguard: on-device URL threat lookup against memory-mapped, signed threat lists.
 
     import urlguard

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Type stubs of the urlguard package (the compiled part is urlguard._urlguard). See docs/python.md.
 import enum
 import os

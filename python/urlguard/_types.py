@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Value types returned by the urlguard extension (plain, immutable dataclasses).
 
 Field names follow the JSON that `urlguard` prints for the same thing (include/urlguard/render.h).

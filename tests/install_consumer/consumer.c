@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Copyright urlguard authors. The same through the installed C API. */
 #include <stdio.h>
 #include <urlguard/urlguard.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 // Scans a chat message for URLs and looks each up through the installed C++ API (text.h, checker.h, render.h).
 // argv[1]: snapshot, argv[2]: message text. Prints one verdict JSON object per URL found.

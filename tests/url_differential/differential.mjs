@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // Browser differential test: urlguard's host reading against a browser-grade WHATWG URL parser (Node's

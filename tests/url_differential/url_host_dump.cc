@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
 // url_host_dump: the helper of the browser differential test (tests/url_differential/differential.mjs).
