@@ -17,8 +17,8 @@ double Share(uint64_t part, uint64_t whole) {
 std::string Percent(double f) { return std::to_string(static_cast<int>(f * 100.0 + 0.5)) + "%"; }
 
 bool LooksLikeHtml(std::string_view text) {
-  // No feed format has a line that starts with markup; every HTML or XML error page has one (a minified page is
-  // one such line). A '<' inside a line (a URL's query) does not count.
+  // No feed format has a line that starts with markup; every HTML or XML error page has one (a minified page
+  // is one such line). A '<' inside a line (a URL's query) does not count.
   size_t pos = 0;
   while (pos < text.size()) {
     size_t end = text.find('\n', pos);
@@ -42,8 +42,9 @@ std::string CheckFeedContent(const FeedContentStats& s, double max_rejected_frac
   if (s.entries == 0) return "no entries (" + std::to_string(s.rejected) + " rejected lines)";
   const double rejected = Share(s.rejected, s.rejected + s.entries);
   if (rejected > max_rejected_fraction) {
-    return std::to_string(s.rejected) + " of " + std::to_string(s.rejected + s.entries) + " lines rejected (" +
-           Percent(rejected) + ", more than max_rejected_fraction " + Percent(max_rejected_fraction) + ")";
+    return std::to_string(s.rejected) + " of " + std::to_string(s.rejected + s.entries) +
+           " lines rejected (" + Percent(rejected) + ", more than max_rejected_fraction " +
+           Percent(max_rejected_fraction) + ")";
   }
   return {};
 }
@@ -80,9 +81,9 @@ Result<std::vector<std::string>> ResolveAcceptedInputs(const std::vector<std::st
 std::string CheckRemoval(uint64_t removed, uint64_t previous, double max_removal) {
   if (removed <= kMinCappedRemoval) return {};
   if (static_cast<double>(removed) <= max_removal * static_cast<double>(previous)) return {};
-  return "would remove " + std::to_string(removed) + " of the previous version's " + std::to_string(previous) +
-         " entries (" + Percent(Share(removed, previous)) + ", more than the cap of " + Percent(max_removal) +
-         ")";
+  return "would remove " + std::to_string(removed) + " of the previous version's " +
+         std::to_string(previous) + " entries (" + Percent(Share(removed, previous)) +
+         ", more than the cap of " + Percent(max_removal) + ")";
 }
 
 }  // namespace urlguard

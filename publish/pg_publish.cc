@@ -36,8 +36,8 @@ Status AttachPgState(const std::string& state, const std::string& list, bool has
     URLGUARD_RETURN_IF_ERROR(
         s->StreamNextVersion(list, version, [&](const PgLiveEntry& e) { sink(e.key, e.threat); }));
     if (!po->cap_removal || version == 1) return Status::Ok();
-    // The removal cap (docs/feeds.md §7): what this version removes (StreamNextVersion just marked it, in the
-    // open transaction) against the previous version's live entries. A refusal rolls the run back (EndPublish):
+    // The removal cap (docs/feeds.md, "The publication guard"): what this version removes (StreamNextVersion
+    // just marked it, in the open transaction) against the previous version's live entries. A refusal rolls the run back (EndPublish):
     // the ingested changes stay pending for a run that is allowed to publish them.
     auto counts = s->connection()->Exec(
         "SELECT (SELECT count(*) FROM entries WHERE list = $1 AND removed_version = $2),"
@@ -74,8 +74,8 @@ Result<StateIngestReport> IngestIntoState(const StateIngestOptions& o, PublishRe
   auto pg = PgState::Open(o.state);
   if (!pg.ok()) return pg.status();
   StateIngestReport report;
-  // Every feed is read and checked before any is ingested (docs/feeds.md §7): a refused input leaves the state as
-  // it was.
+  // Every feed is read and checked before any is ingested (docs/feeds.md, "The publication guard"): a refused
+  // input leaves the state as it was.
   std::vector<std::vector<PgIngestEntry>> feeds_keys;
   for (const FeedSpec& spec : specs) {
     auto data = ReadFeedFile(env, spec.path);

@@ -382,7 +382,7 @@ Status CommitManifest(Env* env, const SigningKey& key, const std::string& public
   return written;
 }
 
-// The guard's input check (docs/feeds.md §7) on the feeds one IngestFeeds call read.
+// The guard's input check (docs/feeds.md, "The publication guard") on the feeds one IngestFeeds call read.
 Status CheckInputs(const PublishOptions& o, const std::vector<FeedSpec>& specs, const IngestReport& ingest) {
   if (!o.check_inputs) return Status::Ok();
   for (size_t i = 0; i < specs.size() && i < ingest.feeds.size(); ++i) {
@@ -397,8 +397,8 @@ Status CheckInputs(const PublishOptions& o, const std::vector<FeedSpec>& specs, 
   return Status::Ok();
 }
 
-// Counts the previous version's entries that the new version no longer has (the removal cap, docs/feeds.md §7):
-// walks the previous state file beside the merged records, both in (layer, key, SHA-256) order.
+// Counts the previous version's entries that the new version no longer has (the removal cap, docs/feeds.md,
+// "The publication guard"): walks the previous state file beside the merged records, both in (layer, key, SHA-256) order.
 class RemovedCounter {
  public:
   explicit RemovedCounter(StateFileReader* previous) : previous_(previous) {}
@@ -628,8 +628,8 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
     }
     if (union_threats.size() > kMaxThreatNames) return Status::ResourceExhausted("too many threat names");
   }
-  // The removal cap (docs/feeds.md §7) of a full version from files: the previous version's state file, walked
-  // beside the merge. (With a version store, the store's entry source applies the cap: publish/pg_publish.cc.)
+  // The removal cap (docs/feeds.md, "The publication guard") of a full version from files: the previous
+  // version's state file, walked beside the merge. (With a version store, the store's entry source applies the cap: publish/pg_publish.cc.)
   std::unique_ptr<StateFileReader> previous_state;
   std::optional<RemovedCounter> removed_counter;
   if (o.cap_removal && !incremental && o.version_store == nullptr && !versions.empty()) {

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
-// The publication guard of `urlguard-publish publish` and `ingest` (docs/feeds.md §7), end to end through the real
-// binary as an operator runs it: an input that looks like an HTML page, has no entry or is mostly rejected lines
-// is refused (exit 3) and a full version that would remove more than --max-removal of the list is refused
-// (exit 5), nothing committed either way: the served manifest still names the previous version and no file of
-// the refused one is left in the repository. With files, and with a real PostgreSQL state (tests/pg_cluster.h).
+// The publication guard of `urlguard-publish publish` and `ingest` (docs/feeds.md, "The publication guard"),
+// end to end through the real binary as an operator runs it: an input that looks like an HTML page, has no
+// entry or is mostly rejected lines is refused (exit 3) and a full version that would remove more than
+// --max-removal of the list is refused (exit 5), nothing committed either way: the served manifest still
+// names the previous version and no file of the refused one is left in the repository. With files, and with a
+// real PostgreSQL state (tests/pg_cluster.h).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -25,7 +26,8 @@ std::string Domains(int n, int from = 0) {
 }
 
 const char kErrorPage[] =
-    "<!DOCTYPE html>\n<html><head><title>503 Service Unavailable</title></head>\n<body>try later</body></html>\n";
+    "<!DOCTYPE html>\n<html><head><title>503 Service Unavailable</title></head>\n<body>try "
+    "later</body></html>\n";
 
 class PublishGuard : public ::testing::Test {
  protected:
@@ -71,15 +73,16 @@ class PublishGuard : public ::testing::Test {
   bool AnyFileOfVersion(uint64_t v) {
     const std::string priv = repo_ + "/private/lists/phishing/" + std::to_string(v);
     return std::filesystem::exists(priv + ".ugs") || std::filesystem::exists(priv + ".state") ||
-           std::filesystem::exists(repo_ + "/public/v1/lists/phishing/snapshot-" + std::to_string(v) + ".ugs.z");
+           std::filesystem::exists(repo_ + "/public/v1/lists/phishing/snapshot-" + std::to_string(v) +
+                                   ".ugs.z");
   }
 
   std::string dir_, repo_, key_, feed_;
 };
 
-// Issue 19's exact example through `publish --input`: 1,000 domains as version 1, then the same file replaced by
-// what a failing upstream returns (three lines of it, then an HTML error page). Before the guard: "5 lines, 3
-// entries, 2 rejected", exit 0, version 2 with 997 removed.
+// Issue 19's exact example through `publish --input`: 1,000 domains as version 1, then the same file replaced
+// by what a failing upstream returns (three lines of it, then an HTML error page). Before the guard: "5
+// lines, 3 entries, 2 rejected", exit 0, version 2 with 997 removed.
 TEST_F(PublishGuard, IssueNineteenErrorPageIsRefused) {
   std::string err;
   testing::WriteFileOrDie(feed_, Domains(1000));
@@ -130,7 +133,8 @@ TEST_F(PublishGuard, EmptyAndMostlyRejectedInputsAreRefusedUnlessAccepted) {
   EXPECT_EQ(PublishedEntries(1), 2);
 }
 
-// A clean list that shrank by 90%: refused with the counts, nothing committed; --allow-large-removal (or a larger
+// A clean list that shrank by 90%: refused with the counts, nothing committed; --allow-large-removal (or a
+// larger
 // --max-removal) publishes it. Removing at most 100 entries is always allowed.
 TEST_F(PublishGuard, LargeRemovalIsRefusedUntilAllowed) {
   std::string err;
@@ -140,8 +144,9 @@ TEST_F(PublishGuard, LargeRemovalIsRefusedUntilAllowed) {
   testing::WriteFileOrDie(feed_, Domains(100));
   auto refused = Cli("publish", "--input " + feed_, &err);
   EXPECT_EQ(refused.exit_code, 5) << refused.out << err;
-  EXPECT_NE(err.find("phishing version 2 refused: it would remove 900 of the previous version's 1000 entries (90%"),
-            std::string::npos)
+  EXPECT_NE(
+      err.find("phishing version 2 refused: it would remove 900 of the previous version's 1000 entries (90%"),
+      std::string::npos)
       << err;
   EXPECT_NE(err.find("--allow-large-removal"), std::string::npos) << err;
   EXPECT_EQ(ServedVersion(), 1u);
@@ -178,9 +183,9 @@ TEST_F(PublishGuard, IncrementalRemoveIsExempt) {
   EXPECT_EQ(ServedVersion(), 2u);
 }
 
-// The PostgreSQL state: ingest refuses the error page (nothing ingested, the feed's entries stay listed), and a
-// publish whose ingested changes would remove 90% of the list is refused (rolled back, the changes stay pending)
-// until --allow-large-removal.
+// The PostgreSQL state: ingest refuses the error page (nothing ingested, the feed's entries stay listed), and
+// a publish whose ingested changes would remove 90% of the list is refused (rolled back, the changes stay
+// pending) until --allow-large-removal.
 TEST_F(PublishGuard, PostgresStateIngestCheckAndRemovalCap) {
   using testing::PgCluster;
   if (!PgCluster::Available()) GTEST_SKIP() << PgCluster::SkipReason();

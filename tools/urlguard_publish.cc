@@ -25,8 +25,8 @@
 // Exit status: 0 done (bad lines are reported and skipped), 1 failed, 4 bad usage. For `publish`: 0 exactly when
 // the version was committed (a step after the commit that failed is a "warning:" on stderr, not a failure: clients
 // may already hold the version), 1 exactly when nothing was committed (man/urlguard-publish.1, EXIT STATUS),
-// except that the guard's refusals (docs/feeds.md §7; nothing committed either) exit 3 (an input refused, also
-// for `ingest`) and 5 (too large a removal).
+// except that the guard's refusals (docs/feeds.md, "The publication guard"; nothing committed either) exit 3
+// (an input refused, also for `ingest`) and 5 (too large a removal).
 // `update` also: 3 a feed was quarantined (its last good copy still counts), 5 removals were held back
 // (docs/feeds-file.md §8).
 #include <CLI/CLI.hpp>
@@ -166,7 +166,7 @@ int RunPublish(const std::string& repo, const std::string& key_path, const std::
   progress.Done();
   if (!report.ok()) {
     const int rc = Fail(report.status().WithContext("nothing committed"));
-    // The guard (docs/feeds.md §7): the same statuses as `update`'s quarantine and held removals.
+    // The guard (docs/feeds.md, "The publication guard"): `update`'s statuses for a quarantine, held removals.
     if (refusal == urlguard::PublishRefusal::kInputRefused) return 3;
     if (refusal == urlguard::PublishRefusal::kLargeRemoval) return 5;
     return rc;
@@ -429,7 +429,7 @@ int main(int argc, char** argv) {
   bool allow_large_removal = false;
   publish->add_option("--accept", accept_inputs,
                       "[FORMAT:]FILE: take this input although it looks like HTML, has no entry or is mostly "
-                      "rejected lines (repeatable; docs/feeds.md §7)")
+                      "rejected lines (repeatable; docs/feeds.md, the publication guard)")
       ->expected(1)
       ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);

@@ -133,7 +133,7 @@ Result<SnapshotBuildReport> BuildSnapshotFile(const SnapshotBuildOptions& option
 
 // ---- signed publication --------------------------------------------------------------------------------------
 
-// Why PublishList or IngestIntoState refused on purpose (docs/feeds.md §7, "The publication guard"): nothing was
+// Why PublishList or IngestIntoState refused on purpose (docs/feeds.md, "The publication guard"): nothing was
 // committed, and the Status (kFailedPrecondition) names the input or the counts.
 enum class PublishRefusal {
   kNone,
@@ -170,8 +170,8 @@ struct ListPublishOptions {
   // committed there before its manifest files are written, and several publishers may share the database
   // (docs/runbook-publishers.md).
   std::string state;
-  // The publication guard (docs/feeds.md §7). Every input (--input, --add, --remove) that is empty, looks like an
-  // HTML page, has no entry, or whose rejected lines are more than kDefaultInputMaxRejectedFraction of its lines
+  // The publication guard (docs/feeds.md, "The publication guard"). Every input (--input, --add, --remove)
+  // that is empty, looks like an HTML page, has no entry, or whose rejected lines are more than kDefaultInputMaxRejectedFraction of its lines
   // is refused, unless `accept` names it (its path, or the argument as given).
   std::vector<std::string> accept;
   // A full version (inputs, or a PostgreSQL state) that removes more than this share of the previous version's
@@ -232,8 +232,8 @@ struct StateIngestOptions {
   bool replace = true;
   int64_t now_unix = 0;              // 0: now
   Env* env = nullptr;
-  // The publication guard's input check (docs/feeds.md §7), on every input before any is ingested: as
-  // ListPublishOptions::accept.
+  // The publication guard's input check (docs/feeds.md, "The publication guard"), on every input before any
+  // is ingested: as ListPublishOptions::accept.
   std::vector<std::string> accept;
 };
 
