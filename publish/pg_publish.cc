@@ -37,8 +37,8 @@ Status AttachPgState(const std::string& state, const std::string& list, bool has
         s->StreamNextVersion(list, version, [&](const PgLiveEntry& e) { sink(e.key, e.threat); }));
     if (!po->cap_removal || version == 1) return Status::Ok();
     // The removal cap (docs/feeds.md, "The publication guard"): what this version removes (StreamNextVersion
-    // just marked it, in the open transaction) against the previous version's live entries. A refusal rolls the run back (EndPublish):
-    // the ingested changes stay pending for a run that is allowed to publish them.
+    // just marked it, in the open transaction) against the previous version's live entries. A refusal rolls the
+    // run back (EndPublish): the ingested changes stay pending for a run that is allowed to publish them.
     auto counts = s->connection()->Exec(
         "SELECT (SELECT count(*) FROM entries WHERE list = $1 AND removed_version = $2),"
         " (SELECT entries FROM list_versions WHERE list = $1 AND version = $2 - 1)",

@@ -398,7 +398,8 @@ Status CheckInputs(const PublishOptions& o, const std::vector<FeedSpec>& specs, 
 }
 
 // Counts the previous version's entries that the new version no longer has (the removal cap, docs/feeds.md,
-// "The publication guard"): walks the previous state file beside the merged records, both in (layer, key, SHA-256) order.
+// "The publication guard"): walks the previous state file beside the merged records, both in (layer, key,
+// SHA-256) order.
 class RemovedCounter {
  public:
   explicit RemovedCounter(StateFileReader* previous) : previous_(previous) {}
@@ -629,13 +630,18 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
     if (union_threats.size() > kMaxThreatNames) return Status::ResourceExhausted("too many threat names");
   }
   // The removal cap (docs/feeds.md, "The publication guard") of a full version from files: the previous
-  // version's state file, walked beside the merge. (With a version store, the store's entry source applies the cap: publish/pg_publish.cc.)
+  // version's state file, walked beside the merge. (With a version store, the store's entry source applies the
+  // cap: publish/pg_publish.cc.)
   std::unique_ptr<StateFileReader> previous_state;
   std::optional<RemovedCounter> removed_counter;
+  // A previous version published before state files were kept has none: its successor is not capped.
   if (o.cap_removal && !incremental && o.version_store == nullptr && !versions.empty()) {
-    URLGUARD_ASSIGN_OR_RETURN(previous_state,
-                              StateFileReader::Open(JoinPath(private_dir, StateFileName(versions.back()))));
-    removed_counter.emplace(previous_state.get());
+    auto opened = StateFileReader::Open(JoinPath(private_dir, StateFileName(versions.back())));
+    if (!opened.ok() && opened.status().code() != StatusCode::kNotFound) return opened.status();
+    if (opened.ok()) {
+      previous_state = std::move(opened).value();
+      removed_counter.emplace(previous_state.get());
+    }
   }
   VersionMerge merged_keys(old_state.get(), old_to_union, incremental ? &removed_keys : nullptr, &keys);
   ShaSorter by_sha(env, {tmp_dir, "sha", budget / 10 * 4, 1});

@@ -87,8 +87,9 @@ struct PublishOptions {
   PublishPhaseFn phase_progress;    // optional: told as each phase and step begins (include/urlguard/publish.h)
 
   // The publication guard (docs/feeds.md, "The publication guard"), off by default here (UpdateFeeds checks its
-  // feeds itself); PublishList turns it on. A refusal is kFailedPrecondition before anything is committed, and *refusal says why.
-  bool check_inputs = false;        // refuse an input that is empty, looks like HTML, has no entry or is mostly rejected
+  // feeds itself); PublishList turns it on. A refusal is kFailedPrecondition before anything is committed, and
+  // *refusal says why.
+  bool check_inputs = false;  // refuse an input that is empty, looks like HTML, has no entry or is mostly rejected
   double max_rejected_fraction = kDefaultFeedMaxRejectedFraction;
   std::vector<std::string> accepted_inputs;  // input paths taken although they fail the check
   bool cap_removal = false;         // refuse a full version that removes more than max_removal (CheckRemoval)

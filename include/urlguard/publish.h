@@ -171,8 +171,9 @@ struct ListPublishOptions {
   // (docs/runbook-publishers.md).
   std::string state;
   // The publication guard (docs/feeds.md, "The publication guard"). Every input (--input, --add, --remove)
-  // that is empty, looks like an HTML page, has no entry, or whose rejected lines are more than kDefaultInputMaxRejectedFraction of its lines
-  // is refused, unless `accept` names it (its path, or the argument as given).
+  // that is empty, looks like an HTML page, has no entry, or whose rejected lines are more than
+  // kDefaultInputMaxRejectedFraction of its lines is refused, unless `accept` names it (its path, or the argument
+  // as given).
   std::vector<std::string> accept;
   // A full version (inputs, or a PostgreSQL state) that removes more than this share of the previous version's
   // entries, and more than 100 of them, is refused unless allow_large_removal. Incremental versions are exempt:
