@@ -35,8 +35,6 @@ double Share(uint64_t part, uint64_t whole) {
   return whole == 0 ? 0.0 : static_cast<double>(part) / static_cast<double>(whole);
 }
 
-std::string Percent(double f) { return std::to_string(static_cast<int>(f * 100.0 + 0.5)) + "%"; }
-
 // Deletes all but the newest kMaxQuarantinedDownloads files of `dir` (names are "T.body", T a unix time).
 void PruneQuarantine(Env* env, const std::string& dir) {
   auto names = env->ListDir(dir);
@@ -138,36 +136,15 @@ Result<CheckedFeed> ReadFeedBody(const FeedSpec& spec, const std::string& name, 
   return out;
 }
 
-bool LooksLikeHtml(std::string_view text) {
-  // No feed format has a line that starts with markup; every HTML or XML error page has one (a minified page is
-  // one such line). A '<' inside a line (a URL's query) does not count.
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    size_t i = pos;
-    while (i < end && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r' || text[i] == '\f')) ++i;
-    // A UTF-8 byte-order mark before the page.
-    if (i == 0 && text.substr(0, 3) == "\xEF\xBB\xBF") i = 3;
-    if (i + 1 < end && text[i] == '<') {
-      const char c = text[i + 1];
-      if (IsAsciiAlpha(c) || c == '!' || c == '?' || c == '/') return true;
-    }
-    pos = end + 1;
-  }
-  return false;
-}
-
 std::string CheckFeedDownload(const CheckedFeed& feed, const FeedConfig& config, uint64_t previous_entries) {
   if (feed.text.empty()) return "empty download";
-  if (LooksLikeHtml(feed.text)) return "looks like an HTML page, not a feed";
+  FeedContentStats stats;
+  stats.bytes = feed.text.size();
+  stats.entries = feed.entries.size();
+  stats.rejected = feed.rejected;
+  stats.looks_like_html = LooksLikeHtml(feed.text);
+  if (std::string why = CheckFeedContent(stats, config.max_rejected_fraction); !why.empty()) return why;
   const uint64_t n = feed.entries.size();
-  if (n == 0) return "no entries (" + std::to_string(feed.rejected) + " rejected lines)";
-  const double rejected = Share(feed.rejected, feed.rejected + n);
-  if (rejected > config.max_rejected_fraction) {
-    return std::to_string(feed.rejected) + " of " + std::to_string(feed.rejected + n) + " lines rejected (" +
-           Percent(rejected) + ", more than max_rejected_fraction " + Percent(config.max_rejected_fraction) + ")";
-  }
   if (previous_entries > 0 && n < previous_entries) {
     const double shrink = 1.0 - Share(n, previous_entries);
     if (shrink > config.max_shrink) {

@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "publish/feed_check.h"  // LooksLikeHtml, CheckFeedContent: shared with publish and ingest
 #include "publish/feed_state.h"
 #include "publish/feeds.h"
 #include "publish/feeds_file.h"
@@ -47,10 +48,6 @@ struct CheckedFeed {
 // (ParseFeed's failures, a corrupt or oversized gzip stream).
 Result<CheckedFeed> ReadFeedBody(const FeedSpec& spec, const std::string& name, std::string_view body,
                                  size_t max_bytes);
-
-// True when the text is an HTML (or XML) page rather than a feed: a line (anywhere) whose first non-blank byte is
-// '<' followed by a letter, '!', '?' or '/'. No feed format has such a line; every error page has one.
-bool LooksLikeHtml(std::string_view text);
 
 // The checks of docs/feeds-file.md §4 on a download that arrived whole. Empty when it counts, else the reason.
 // `previous_entries`: the entries of the feed's good copy (0 when it has none: no shrink check).

@@ -252,10 +252,17 @@ class Pipeline {
       URLGUARD_RETURN_IF_ERROR(
           RecordEntry(*k, threat, MakeSeq(options_.first_feed_index + b.feed, line), writer, keys_, clear_));
     }
+    // Blocks are whole lines, so the HTML check per block is the check on the whole feed.
+    const bool html = LooksLikeHtml(b.text);
     std::lock_guard<std::mutex> lock(problems_mutex_);
     report_->lines += stats.lines;
     report_->entries += entries.size();
     report_->rejected += rejected;
+    FeedContentStats& feed = report_->feeds[b.feed];
+    feed.bytes += b.text.size();
+    feed.entries += entries.size() + stats.errors - rejected;  // the values EntryKeyFor took
+    feed.rejected += rejected;
+    feed.looks_like_html |= html;
     processed_.fetch_add(entries.size(), std::memory_order_relaxed);
     return Status::Ok();
   }
@@ -365,6 +372,7 @@ Status AddEntryRecord(const EntryKey& key, const std::string& threat_name, uint6
 Status IngestFeeds(Env* env, const std::vector<FeedSpec>& feeds, const IngestOptions& options, ThreatTable* threats,
                    KeySorter* keys, ClearSorter* clear, IngestReport* report,
                    const std::function<void(uint64_t)>& progress) {
+  report->feeds.assign(feeds.size(), FeedContentStats{});
   Pipeline pipeline(options, threats, keys, clear, report);
   pipeline.Start();
   Status read;

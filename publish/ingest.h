@@ -26,6 +26,7 @@
 #include "format/full_hash_file.h"
 #include "platform/env.h"
 #include "publish/external_sort.h"
+#include "publish/feed_check.h"
 #include "publish/feeds.h"
 #include "publish/key_record.h"
 #include "urlguard/status.h"
@@ -89,6 +90,8 @@ struct IngestReport {
   uint64_t entries = 0;   // values the feed parsers produced
   uint64_t rejected = 0;  // bad lines plus values that are no URL, domain or address
   std::vector<FeedProblem> problems;
+  // Per feed, in the order given: what its content amounted to (publish/feed_check.h; IngestFeeds fills it).
+  std::vector<FeedContentStats> feeds;
 };
 
 // Reads every feed, adding one KeyRecord per valid entry to `keys` (writers 0..threads-1) and, when `clear` is

@@ -2,10 +2,12 @@
 // Copyright urlguard authors.
 #include "publish/pg_publish.h"
 
+#include <algorithm>
 #include <ctime>
 
 #include "core/entry.h"
 #include "core/list_name.h"
+#include "publish/feed_check.h"
 #include "publish/feeds.h"
 #include "urlguard/publish.h"
 
@@ -31,13 +33,30 @@ Status AttachPgState(const std::string& state, const std::string& list, bool has
     auto r = s->connection()->Exec("SELECT coalesce(max(version), 0) + 1 FROM list_versions WHERE list = $1",
                                    {PgParam::Text(list)});
     if (!r.ok()) return r.status();
-    return s->StreamNextVersion(list, static_cast<uint64_t>(r->int64(0, 0)),
-                                [&](const PgLiveEntry& e) { sink(e.key, e.threat); });
+    const uint64_t version = static_cast<uint64_t>(r->int64(0, 0));
+    URLGUARD_RETURN_IF_ERROR(
+        s->StreamNextVersion(list, version, [&](const PgLiveEntry& e) { sink(e.key, e.threat); }));
+    if (!po->cap_removal || version == 1) return Status::Ok();
+    // The removal cap (docs/feeds.md, "The publication guard"): what this version removes (StreamNextVersion
+    // just marked it, in the open transaction) against the previous version's live entries. A refusal rolls the
+    // run back (EndPublish): the ingested changes stay pending for a run that is allowed to publish them.
+    auto counts = s->connection()->Exec(
+        "SELECT (SELECT count(*) FROM entries WHERE list = $1 AND removed_version = $2),"
+        " (SELECT entries FROM list_versions WHERE list = $1 AND version = $2 - 1)",
+        {PgParam::Text(list), PgParam::Int(static_cast<int64_t>(version))});
+    if (!counts.ok()) return counts.status();
+    const std::string why = CheckRemoval(static_cast<uint64_t>(counts->int64(0, 0)),
+                                         static_cast<uint64_t>(counts->int64(0, 1)), po->max_removal);
+    if (why.empty()) return Status::Ok();
+    if (po->refusal != nullptr) *po->refusal = PublishRefusal::kLargeRemoval;
+    return Status::FailedPrecondition(list + " version " + std::to_string(version) + " refused: it " + why +
+                                      "; --allow-large-removal or --max-removal FRACTION publishes it");
   };
   return Status::Ok();
 }
 
-Result<StateIngestReport> IngestIntoState(const StateIngestOptions& o) {
+Result<StateIngestReport> IngestIntoState(const StateIngestOptions& o, PublishRefusal* refusal) {
+  if (refusal != nullptr) *refusal = PublishRefusal::kNone;
   if (!IsPostgresStateUri(o.state)) return Status::InvalidArgument("--state takes a postgresql:// connection URI");
   if (!IsValidListName(o.list)) return Status::InvalidArgument("list name must be 1-64 bytes of [a-z0-9_-]: " + o.list);
   if (o.inputs.empty()) return Status::InvalidArgument("no input feed");
@@ -49,11 +68,16 @@ Result<StateIngestReport> IngestIntoState(const StateIngestOptions& o) {
     if (!spec.ok()) return spec.status().WithContext(in);
     specs.push_back(*spec);
   }
+  auto accepted_paths = ResolveAcceptedInputs(o.accept, o.inputs);
+  if (!accepted_paths.ok()) return accepted_paths.status();
   Env* env = o.env != nullptr ? o.env : Env::Default();
   const int64_t now = o.now_unix != 0 ? o.now_unix : static_cast<int64_t>(std::time(nullptr));
   auto pg = PgState::Open(o.state);
   if (!pg.ok()) return pg.status();
   StateIngestReport report;
+  // Every feed is read and checked before any is ingested (docs/feeds.md, "The publication guard"): a refused
+  // input leaves the state as it was.
+  std::vector<std::vector<PgIngestEntry>> feeds_keys;
   for (const FeedSpec& spec : specs) {
     auto data = ReadFeedFile(env, spec.path);
     if (!data.ok()) return data.status().WithContext(spec.path);
@@ -80,7 +104,22 @@ Result<StateIngestReport> IngestIntoState(const StateIngestOptions& o) {
       }
       keys.push_back({std::move(k).value(), !e.threat.empty() && IsValidThreatName(e.threat) ? e.threat : threat_default});
     }
-    auto r = (*pg)->IngestFeed(o.list, spec.path, keys, now, o.replace);
+    FeedContentStats content;
+    content.bytes = data->size();
+    content.entries = keys.size();
+    content.rejected = problems.size() + (entries.size() - keys.size());
+    content.looks_like_html = LooksLikeHtml(*data);
+    const bool accepted = std::find(accepted_paths->begin(), accepted_paths->end(), spec.path) != accepted_paths->end();
+    Status checked = CheckInputFile(spec.path, content, kDefaultInputMaxRejectedFraction, accepted);
+    if (!checked.ok()) {
+      if (refusal != nullptr) *refusal = PublishRefusal::kInputRefused;
+      return checked;
+    }
+    feeds_keys.push_back(std::move(keys));
+  }
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const FeedSpec& spec = specs[i];
+    auto r = (*pg)->IngestFeed(o.list, spec.path, feeds_keys[i], now, o.replace);
     if (!r.ok()) return r.status().WithContext(spec.path);
     report.entries += r->entries;
     report.new_entries += r->new_entries;

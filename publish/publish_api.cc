@@ -8,7 +8,9 @@
 #include "core/entry.h"
 #include "core/snapshot.h"
 #include "platform/env.h"
+#include "publish/feed_check.h"
 #include "publish/feeds.h"
+#include "publish/feeds_file.h"
 #include "publish/keygen.h"
 #include "publish/list_builder.h"
 #include "publish/pg_publish.h"
@@ -172,8 +174,21 @@ Result<SnapshotBuildReport> BuildSnapshotFile(const SnapshotBuildOptions& o) {
   return report;
 }
 
-Result<ListPublishReport> PublishList(const ListPublishOptions& o) {
+// The guard's public defaults are the feeds file's (docs/feeds-file.md §3): one rule for publish and update.
+static_assert(kDefaultInputMaxRejectedFraction == kDefaultFeedMaxRejectedFraction);
+static_assert(kDefaultPublishMaxRemoval == kDefaultListMaxRemoval);
+
+Result<ListPublishReport> PublishList(const ListPublishOptions& o, PublishRefusal* refusal) {
+  if (refusal != nullptr) *refusal = PublishRefusal::kNone;
   Env* env = OrDefault(o.env);
+  if (!(o.max_removal >= 0.0 && o.max_removal <= 1.0)) {
+    return Status::InvalidArgument("--max-removal takes a fraction 0 .. 1");
+  }
+  std::vector<std::string> arguments = o.inputs;
+  arguments.insert(arguments.end(), o.add.begin(), o.add.end());
+  arguments.insert(arguments.end(), o.remove.begin(), o.remove.end());
+  auto accepted = ResolveAcceptedInputs(o.accept, arguments);
+  if (!accepted.ok()) return accepted.status();
   auto key = LoadSigningKey(env, o.private_key_path);
   if (!key.ok()) return key.status();
   PublishOptions po;
@@ -207,6 +222,12 @@ Result<ListPublishReport> PublishList(const ListPublishOptions& o) {
   po.memory_budget = o.memory_budget;
   po.threads = o.threads;
   po.phase_progress = o.phase_progress;
+  po.check_inputs = true;
+  po.max_rejected_fraction = kDefaultInputMaxRejectedFraction;
+  po.accepted_inputs = *accepted;
+  po.cap_removal = !o.allow_large_removal;
+  po.max_removal = o.max_removal;
+  po.refusal = refusal;
   auto r = Publish(env, *key, po, o.progress);
   if (!r.ok()) return r.status();
   ListPublishReport out;

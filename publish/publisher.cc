@@ -20,6 +20,7 @@
 #include "format/deflate.h"
 #include "format/manifest.h"
 #include "publish/entry_list.h"
+#include "publish/feed_check.h"
 #include "format/full_hash_file.h"
 #include "publish/list_index_writer.h"
 #include "publish/repo_lock.h"
@@ -382,6 +383,70 @@ Status CommitManifest(Env* env, const SigningKey& key, const std::string& public
   return written;
 }
 
+// The guard's input check (docs/feeds.md, "The publication guard") on the feeds one IngestFeeds call read.
+Status CheckInputs(const PublishOptions& o, const std::vector<FeedSpec>& specs, const IngestReport& ingest) {
+  if (!o.check_inputs) return Status::Ok();
+  for (size_t i = 0; i < specs.size() && i < ingest.feeds.size(); ++i) {
+    const bool accepted = std::find(o.accepted_inputs.begin(), o.accepted_inputs.end(), specs[i].path) !=
+                          o.accepted_inputs.end();
+    Status s = CheckInputFile(specs[i].path, ingest.feeds[i], o.max_rejected_fraction, accepted);
+    if (!s.ok()) {
+      if (o.refusal != nullptr) *o.refusal = PublishRefusal::kInputRefused;
+      return s;
+    }
+  }
+  return Status::Ok();
+}
+
+// Counts the previous version's entries that the new version no longer has (the removal cap, docs/feeds.md,
+// "The publication guard"): walks the previous state file beside the merged records, both in (layer, key,
+// SHA-256) order.
+class RemovedCounter {
+ public:
+  explicit RemovedCounter(StateFileReader* previous) : previous_(previous) {}
+
+  // `r`: the next merged record of the new version.
+  Status Next(const KeyRecord& r) {
+    for (;;) {
+      URLGUARD_RETURN_IF_ERROR(Peek());
+      if (!has_) return Status::Ok();
+      const int c = Compare(head_, r);
+      if (c > 0) return Status::Ok();
+      if (c < 0) ++removed_;
+      ready_ = false;
+      if (c == 0) return Status::Ok();
+    }
+  }
+  // After the last merged record: the rest of the previous version left.
+  Status Finish() {
+    for (;;) {
+      URLGUARD_RETURN_IF_ERROR(Peek());
+      if (!has_) return Status::Ok();
+      ++removed_;
+      ready_ = false;
+    }
+  }
+  uint64_t removed() const { return removed_; }
+
+ private:
+  static int Compare(const KeyRecord& a, const KeyRecord& b) {
+    if (a.layer != b.layer) return a.layer < b.layer ? -1 : 1;
+    if (a.key != b.key) return a.key < b.key ? -1 : 1;
+    return std::memcmp(a.sha256, b.sha256, 32);
+  }
+  Status Peek() {
+    if (ready_) return Status::Ok();
+    URLGUARD_ASSIGN_OR_RETURN(has_, previous_->Next(&head_));
+    ready_ = true;
+    return Status::Ok();
+  }
+
+  StateFileReader* previous_;
+  KeyRecord head_;
+  bool has_ = false, ready_ = false;
+  uint64_t removed_ = 0;
+};
+
 }  // namespace
 
 std::string PublicListDir(const std::string& repo, const std::string& list) {
@@ -395,6 +460,7 @@ std::string PrivateTmpDir(const std::string& repo, const std::string& list) {
 }
 
 Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOptions& o, const ProgressFn& progress) {
+  if (o.refusal != nullptr) *o.refusal = PublishRefusal::kNone;
   if (!IsValidListName(o.list)) return Status::InvalidArgument("list name must be 1-64 bytes of [a-z0-9_-]: " + o.list);
   const bool incremental = !o.add_inputs.empty() || !o.remove_inputs.empty();
   if (incremental && !o.inputs.empty()) {
@@ -504,6 +570,7 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
     } else {
       URLGUARD_RETURN_IF_ERROR(IngestFeeds(env, incremental ? o.add_inputs : o.inputs, io, &threats, &keys, &clear,
                                            &ingest, progress_fn));
+      URLGUARD_RETURN_IF_ERROR(CheckInputs(o, incremental ? o.add_inputs : o.inputs, ingest));
     }
     add_report(ingest);
   }
@@ -521,6 +588,7 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
     io.first_feed_index = 1 + o.add_inputs.size();
     URLGUARD_RETURN_IF_ERROR(IngestFeeds(env, o.remove_inputs, io, &removed_threats, &removed_keys, &removed_clear,
                                          &ingest, progress_fn));
+    URLGUARD_RETURN_IF_ERROR(CheckInputs(o, o.remove_inputs, ingest));
     add_report(ingest);
     phase(PublishPhase::kSortMerge, "sorting removed entries");
     URLGUARD_RETURN_IF_ERROR(removed_keys.Finish());
@@ -562,6 +630,20 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
     }
     if (union_threats.size() > kMaxThreatNames) return Status::ResourceExhausted("too many threat names");
   }
+  // The removal cap (docs/feeds.md, "The publication guard") of a full version from files: the previous
+  // version's state file, walked beside the merge. (With a version store, the store's entry source applies the
+  // cap: publish/pg_publish.cc.)
+  std::unique_ptr<StateFileReader> previous_state;
+  std::optional<RemovedCounter> removed_counter;
+  // A previous version published before state files were kept has none: its successor is not capped.
+  if (o.cap_removal && !incremental && o.version_store == nullptr && !versions.empty()) {
+    auto opened = StateFileReader::Open(JoinPath(private_dir, StateFileName(versions.back())));
+    if (!opened.ok() && opened.status().code() != StatusCode::kNotFound) return opened.status();
+    if (opened.ok()) {
+      previous_state = std::move(opened).value();
+      removed_counter.emplace(previous_state.get());
+    }
+  }
   VersionMerge merged_keys(old_state.get(), old_to_union, incremental ? &removed_keys : nullptr, &keys);
   ShaSorter by_sha(env, {tmp_dir, "sha", budget / 10 * 4, 1});
   LayerCounts counts;
@@ -576,6 +658,7 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
       if (!has) break;
       if ((n & 0xffff) == 0) phase(PublishPhase::kSortMerge, "merging", n);
       r.seq = 0;
+      if (removed_counter) URLGUARD_RETURN_IF_ERROR(removed_counter->Next(r));
       used[r.threat] = true;
       counts.Add(r);
       URLGUARD_RETURN_IF_ERROR(merged->Append(&r, sizeof(r)));
@@ -584,6 +667,15 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
     URLGUARD_RETURN_IF_ERROR(merged->Close());
   }
   if (counts.total() == 0) return Status::InvalidArgument("no valid entry in the new version");
+  if (removed_counter) {
+    URLGUARD_RETURN_IF_ERROR(removed_counter->Finish());
+    const std::string why = CheckRemoval(removed_counter->removed(), previous_state->records(), o.max_removal);
+    if (!why.empty()) {  // nothing but scratch files written yet: the served version stays
+      if (o.refusal != nullptr) *o.refusal = PublishRefusal::kLargeRemoval;
+      return Status::FailedPrecondition(o.list + " version " + std::to_string(version) + " refused: it " + why +
+                                        "; --allow-large-removal or --max-removal FRACTION publishes it");
+    }
+  }
   std::vector<std::string> final_threats;
   for (size_t i = 0; i < union_threats.size(); ++i) {
     if (used[i]) final_threats.push_back(union_threats[i]);

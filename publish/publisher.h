@@ -41,6 +41,7 @@
 #include "core/layer_kind.h"
 #include "platform/env.h"
 #include "publish/feeds.h"
+#include "publish/feeds_file.h"
 #include "publish/signer.h"
 #include "publish/version_store.h"
 #include "urlguard/publish.h"
@@ -85,6 +86,16 @@ struct PublishOptions {
   int threads = 2;                  // parse, canonicalize and hash on this many threads
   size_t block_bytes = 0;           // feed read block; 0: kDefaultIngestBlockBytes
   PublishPhaseFn phase_progress;    // optional: told as each phase and step begins (include/urlguard/publish.h)
+
+  // The publication guard (docs/feeds.md, "The publication guard"), off by default here (UpdateFeeds checks its
+  // feeds itself); PublishList turns it on. A refusal is kFailedPrecondition before anything is committed, and
+  // *refusal says why.
+  bool check_inputs = false;  // refuse an input that is empty, looks like HTML, has no entry or is mostly rejected
+  double max_rejected_fraction = kDefaultFeedMaxRejectedFraction;
+  std::vector<std::string> accepted_inputs;  // input paths taken although they fail the check
+  bool cap_removal = false;         // refuse a full version that removes more than max_removal (CheckRemoval)
+  double max_removal = kDefaultListMaxRemoval;
+  PublishRefusal* refusal = nullptr;  // optional: set when the guard refuses (not owned)
 };
 
 struct PublishReport {

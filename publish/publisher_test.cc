@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 
 #include "publish/state_file.h"
@@ -276,6 +277,45 @@ TEST(PublisherScaleTest, IncrementalNeedsAPreviousVersion) {
   PublishOptions o = Options(tmp.path() + "/repo", {}, size_t{1} << 30, 1700000000);
   o.add_inputs = {FeedSpec{FeedFormat::kPlain, "", add}};
   EXPECT_EQ(Publish(Env::Default(), key, o).status().code(), StatusCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace urlguard
+
+namespace urlguard {
+namespace {
+
+// The guard's input check reads a streamed feed block by block: an error page far past the first block is found,
+// the counts are the feed's own, and nothing is written for the refused version (docs/feeds.md, "The publication
+// guard").
+TEST(Publisher, GuardFindsAnErrorPagePastTheFirstBlock) {
+  testing::TempDir tmp("pubguard");
+  const std::string path = tmp.path() + "/feed.txt";
+  std::string text;
+  for (int i = 0; i < 5000; ++i) text += "d" + std::to_string(i) + ".example\n";
+  testing::WriteFileOrDie(path, text + "<html><body>502 Bad Gateway</body></html>\n");
+  SigningKey key = TestKey();
+  PublishOptions o = Options(tmp.path() + "/repo", {path}, size_t{1} << 30, 1700000000);
+  o.block_bytes = 1000;  // many blocks; the page is in the last one
+  o.check_inputs = true;
+  PublishRefusal refusal = PublishRefusal::kNone;
+  o.refusal = &refusal;
+  auto r = Publish(Env::Default(), key, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(refusal, PublishRefusal::kInputRefused);
+  EXPECT_NE(
+      r.status().message().find(path + ": refused: looks like an HTML page, not a feed (5000 entries, 1 rejected"),
+      std::string::npos)
+      << r.status().ToString();
+  EXPECT_FALSE(std::filesystem::exists(tmp.path() + "/repo/public/v1/lists/phishing/manifest.json"));
+  EXPECT_FALSE(std::filesystem::exists(tmp.path() + "/repo/private/lists/phishing/1.ugs"));
+  // Taken on purpose: published, the page's line rejected.
+  o.accepted_inputs = {path};
+  auto accepted = Publish(Env::Default(), key, o);
+  ASSERT_TRUE(accepted.ok()) << accepted.status().ToString();
+  EXPECT_EQ(refusal, PublishRefusal::kNone);
+  EXPECT_EQ(accepted->rejected, 1u);
 }
 
 }  // namespace

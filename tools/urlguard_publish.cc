@@ -8,9 +8,10 @@
 //   urlguard-publish publish --repo DIR --key PRIVATE.pem --list NAME (--input [FORMAT:]FILE... |
 //                            --add [FORMAT:]FILE... --remove [FORMAT:]FILE...)
 //                            [--expires-in 24h] [--keep K] [--emergency on|off] [--fp-rate P] [--threat T]
+//                            [--accept [FORMAT:]FILE ...] [--max-removal FRACTION] [--allow-large-removal]
 //   urlguard-publish publish --state postgresql://... --repo DIR --key PRIVATE.pem --list NAME [options as above]
 //   urlguard-publish ingest  --state postgresql://... --list NAME --input [FORMAT:]FILE... [--threat T] [--add-only]
-//                            [--memory-budget BYTES|NM|NG] [--threads N]
+//                            [--memory-budget BYTES|NM|NG] [--threads N] [--accept [FORMAT:]FILE ...]
 //   urlguard-publish seen    --repo DIR ENTRY...   |   seen --state postgresql://... ENTRY...
 //   urlguard-publish rotate  --key OLD.pem --new-key NEW.pub.pem --out STATEMENT [--not-before UNIX]
 //                            [--grace SECONDS] [--reset LIST=VERSION ...]
@@ -24,7 +25,9 @@
 // drop-json, drop-txt, csv:COLUMN; auto-detected without a prefix; gzip is read as such.
 // Exit status: 0 done (bad lines are reported and skipped), 1 failed, 4 bad usage. For `publish`: 0 exactly when
 // the version was committed (a step after the commit that failed is a "warning:" on stderr, not a failure: clients
-// may already hold the version), 1 exactly when nothing was committed (man/urlguard-publish.1, EXIT STATUS).
+// may already hold the version), 1 exactly when nothing was committed (man/urlguard-publish.1, EXIT STATUS),
+// except that the guard's refusals (docs/feeds.md, "The publication guard"; nothing committed either) exit 3
+// (an input refused, also for `ingest`) and 5 (too large a removal).
 // `update` also: 3 a feed was quarantined (its last good copy still counts), 5 removals were held back
 // (docs/feeds-file.md §8).
 #include <CLI/CLI.hpp>
@@ -108,7 +111,8 @@ int RunPublish(const std::string& repo, const std::string& key_path, const std::
                const std::vector<std::string>& inputs, const std::string& expires_in, uint32_t keep,
                const std::string& emergency, double fp_rate, const std::string& threat,
                const std::string& memory_budget, int threads, const std::vector<std::string>& add,
-               const std::vector<std::string>& remove, const std::string& state) {
+               const std::vector<std::string>& remove, const std::string& state,
+               const std::vector<std::string>& accept, double max_removal, bool allow_large_removal) {
   // --memory-budget: bytes, or a number with K, M or G (powers of 1024).
   uint64_t budget = 0;
   {
@@ -147,6 +151,9 @@ int RunPublish(const std::string& repo, const std::string& key_path, const std::
   o.state = state;
   o.add = add;
   o.remove = remove;
+  o.accept = accept;
+  o.max_removal = max_removal;
+  o.allow_large_removal = allow_large_removal;
   o.memory_budget = static_cast<size_t>(budget);
   o.threads = threads;
   o.progress = [&](uint64_t n) { progress.Show(n); };
@@ -155,9 +162,16 @@ int RunPublish(const std::string& repo, const std::string& key_path, const std::
     progress.Phase(static_cast<int>(p) + 1, static_cast<int>(urlguard::PublishPhase::kSign) + 1,
                    urlguard::PublishPhaseName(p), step, done);
   };
-  auto report = urlguard::PublishList(o);
+  urlguard::PublishRefusal refusal = urlguard::PublishRefusal::kNone;
+  auto report = urlguard::PublishList(o, &refusal);
   progress.Done();
-  if (!report.ok()) return Fail(report.status().WithContext("nothing committed"));
+  if (!report.ok()) {
+    const int rc = Fail(report.status().WithContext("nothing committed"));
+    // The guard (docs/feeds.md, "The publication guard"): `update`'s statuses for a quarantine, held removals.
+    if (refusal == urlguard::PublishRefusal::kInputRefused) return 3;
+    if (refusal == urlguard::PublishRefusal::kLargeRemoval) return 5;
+    return rc;
+  }
   const urlguard::ListPublishReport& r = *report;
   ShowProblems(r.problems, r.rejected);
   for (const std::string& w : r.warnings) {
@@ -191,7 +205,7 @@ int RunPublish(const std::string& repo, const std::string& key_path, const std::
 }
 
 int RunIngest(const std::string& state, const std::string& list, const std::vector<std::string>& inputs,
-              const std::string& threat, bool add_only) {
+              const std::string& threat, bool add_only, const std::vector<std::string>& accept) {
   urlguard::Progress progress;
   urlguard::StateIngestOptions o;
   o.state = state;
@@ -199,9 +213,14 @@ int RunIngest(const std::string& state, const std::string& list, const std::vect
   o.inputs = inputs;
   o.default_threat = threat;
   o.replace = !add_only;
-  auto r = urlguard::IngestIntoState(o);
+  o.accept = accept;
+  urlguard::PublishRefusal refusal = urlguard::PublishRefusal::kNone;
+  auto r = urlguard::IngestIntoState(o, &refusal);
   progress.Done();
-  if (!r.ok()) return Fail(r.status());
+  if (!r.ok()) {
+    const int rc = Fail(r.status().WithContext("nothing ingested"));
+    return refusal == urlguard::PublishRefusal::kInputRefused ? 3 : rc;
+  }
   ShowProblems(r->problems, r->rejected);
   std::printf("ingested %s in %.2f s: %llu lines, %llu entries (%llu rejected); %llu unique, %llu new, %llu seen "
               "before, %llu no longer listed\n",
@@ -406,12 +425,33 @@ int main(int argc, char** argv) {
                       "sort memory; above it sorted runs spill to REPO/private/tmp/LIST (bytes, or 512M, 2G; default 1G)");
   publish->add_option("--threads", threads, "parse and hash on this many threads (default 2)")
       ->check(CLI::Range(1, 64));
+  std::vector<std::string> accept_inputs;
+  double max_removal = urlguard::kDefaultPublishMaxRemoval;
+  bool allow_large_removal = false;
+  publish->add_option("--accept", accept_inputs,
+                      "[FORMAT:]FILE: take this input although it looks like HTML, has no entry or is mostly "
+                      "rejected lines (repeatable; docs/feeds.md, the publication guard)")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  publish->add_option("--max-removal", max_removal,
+                      "largest share of the previous version's entries a full version may remove (default 0.1; "
+                      "removing at most 100 entries is always allowed)")
+      ->check(CLI::Range(0.0, 1.0));
+  publish->add_flag("--allow-large-removal", allow_large_removal,
+                    "let this version remove more than --max-removal of the previous one");
 
   auto* ingest = app.add_subcommand("ingest", "ingest feeds into the PostgreSQL state (then publish --state)");
   ingest->add_option("--state", state, "postgresql://... connection URI")->required();
   ingest->add_option("--list", list, "list name ([a-z0-9_-])")->required();
   add_inputs(ingest);
   ingest->add_option("--threat", threat, "threat type for entries whose feed names none (default: the list name)");
+  ingest->add_option("--accept", accept_inputs,
+                     "[FORMAT:]FILE: ingest this input although it looks like HTML, has no entry or is mostly "
+                     "rejected lines (repeatable)")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   ingest->add_flag("--add-only", add_only,
                    "only add: do not remove what a feed no longer lists (default: each file is its feed's whole content)");
 
@@ -490,9 +530,9 @@ int main(int argc, char** argv) {
       return 4;
     }
     return RunPublish(repo, key, list, inputs, expires_in, keep, emergency, fp_rate, threat, memory_budget, threads,
-                      add_feeds, remove_feeds, state);
+                      add_feeds, remove_feeds, state, accept_inputs, max_removal, allow_large_removal);
   }
-  if (*ingest) return RunIngest(state, list, inputs, threat, add_only);
+  if (*ingest) return RunIngest(state, list, inputs, threat, add_only, accept_inputs);
   if (*seen) {
     if (repo.empty() == state.empty()) {
       std::cerr << "urlguard-publish: seen needs --repo DIR or --state postgresql://...\n";

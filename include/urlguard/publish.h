@@ -134,6 +134,17 @@ Result<SnapshotBuildReport> BuildSnapshotFile(const SnapshotBuildOptions& option
 
 // ---- signed publication --------------------------------------------------------------------------------------
 
+// Why PublishList or IngestIntoState refused on purpose (docs/feeds.md, "The publication guard"): nothing was
+// committed, and the Status (kFailedPrecondition) names the input or the counts.
+enum class PublishRefusal {
+  kNone,
+  kInputRefused,  // an input is empty, looks like an HTML page, has no entry or is mostly rejected lines
+  kLargeRemoval,  // the full version would remove more than max_removal of the previous version's entries
+};
+// The guard's defaults: the feeds file's max_rejected_fraction and max_removal defaults (docs/feeds-file.md §3).
+inline constexpr double kDefaultInputMaxRejectedFraction = 0.25;
+inline constexpr double kDefaultPublishMaxRemoval = 0.1;
+
 struct ListPublishOptions {
   std::string repo_dir;              // required; created when missing
   std::string private_key_path;      // required: the signing key PEM (GenerateKeyPair)
@@ -160,6 +171,16 @@ struct ListPublishOptions {
   // committed there before its manifest files are written, and several publishers may share the database
   // (docs/runbook-publishers.md).
   std::string state;
+  // The publication guard (docs/feeds.md, "The publication guard"). Every input (--input, --add, --remove)
+  // that is empty, looks like an HTML page, has no entry, or whose rejected lines are more than
+  // kDefaultInputMaxRejectedFraction of its lines is refused, unless `accept` names it (its path, or the argument
+  // as given).
+  std::vector<std::string> accept;
+  // A full version (inputs, or a PostgreSQL state) that removes more than this share of the previous version's
+  // entries, and more than 100 of them, is refused unless allow_large_removal. Incremental versions are exempt:
+  // their --remove names what leaves.
+  double max_removal = kDefaultPublishMaxRemoval;  // 0 .. 1
+  bool allow_large_removal = false;
 };
 
 struct ListPublishReport {
@@ -192,7 +213,9 @@ struct ListPublishReport {
 // kResourceExhausted over caps, write errors. One exception, with `state`: when the connection breaks during the
 // database's COMMIT itself (kUnavailable naming "committing LIST version V"), PostgreSQL alone knows; the next
 // publication of the list reads the answer and writes the manifest files if V was committed.
-Result<ListPublishReport> PublishList(const ListPublishOptions& options);
+// The guard (ListPublishOptions::accept, max_removal) refuses with kFailedPrecondition, nothing committed, and
+// sets *refusal (when given) to why; *refusal is kNone after any other outcome.
+Result<ListPublishReport> PublishList(const ListPublishOptions& options, PublishRefusal* refusal = nullptr);
 
 // How often each entry (URL, domain or IP) was ingested by earlier publications into `repo_dir` (about: a
 // counting filter): -1 for an invalid entry, 0 for never. kNotFound when the repository has no history.
@@ -211,6 +234,9 @@ struct StateIngestOptions {
   bool replace = true;
   int64_t now_unix = 0;              // 0: now
   Env* env = nullptr;
+  // The publication guard's input check (docs/feeds.md, "The publication guard"), on every input before any
+  // is ingested: as ListPublishOptions::accept.
+  std::vector<std::string> accept;
 };
 
 struct StateIngestReport {
@@ -225,8 +251,9 @@ struct StateIngestReport {
 // Reads the feeds (bad lines reported and skipped) and ingests them into the PostgreSQL state: one transaction
 // per feed, batched COPY + merge. The next PublishList with the same `state` publishes the result. Failures:
 // kInvalidArgument (options, feed arguments, a state that is not postgresql://), kUnavailable (PostgreSQL down:
-// nothing of the failed feed is kept), the feeds' read errors, kInternal (SQL).
-Result<StateIngestReport> IngestIntoState(const StateIngestOptions& options);
+// nothing of the failed feed is kept), the feeds' read errors, kInternal (SQL). An input the guard refuses:
+// kFailedPrecondition naming it, nothing ingested, *refusal (when given) kInputRefused.
+Result<StateIngestReport> IngestIntoState(const StateIngestOptions& options, PublishRefusal* refusal = nullptr);
 
 // How many ingest runs into the PostgreSQL state at `state` contained each entry (summed over lists; shared by
 // every ingest worker): -1 for an invalid entry, 0 for never. kUnavailable when PostgreSQL is down.
