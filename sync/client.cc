@@ -133,7 +133,7 @@ Result<std::unique_ptr<Client>> Client::Open(const ClientOptions& options) {
   URLGUARD_RETURN_IF_ERROR(impl->HoldDataDir());
   if (std::shared_ptr<Directory> d = impl->Held(); d != nullptr) {
     auto gen = LoadGeneration(impl->env, d->path());
-    if (!gen.ok()) return gen.status().WithContext(options.data_dir);
+    if (!gen.ok()) return NameHeldDataDir(gen.status(), d->path(), options.data_dir).WithContext(options.data_dir);
     impl->current.Publish(*gen);
   } else {
     auto gen = LoadGeneration(impl->env, options.data_dir);  // D does not exist: an empty generation
@@ -171,7 +171,9 @@ Status Client::Refresh() {
   if (held == nullptr) return Status::Ok();  // D does not exist (yet)
   const std::string& dir = held->path();
   auto state = ReadStoreState(impl_->env, dir);
-  if (!state.ok() && state.status().code() != StatusCode::kNotFound) return state.status();
+  if (!state.ok() && state.status().code() != StatusCode::kNotFound) {
+    return NameHeldDataDir(state.status(), dir, impl_->options.data_dir);
+  }
   // A new subscription (recorded before its first download, sync/subscriptions.h) changes no generation, and
   // may come before anything is installed.
   const std::vector<std::string> subscribed = ReadSubscribedLists(impl_->env, dir);
@@ -185,7 +187,7 @@ Status Client::Refresh() {
     }
   }
   auto gen = LoadGeneration(impl_->env, dir);
-  if (!gen.ok()) return gen.status();  // the current generation keeps serving; the watcher tries again
+  if (!gen.ok()) return NameHeldDataDir(gen.status(), dir, impl_->options.data_dir);  // the current generation keeps serving; the watcher tries again
   impl_->current.Publish(*gen);  // lookups in flight finish on the old generation
   impl_->swaps.fetch_add(1, std::memory_order_relaxed);
   return Status::Ok();

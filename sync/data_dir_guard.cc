@@ -191,6 +191,15 @@ Status CheckHeldDataDir(Directory* held, const std::string& dir, DataDirAccess a
                             static_cast<uint32_t>(::geteuid()));
 }
 
+Status NameHeldDataDir(Status s, const std::string& held_path, const std::string& dir) {
+  if (s.ok() || held_path.empty()) return s;
+  std::string m = s.message();
+  for (size_t at = m.find(held_path); at != std::string::npos; at = m.find(held_path, at + dir.size())) {
+    m.replace(at, held_path.size(), dir);
+  }
+  return Status(s.code(), std::move(m));
+}
+
 Status CheckDataDir(Env* env, const std::string& dir) {
   return CheckDataDirTrust(env, dir, DataDirAccess::kWrite, nullptr);
 }

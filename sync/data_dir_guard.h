@@ -78,6 +78,10 @@ Status CheckDataDirTrust(Env* env, const std::string& dir, DataDirAccess access,
 // and whether its parent is shared): what a reader re-checks before each refresh. `dir` names it in messages.
 Status CheckHeldDataDir(Directory* held, const std::string& dir, DataDirAccess access);
 
+// `s` with every mention of `held_path` (a held directory's Directory::path(), "/proc/self/fd/N") replaced by
+// `dir`, the name the user knows it by: for messages. An ok `s` stays ok.
+Status NameHeldDataDir(Status s, const std::string& held_path, const std::string& dir);
+
 // CheckDataDirTrust(env, dir, DataDirAccess::kWrite, nullptr): the writer's check, before it takes D/lock.
 Status CheckDataDir(Env* env, const std::string& dir);
 

@@ -78,7 +78,11 @@ Result<std::unique_ptr<Store>> Store::Open(Env* env, const std::string& named_di
   std::unique_ptr<Store> store(
       new Store(env, std::move(held).value(), std::move(lists).value(), std::move(lock).value()));
   store->warnings_ = std::move(repaired);
-  URLGUARD_RETURN_IF_ERROR(store->Recover());
+  URLGUARD_RETURN_IF_ERROR(NameHeldDataDir(store->Recover(), dir, named_dir));
+  // Recovery's warnings name files the way the user knows them.
+  for (std::string& w : store->warnings_) {
+    w = NameHeldDataDir(Status::IoError(w), dir, named_dir).message();
+  }
   return store;
 }
 
