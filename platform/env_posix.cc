@@ -158,6 +158,90 @@ class PosixFileLock final : public FileLock {
   int fd_;
 };
 
+FileInfo ToFileInfo(const struct stat& st) {
+  FileInfo info;
+  info.size = static_cast<uint64_t>(st.st_size);
+  info.mtime_unix = static_cast<int64_t>(st.st_mtim.tv_sec);
+  info.is_regular = S_ISREG(st.st_mode);
+  info.is_dir = S_ISDIR(st.st_mode);
+  info.is_symlink = S_ISLNK(st.st_mode);
+  info.mode = static_cast<uint32_t>(st.st_mode & 07777);
+  info.uid = static_cast<uint32_t>(st.st_uid);
+  return info;
+}
+
+// A directory held by an O_PATH descriptor; path() is its /proc/self/fd name, so the Env's path-based methods
+// reach what is inside the held inode, whatever happens to the path it was opened by.
+class PosixDirectory final : public Directory {
+ public:
+  PosixDirectory(int fd, std::string opened_as)
+      : fd_(fd), path_("/proc/self/fd/" + std::to_string(fd)), opened_as_(std::move(opened_as)) {}
+  ~PosixDirectory() override { ::close(fd_); }
+
+  const std::string& path() const override { return path_; }
+
+  Result<FileInfo> Stat() override {
+    struct stat st;
+    if (::fstat(fd_, &st) != 0) return ErrnoStatus("fstat", opened_as_, errno);
+    return ToFileInfo(st);
+  }
+
+  Result<FileInfo> StatAt(const std::string& name) override {
+    URLGUARD_RETURN_IF_ERROR(CheckName(name));
+    struct stat st;
+    if (::fstatat(fd_, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      return ErrnoStatus("fstatat", Name(name), errno);
+    }
+    return ToFileInfo(st);
+  }
+
+  Result<std::string> ReadLinkAt(const std::string& name) override {
+    URLGUARD_RETURN_IF_ERROR(CheckName(name));
+    std::string target(PATH_MAX, '\0');
+    const ssize_t n = ::readlinkat(fd_, name.c_str(), target.data(), target.size());
+    if (n < 0) {
+      if (errno == EINVAL) return Status::InvalidArgument("readlinkat " + Name(name) + ": not a symbolic link");
+      return ErrnoStatus("readlinkat", Name(name), errno);
+    }
+    if (static_cast<size_t>(n) >= target.size()) {
+      return Status::IoError("readlinkat " + Name(name) + ": target too long");
+    }
+    target.resize(static_cast<size_t>(n));
+    return target;
+  }
+
+  Result<std::unique_ptr<Directory>> OpenDirectoryAt(const std::string& name) override {
+    URLGUARD_RETURN_IF_ERROR(CheckName(name));
+    const int fd = ::openat(fd_, name.c_str(), O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) {
+      const int err = errno;
+      // O_PATH|O_NOFOLLOW on a symlink opens the link itself; O_DIRECTORY then fails with ENOTDIR.
+      if (err == ENOTDIR || err == ELOOP) {
+        return Status::FailedPrecondition("openat " + Name(name) +
+                                          ": a symbolic link or not a directory; not following it");
+      }
+      return ErrnoStatus("openat", Name(name), err);
+    }
+    return std::unique_ptr<Directory>(new PosixDirectory(fd, Name(name)));
+  }
+
+ private:
+  // One component: no '/', not empty (".." and "." are the kernel's own entries).
+  static Status CheckName(const std::string& name) {
+    if (name.empty() || name.find('/') != std::string::npos) {
+      return Status::InvalidArgument("directory entry '" + name + "': not a single path component");
+    }
+    return Status::Ok();
+  }
+  std::string Name(const std::string& name) const {
+    return opened_as_ == "/" ? "/" + name : opened_as_ + "/" + name;
+  }
+
+  const int fd_;
+  const std::string path_;
+  const std::string opened_as_;  // for messages only: the path it was reached by
+};
+
 class PosixEnv final : public Env {
  public:
   Result<std::string> ReadFile(const std::string& path, size_t max_bytes) override {
@@ -275,15 +359,17 @@ class PosixEnv final : public Env {
   Result<FileInfo> Stat(const std::string& path) override {
     struct stat st;
     if (::lstat(path.c_str(), &st) != 0) return ErrnoStatus("lstat", path, errno);
-    FileInfo info;
-    info.size = static_cast<uint64_t>(st.st_size);
-    info.mtime_unix = static_cast<int64_t>(st.st_mtim.tv_sec);
-    info.is_regular = S_ISREG(st.st_mode);
-    info.is_dir = S_ISDIR(st.st_mode);
-    info.is_symlink = S_ISLNK(st.st_mode);
-    info.mode = static_cast<uint32_t>(st.st_mode & 07777);
-    info.uid = static_cast<uint32_t>(st.st_uid);
-    return info;
+    return ToFileInfo(st);
+  }
+
+  Result<std::unique_ptr<Directory>> OpenDirectory(const std::string& path) override {
+    const int fd = ::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) {
+      const int err = errno;
+      if (err == ENOTDIR) return Status::FailedPrecondition("open " + path + ": not a directory");
+      return ErrnoStatus("open", path, err);
+    }
+    return std::unique_ptr<Directory>(new PosixDirectory(fd, path));
   }
 
   Result<std::string> RealPath(const std::string& path) override {

@@ -77,6 +77,62 @@ class EnvPosixTest : public ::testing::Test {
   std::string Path(const std::string& name) const { return dir_.Join(name); }
 };
 
+// ---- directory handles ------------------------------------------------------------------------------------
+
+// A held directory keeps naming the inode it opened: after the directory is renamed away and another is made at
+// its old path, files reached through path() are read and written in the held one, never in the new one.
+TEST_F(EnvPosixTest, ADirectoryHandleKeepsNamingTheInodeItOpened) {
+  ASSERT_EQ(::mkdir(Path("d").c_str(), 0700), 0);
+  WriteFileOrDie(Path("d/f"), "held");
+  auto d = env_->OpenDirectory(Path("d"));
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  ASSERT_EQ(::rename(Path("d").c_str(), Path("moved").c_str()), 0);
+  ASSERT_EQ(::mkdir(Path("d").c_str(), 0700), 0);
+  WriteFileOrDie(Path("d/f"), "planted");
+  EXPECT_EQ(*env_->ReadFile(JoinPath((*d)->path(), "f"), 100), "held");
+  ASSERT_TRUE(WriteFileAtomic(env_, JoinPath((*d)->path(), "g"), "new").ok());
+  EXPECT_EQ(ReadFileOrDie(Path("moved/g")), "new");
+  EXPECT_FALSE(env_->FileExists(Path("d/g")));
+  ASSERT_TRUE(env_->RenameFile(JoinPath((*d)->path(), "g"), JoinPath((*d)->path(), "h")).ok());
+  EXPECT_EQ(ReadFileOrDie(Path("moved/h")), "new");
+  auto info = (*d)->Stat();
+  ASSERT_TRUE(info.ok());
+  EXPECT_TRUE(info->is_dir);
+  EXPECT_EQ(info->mode, 0700u);
+  EXPECT_EQ(env_->OpenDirectory(Path("missing")).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(env_->OpenDirectory(Path("moved/f")).status().code(), StatusCode::kFailedPrecondition);
+}
+
+// The operations relative to a held directory never follow a symlink: StatAt and ReadLinkAt see the link itself,
+// OpenDirectoryAt refuses it; a name must be one component.
+TEST_F(EnvPosixTest, DirectoryHandleOperationsDoNotFollowSymlinks) {
+  ASSERT_EQ(::mkdir(Path("d").c_str(), 0700), 0);
+  ASSERT_EQ(::mkdir(Path("d/sub").c_str(), 0750), 0);
+  ASSERT_EQ(::mkdir(Path("target").c_str(), 0700), 0);
+  ASSERT_EQ(::symlink(Path("target").c_str(), Path("d/link").c_str()), 0);
+  WriteFileOrDie(Path("d/file"), "x");
+  auto d = env_->OpenDirectory(Path("d"));
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  auto link = (*d)->StatAt("link");
+  ASSERT_TRUE(link.ok());
+  EXPECT_TRUE(link->is_symlink);
+  EXPECT_EQ(*(*d)->ReadLinkAt("link"), Path("target"));
+  EXPECT_EQ((*d)->ReadLinkAt("file").status().code(), StatusCode::kInvalidArgument);
+  Status followed = (*d)->OpenDirectoryAt("link").status();
+  EXPECT_EQ(followed.code(), StatusCode::kFailedPrecondition) << followed.ToString();
+  EXPECT_THAT(followed.message(), HasSubstr("not following it"));
+  EXPECT_EQ((*d)->OpenDirectoryAt("file").status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ((*d)->OpenDirectoryAt("missing").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ((*d)->OpenDirectoryAt("sub/..").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ((*d)->StatAt("").status().code(), StatusCode::kInvalidArgument);
+  auto sub = (*d)->OpenDirectoryAt("sub");
+  ASSERT_TRUE(sub.ok()) << sub.status().ToString();
+  EXPECT_EQ((*sub)->Stat()->mode, 0750u);
+  auto up = (*sub)->OpenDirectoryAt("..");
+  ASSERT_TRUE(up.ok());
+  EXPECT_TRUE((*up)->StatAt("file")->is_regular);
+}
+
 // ---- reading ----------------------------------------------------------------------------------------------
 
 TEST_F(EnvPosixTest, ReadFileReturnsTheBytesUpToTheCap) {

@@ -149,5 +149,20 @@ TEST_F(FaultInjectionEnvTest, ForwardsEverythingElse) {
   EXPECT_EQ(env_.steps(), 0);
 }
 
+// Files below a held directory are reached through the Env's own methods (Directory::path()), so the faults a
+// wrapping Env injects reach them: the fault-injection tests of the data directory keep covering its writes.
+TEST_F(FaultInjectionEnvTest, FaultsReachFilesBelowAHeldDirectory) {
+  auto d = env_.OpenDirectory(dir_.path());
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  env_.FailOp(FaultOp::kRename, 1, Status::IoError("rename refused"));
+  Status s = WriteFileAtomic(&env_, JoinPath((*d)->path(), "f"), "data");
+  EXPECT_EQ(s.code(), StatusCode::kIoError);
+  EXPECT_THAT(s.message(), HasSubstr("rename refused"));
+  EXPECT_FALSE(Env::Default()->FileExists(Path("f")));
+  EXPECT_THAT(env_.log().back(), HasSubstr((*d)->path()));
+  ASSERT_TRUE(WriteFileAtomic(&env_, JoinPath((*d)->path(), "f"), "data").ok());
+  EXPECT_EQ(ReadFileOrDie(Path("f")), "data");
+}
+
 }  // namespace
 }  // namespace urlguard

@@ -71,6 +71,27 @@ struct Client::Impl {
   std::atomic<uint64_t> swaps{0};
 
   std::mutex refresh_mu;  // serializes Refresh (watcher vs explicit calls)
+  // D, held open since the trust check (docs/data-dir.md §1.1): every read below D goes through it, so a rename
+  // of D or a parent afterwards cannot make this reader load another directory. Null while D did not exist.
+  mutable std::mutex held_mu;
+  std::shared_ptr<Directory> held;  // set once (Open or the first Refresh that finds D), then kept
+
+  std::shared_ptr<Directory> Held() const {
+    std::lock_guard<std::mutex> l(held_mu);
+    return held;
+  }
+  // Holds D when it is not held yet: ok with nothing held when D does not exist (yet); else the trust check's
+  // refusal. Once held, re-checks D's own owner and mode on the held descriptor.
+  Status HoldDataDir() {
+    if (std::shared_ptr<Directory> d = Held(); d != nullptr) {
+      return CheckHeldDataDir(d.get(), options.data_dir, DataDirAccess::kRead);
+    }
+    auto d = OpenTrustedDataDir(env, options.data_dir, DataDirAccess::kRead);
+    if (!d.ok()) return d.status().code() == StatusCode::kNotFound ? Status::Ok() : d.status();
+    std::lock_guard<std::mutex> l(held_mu);
+    held = std::move(d).value();
+    return Status::Ok();
+  }
   // Background threads; stopped (reset) first in ~Client, before the members they use go away.
   std::unique_ptr<PeriodicThread> watcher;  // follows new generations
   std::unique_ptr<WorkQueue> async;         // CheckAsync
@@ -109,13 +130,17 @@ Result<std::unique_ptr<Client>> Client::Open(const ClientOptions& options) {
   }
   // A reader trusts D as much as the writer does (docs/data-dir.md §1.1): `check` and `status` used to answer
   // from a copy `sync` refuses. A D that does not exist yet loads as empty; Refresh checks again.
-  if (Status trusted = CheckDataDirTrust(impl->env, options.data_dir, DataDirAccess::kRead, nullptr);
-      !trusted.ok() && trusted.code() != StatusCode::kNotFound) {
-    return trusted;
+  // From the trust check on, D is the directory held (Impl::held), whatever is renamed along its path later.
+  URLGUARD_RETURN_IF_ERROR(impl->HoldDataDir());
+  if (std::shared_ptr<Directory> d = impl->Held(); d != nullptr) {
+    auto gen = LoadGeneration(impl->env, d->path());
+    if (!gen.ok()) return NameHeldDataDir(gen.status(), d->path(), options.data_dir).WithContext(options.data_dir);
+    impl->current.Publish(*gen);
+  } else {
+    auto gen = LoadGeneration(impl->env, options.data_dir);  // D does not exist: an empty generation
+    if (!gen.ok()) return gen.status().WithContext(options.data_dir);
+    impl->current.Publish(*gen);
   }
-  auto gen = LoadGeneration(impl->env, options.data_dir);
-  if (!gen.ok()) return gen.status().WithContext(options.data_dir);
-  impl->current.Publish(*gen);
   impl->cache = ResultCache::Open(JoinPath(options.data_dir, "cache.sqlite"));
   if (!options.server_url.empty() && options.verify) {
     FetcherOptions fo;
@@ -139,17 +164,20 @@ Result<std::unique_ptr<Client>> Client::Open(const ClientOptions& options) {
 
 Status Client::Refresh() {
   std::lock_guard<std::mutex> l(impl_->refresh_mu);
-  // Checked before every read: a D replaced by another user's (a rename in a parent that became writable, a
-  // link swapped) is never loaded; the generation loaded from the trusted D keeps serving.
-  if (Status trusted = CheckDataDirTrust(impl_->env, impl_->options.data_dir, DataDirAccess::kRead, nullptr);
-      !trusted.ok()) {
-    return trusted.code() == StatusCode::kNotFound ? Status::Ok() : trusted;
+  // Every read goes to the D held since the trust check: a D renamed away and replaced by another user's (a
+  // rename in a parent that became writable, a link swapped) is never loaded. D's own owner and mode are checked
+  // again on the held descriptor; a refusal keeps the generation loaded from the trusted D serving.
+  URLGUARD_RETURN_IF_ERROR(impl_->HoldDataDir());
+  const std::shared_ptr<Directory> held = impl_->Held();
+  if (held == nullptr) return Status::Ok();  // D does not exist (yet)
+  const std::string& dir = held->path();
+  auto state = ReadStoreState(impl_->env, dir);
+  if (!state.ok() && state.status().code() != StatusCode::kNotFound) {
+    return NameHeldDataDir(state.status(), dir, impl_->options.data_dir);
   }
-  auto state = ReadStoreState(impl_->env, impl_->options.data_dir);
-  if (!state.ok() && state.status().code() != StatusCode::kNotFound) return state.status();
   // A new subscription (recorded before its first download, sync/subscriptions.h) changes no generation, and
   // may come before anything is installed.
-  const std::vector<std::string> subscribed = ReadSubscribedLists(impl_->env, impl_->options.data_dir);
+  const std::vector<std::string> subscribed = ReadSubscribedLists(impl_->env, dir);
   {
     auto cur = impl_->current.Acquire();
     if (!state.ok()) {  // nothing installed (yet): only new subscriptions are news
@@ -159,8 +187,8 @@ Status Client::Refresh() {
       return Status::Ok();
     }
   }
-  auto gen = LoadGeneration(impl_->env, impl_->options.data_dir);
-  if (!gen.ok()) return gen.status();  // the current generation keeps serving; the watcher tries again
+  auto gen = LoadGeneration(impl_->env, dir);
+  if (!gen.ok()) return NameHeldDataDir(gen.status(), dir, impl_->options.data_dir);  // the current generation keeps serving; the watcher tries again
   impl_->current.Publish(*gen);  // lookups in flight finish on the old generation
   impl_->swaps.fetch_add(1, std::memory_order_relaxed);
   return Status::Ok();
@@ -268,7 +296,10 @@ std::vector<ListStatus> Client::Lists() const {
     floor = g->time_floor;
     subscribed.insert(subscribed.end(), g->subscribed.begin(), g->subscribed.end());
   }
-  LoadedSyncState sched = LoadSyncState(impl_->env, impl_->options.data_dir);
+  LoadedSyncState sched;  // nothing scheduled while D does not exist
+  if (const std::shared_ptr<Directory> held = impl_->Held(); held != nullptr) {
+    sched = LoadSyncState(impl_->env, held->path());
+  }
   return ComposeListStatus(state, sched.lists, TrustedNow(impl_->env->NowUnixSeconds(), floor), subscribed);
 }
 

@@ -74,13 +74,32 @@ void PushComponents(const std::string& path, std::vector<std::string>* stack) {
   for (auto it = parts.rbegin(); it != parts.rend(); ++it) stack->push_back(*it);
 }
 
+// D itself (docs/data-dir.md §1.1): writable by neither its group nor others; its owner per `access`.
+Status CheckDataDirItself(const std::string& dir, const std::string& at, const FileInfo& info, bool parent_shared,
+                          DataDirAccess access, uint32_t euid) {
+  const bool owner_ok = access == DataDirAccess::kWrite
+                            ? info.uid == euid
+                            // A reader of a group-readable D accepts the writer's user as its owner, unless
+                            // anyone could have made D: in a shared sticky parent, only this user or root.
+                            : info.uid == euid || info.uid == 0 || !parent_shared;
+  if (!owner_ok) {
+    return Refuse(dir, "it is owned by " + Uid(info.uid) + ", not by this user (" + Uid(euid) + "); chown " +
+                           std::to_string(euid) + " " + at);
+  }
+  if ((info.mode & 0022) != 0) {
+    return Refuse(dir, "it is writable by " + std::string((info.mode & 0002) != 0 ? "every user" : "its group") +
+                           " (mode " + Octal(info.mode) + "); chmod g-w,o-w " + at);
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
-Status CheckDataDirTrust(Env* env, const std::string& dir, DataDirAccess access, std::string* resolved) {
+Result<std::unique_ptr<Directory>> OpenTrustedDataDir(Env* env, const std::string& dir, DataDirAccess access,
+                                                      std::string* resolved) {
   const uint32_t euid = static_cast<uint32_t>(::geteuid());
   std::vector<std::string> todo;  // components still to walk, the next one at the back
   PushComponents(dir, &todo);
-  std::string at = "/";  // the directory reached so far; never contains a symlink
   if (dir.empty() || dir[0] != '/') {
     auto cwd = env->RealPath(".");
     if (!cwd.ok()) return cwd.status().WithContext("data directory " + dir);
@@ -88,19 +107,28 @@ Status CheckDataDirTrust(Env* env, const std::string& dir, DataDirAccess access,
     PushComponents(*cwd, &cwd_parts);
     todo.insert(todo.end(), cwd_parts.begin(), cwd_parts.end());  // walked first, and checked like the rest
   }
-  auto root = env->Stat("/");
+  // The walk holds a descriptor of the directory reached so far (`at`, its path, never contains a symlink) and
+  // opens the next component relative to it without following anything: what is judged is what is held, and
+  // the walk ends holding D, so no rename after the check can change which directory the caller uses.
+  auto cur = env->OpenDirectory("/");
+  if (!cur.ok()) return cur.status().WithContext("data directory " + dir);
+  std::string at = "/";
+  auto root = (*cur)->Stat();
   if (!root.ok()) return root.status();
   URLGUARD_RETURN_IF_ERROR(CheckAncestor(dir, "/", *root, euid));
   int links = 0;
   while (!todo.empty()) {
     const std::string part = std::move(todo.back());
     todo.pop_back();
-    if (part == "..") {
-      at = DirName(at);  // `at` holds no symlink, so ".." is its lexical parent
+    if (part == "..") {  // the held directory's own parent (`at` holds no symlink: its lexical parent)
+      auto up = (*cur)->OpenDirectoryAt("..");
+      if (!up.ok()) return up.status();
+      cur = std::move(up);
+      at = DirName(at);
       continue;
     }
     const std::string path = JoinPath(at, part);
-    auto info = env->Stat(path);  // lstat: a symlink is judged before it is followed
+    auto info = (*cur)->StatAt(part);  // fstatat(AT_SYMLINK_NOFOLLOW): a symlink is judged before it is followed
     if (!info.ok()) return info.status();
     if (info->is_symlink) {
       if (++links > kMaxDataDirSymlinks) {
@@ -114,42 +142,63 @@ Status CheckDataDirTrust(Env* env, const std::string& dir, DataDirAccess access,
                                ", neither this user nor root; not following it (rm " + path +
                                " and make the directory or a link of your own)");
       }
-      auto target = env->ReadLink(path);
+      auto target = (*cur)->ReadLinkAt(part);
       if (!target.ok()) return target.status();
-      if (!target->empty() && (*target)[0] == '/') at = "/";
-      PushComponents(*target, &todo);
+      if (!target->empty() && (*target)[0] == '/') {  // absolute: the walk goes on from "/"
+        auto top = env->OpenDirectory("/");
+        if (!top.ok()) return top.status();
+        cur = std::move(top);
+        at = "/";
+      }
+      PushComponents(*target, &todo);  // relative: from the link's directory, still held
       continue;
     }
     if (!info->is_dir) {
       return Status::FailedPrecondition("data directory " + dir + ": " + path + " is not a directory");
     }
+    auto next = (*cur)->OpenDirectoryAt(part);  // O_NOFOLLOW: swapped for a link since the fstatat: refused
+    if (!next.ok()) return next.status().WithContext("data directory " + dir);
+    auto held = (*next)->Stat();  // judge the directory actually held, not the one fstatat saw
+    if (!held.ok()) return held.status();
     // Every directory on the way, D's parent included; D itself is judged below by the stricter rule.
-    if (!todo.empty()) URLGUARD_RETURN_IF_ERROR(CheckAncestor(dir, path, *info, euid));
+    if (!todo.empty()) URLGUARD_RETURN_IF_ERROR(CheckAncestor(dir, path, *held, euid));
+    cur = std::move(next);
     at = path;
   }
 
-  // D itself: the resolved directory, and the parent it sits in.
-  auto info = env->Stat(at);
+  // D itself: the held directory, and the parent it sits in.
+  std::unique_ptr<Directory> d = std::move(cur).value();
+  auto info = d->Stat();
   if (!info.ok()) return info.status();
-  auto parent = env->Stat(DirName(at));
+  auto parent = d->StatAt("..");
   if (!parent.ok()) return parent.status();
   const bool parent_shared = (parent->mode & 0022) != 0;  // then sticky, or CheckAncestor refused it
-  const bool owner_ok = access == DataDirAccess::kWrite
-                            ? info->uid == euid
-                            // A reader of a group-readable D accepts the writer's user as its owner, unless
-                            // anyone could have made D: in a shared sticky parent, only this user or root.
-                            : info->uid == euid || info->uid == 0 || !parent_shared;
-  if (!owner_ok) {
-    return Refuse(dir, "it is owned by " + Uid(info->uid) + ", not by this user (" + Uid(euid) + "); chown " +
-                           std::to_string(euid) + " " + at);
-  }
-  if ((info->mode & 0022) != 0) {
-    return Refuse(dir, "it is writable by " +
-                           std::string((info->mode & 0002) != 0 ? "every user" : "its group") + " (mode " +
-                           Octal(info->mode) + "); chmod g-w,o-w " + at);
-  }
+  URLGUARD_RETURN_IF_ERROR(CheckDataDirItself(dir, at, *info, parent_shared, access, euid));
   if (resolved != nullptr) *resolved = at;
-  return Status::Ok();
+  return d;
+}
+
+Status CheckDataDirTrust(Env* env, const std::string& dir, DataDirAccess access, std::string* resolved) {
+  auto d = OpenTrustedDataDir(env, dir, access, resolved);
+  return d.ok() ? Status::Ok() : d.status();
+}
+
+Status CheckHeldDataDir(Directory* held, const std::string& dir, DataDirAccess access) {
+  auto info = held->Stat();
+  if (!info.ok()) return info.status().WithContext("data directory " + dir);
+  auto parent = held->StatAt("..");
+  if (!parent.ok()) return parent.status().WithContext("data directory " + dir);
+  return CheckDataDirItself(dir, dir, *info, (parent->mode & 0022) != 0, access,
+                            static_cast<uint32_t>(::geteuid()));
+}
+
+Status NameHeldDataDir(Status s, const std::string& held_path, const std::string& dir) {
+  if (s.ok() || held_path.empty()) return s;
+  std::string m = s.message();
+  for (size_t at = m.find(held_path); at != std::string::npos; at = m.find(held_path, at + dir.size())) {
+    m.replace(at, held_path.size(), dir);
+  }
+  return Status(s.code(), std::move(m));
 }
 
 Status CheckDataDir(Env* env, const std::string& dir) {

@@ -15,13 +15,15 @@
 // another user planted in a sticky directory was followed into root's directory. Readers check too.
 //
 // This file is the policy (which modes, which message); every OS access goes through the Env it is given
-// (CreateDirs, SetPermissions, Stat, ReadLink, NewExclusiveFile, RemoveTree), so a test can break it.
+// (OpenDirectory and the Directory it returns, CreateDirs, SetPermissions, Stat, NewExclusiveFile, RemoveTree),
+// so a test can break it.
 //
 // Thread safety: stateless; safe from any thread (as the Env is).
 #ifndef URLGUARD_SYNC_DATA_DIR_GUARD_H_
 #define URLGUARD_SYNC_DATA_DIR_GUARD_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "urlguard/env.h"
@@ -63,7 +65,23 @@ inline constexpr int kMaxDataDirSymlinks = 40;
 // writable by every user (mode 0777) without the sticky bit, ...; chmod g-w,o-w P (or chmod +t P): refusing
 // it ..."); kFailedPrecondition when a component is not a directory or there are too many links; kNotFound
 // when a component is missing. On success *resolved (may be nullptr) is the absolute path without symlinks.
+//
+// The walk goes by descriptors (Env::OpenDirectory("/"), then Directory::StatAt/ReadLinkAt/OpenDirectoryAt with
+// O_NOFOLLOW, component by component) and judges each directory by fstat of the descriptor it holds.
+// OpenTrustedDataDir returns the held D: every file below D is then reached through its path() (the held
+// inode), so a rename of D or of a parent after the check cannot redirect a read or a write.
+Result<std::unique_ptr<Directory>> OpenTrustedDataDir(Env* env, const std::string& dir, DataDirAccess access,
+                                                      std::string* resolved = nullptr);
+// OpenTrustedDataDir without keeping the descriptor.
 Status CheckDataDirTrust(Env* env, const std::string& dir, DataDirAccess access, std::string* resolved);
+
+// The rule for D itself again, on a directory held since OpenTrustedDataDir (fstat: its owner and mode now,
+// and whether its parent is shared): what a reader re-checks before each refresh. `dir` names it in messages.
+Status CheckHeldDataDir(Directory* held, const std::string& dir, DataDirAccess access);
+
+// `s` with every mention of `held_path` (a held directory's Directory::path(), "/proc/self/fd/N") replaced by
+// `dir`, the name the user knows it by: for messages. An ok `s` stays ok.
+Status NameHeldDataDir(Status s, const std::string& held_path, const std::string& dir);
 
 // CheckDataDirTrust(env, dir, DataDirAccess::kWrite, nullptr): the writer's check, before it takes D/lock.
 Status CheckDataDir(Env* env, const std::string& dir);

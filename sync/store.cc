@@ -33,14 +33,24 @@ Result<StoreState> ReadStoreState(Env* env, const std::string& dir) {
 
 // ---- Store ----------------------------------------------------------------------------------------------
 
-Store::Store(Env* env, std::string dir, std::unique_ptr<FileLock> lock)
-    : env_(env), dir_(std::move(dir)), lock_(std::move(lock)) {}
+Store::Store(Env* env, std::unique_ptr<Directory> held, std::unique_ptr<Directory> lists,
+             std::unique_ptr<FileLock> lock)
+    : env_(env), held_(std::move(held)), dir_(held_->path()), lists_(std::move(lists)), lock_(std::move(lock)) {}
+
+std::string Store::Below(const std::string& rel) const {
+  const std::string prefix = std::string(kListsDirName) + "/";
+  if (rel.compare(0, prefix.size(), prefix) == 0) return JoinPath(lists_->path(), rel.substr(prefix.size()));
+  return JoinPath(dir_, rel);
+}
 
 Store::~Store() = default;
 
-Result<std::unique_ptr<Store>> Store::Open(Env* env, const std::string& dir, const StoreOptions& options) {
-  URLGUARD_RETURN_IF_ERROR(CreateDataDir(env, dir, options.dir_mode));
-  URLGUARD_RETURN_IF_ERROR(CheckDataDir(env, dir));
+Result<std::unique_ptr<Store>> Store::Open(Env* env, const std::string& named_dir, const StoreOptions& options) {
+  URLGUARD_RETURN_IF_ERROR(CreateDataDir(env, named_dir, options.dir_mode));
+  // From here on D is the directory the trust walk ends holding; `dir` names that inode, not the path.
+  auto held = OpenTrustedDataDir(env, named_dir, DataDirAccess::kWrite);
+  if (!held.ok()) return held.status();
+  const std::string dir = (*held)->path();
   // Damage that would fail every later open: a FIFO, socket or directory where D/lock or D/lists belongs
   // (nothing but a regular file can hold the lock, so removing one takes no lock from anybody).
   std::vector<std::string> repaired;
@@ -51,7 +61,7 @@ Result<std::unique_ptr<Store>> Store::Open(Env* env, const std::string& dir, con
   auto lock = env->LockFile(lock_path);
   if (!lock.ok()) {
     if (lock.status().code() == StatusCode::kFailedPrecondition) {
-      return Status::FailedPrecondition("another urlguard process is syncing this data directory: " + dir);
+      return Status::FailedPrecondition("another urlguard process is syncing this data directory: " + named_dir);
     }
     return lock.status();
   }
@@ -64,9 +74,16 @@ Result<std::unique_ptr<Store>> Store::Open(Env* env, const std::string& dir, con
     URLGUARD_RETURN_IF_ERROR(env->CreateDirs(lists_dir));
     URLGUARD_RETURN_IF_ERROR(env->SyncDir(dir));  // the new lists/ entry survives a power loss
   }
-  std::unique_ptr<Store> store(new Store(env, dir, std::move(lock).value()));
+  auto lists = (*held)->OpenDirectoryAt(std::string(kListsDirName));  // O_NOFOLLOW
+  if (!lists.ok()) return lists.status().WithContext("data directory " + named_dir);
+  std::unique_ptr<Store> store(
+      new Store(env, std::move(held).value(), std::move(lists).value(), std::move(lock).value()));
   store->warnings_ = std::move(repaired);
-  URLGUARD_RETURN_IF_ERROR(store->Recover());
+  URLGUARD_RETURN_IF_ERROR(NameHeldDataDir(store->Recover(), dir, named_dir));
+  // Recovery's warnings name files the way the user knows them.
+  for (std::string& w : store->warnings_) {
+    w = NameHeldDataDir(Status::IoError(w), dir, named_dir).message();
+  }
   return store;
 }
 
@@ -158,7 +175,7 @@ Status Store::Recover() {
     if (!s.installed.has_value()) continue;
     const InstalledList& in = *s.installed;
     Status ok =
-        VerifySnapshotFile(env_, JoinPath(dir_, in.file), in.list, in.version, in.state_sha256, nullptr);
+        VerifySnapshotFile(env_, Below(in.file), in.list, in.version, in.state_sha256, nullptr);
     if (ok.ok()) continue;
     warnings_.push_back("list " + in.list + ": state file " + in.file + " is missing or corrupt (" +
                         ok.ToString() + "); dropped, the next sync fetches it again (high-water mark " +
@@ -176,7 +193,7 @@ Status Store::Recover() {
   if (env_->FileExists(current + std::string(kCurrentTmpSuffix))) {
     (void)env_->RemoveFile(current + std::string(kCurrentTmpSuffix));
   }
-  const std::string lists_dir = JoinPath(dir_, std::string(kListsDirName));
+  const std::string lists_dir = lists_->path();
   auto names = env_->ListDir(lists_dir);
   if (!names.ok()) return names.status();
   for (const std::string& name : *names) {
@@ -274,10 +291,11 @@ Status Store::InstallWith(const InstalledList& meta,
   const std::string old_file = prev != nullptr && prev->installed.has_value() ? prev->installed->file : "";
 
   // 1. The snapshot file: tmp, fsync, verify what is on disk, rename, fsync its directory.
-  const std::string lists_dir = JoinPath(dir_, std::string(kListsDirName));
+  // Through the held D/lists: neither a rename of D or a parent nor a link planted at D/lists redirects it.
+  const std::string lists_dir = lists_->path();
   const std::string list_dir = JoinPath(lists_dir, meta.list);
   const std::string rel = InstalledFileName(meta.list, meta.version);
-  const std::string path = JoinPath(dir_, rel);
+  const std::string path = Below(rel);
   const std::string tmp = path + std::string(kCurrentTmpSuffix);
   const std::string context = "installing " + rel;
   URLGUARD_RETURN_IF_ERROR(env_->CreateDirs(list_dir).WithContext(context));
@@ -324,7 +342,7 @@ Status Store::InstallWith(const InstalledList& meta,
   }
 
   // 3. The previous version's file: readers that still map it keep their mapping.
-  if (!old_file.empty() && old_file != rel) (void)env_->RemoveFile(JoinPath(dir_, old_file));
+  if (!old_file.empty() && old_file != rel) (void)env_->RemoveFile(Below(old_file));
   return Status::Ok();
 }
 
@@ -370,7 +388,7 @@ Status Store::Remove(const std::string& list, bool* removed) {
   if (replaced && removed != nullptr) *removed = true;
   URLGUARD_RETURN_IF_ERROR(s.WithContext("removing list " + list));
   // Readers that still map the file keep their mapping.
-  if (!old_file.empty()) (void)env_->RemoveFile(JoinPath(dir_, old_file));
+  if (!old_file.empty()) (void)env_->RemoveFile(Below(old_file));
   return Status::Ok();
 }
 

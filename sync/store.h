@@ -64,8 +64,10 @@ struct StoreOptions {
 class Store {
  public:
   // Creates `dir` (mode 0700, or 0750 per options.dir_mode, whatever the umask) and dir/lists if needed,
-  // refuses a `dir` owned by another user or writable by its group or others (kPermissionDenied, see
-  // CheckDataDir), takes dir/lock and recovers:
+  // refuses a `dir` owned by another user or writable by its group or others, or reached through an untrusted
+  // parent or link (kPermissionDenied, see CheckDataDirTrust), holds it open (OpenTrustedDataDir: every later
+  // access goes through that descriptor, so renaming `dir` or a parent away cannot redirect an install), takes
+  // dir/lock and recovers:
   //   - a missing D/current: an empty state (generation 0);
   //   - a corrupt or unreadable-as-format D/current (bad checksum, bad field): renamed to D/current.corrupt
   //     and replaced by an empty state with a random generation; every list is fetched again and the
@@ -91,10 +93,12 @@ class Store {
   const StoreState& state() const { return state_; }
   // What Open() recovered from, one line each (empty after a clean start). For the daemon's log.
   const std::vector<std::string>& warnings() const { return warnings_; }
+  // A path naming the held data directory (Directory::path(): "/proc/self/fd/N"), not the one it was opened
+  // by; valid while the Store lives. Files below D are reached as JoinPath(dir(), name).
   const std::string& dir() const { return dir_; }
   Env* env() const { return env_; }
-  // The absolute path of an installed list's file (dir() joined with list.file).
-  std::string PathOf(const InstalledList& list) const { return JoinPath(dir_, list.file); }
+  // The path of an installed list's file (dir() joined with list.file), valid while the Store lives.
+  std::string PathOf(const InstalledList& list) const { return Below(list.file); }
 
   // Installs `meta.version` of `meta.list` from the full snapshot bytes and advances the list's high-water
   // mark to it (meta.file and meta.entries are ignored: the store sets them). Steps: write
@@ -140,13 +144,19 @@ class Store {
   Status Remove(const std::string& list, bool* removed);
 
  private:
-  Store(Env* env, std::string dir, std::unique_ptr<FileLock> lock);
+  Store(Env* env, std::unique_ptr<Directory> held, std::unique_ptr<Directory> lists,
+        std::unique_ptr<FileLock> lock);
+  // The path of `rel` (a name in D, or lists/...) through the held D or the held D/lists.
+  std::string Below(const std::string& rel) const;
   Status Recover();
   // Writes `next` as D/current. On success state_ = next. *replaced tells whether the rename happened.
   Status WriteState(const StoreState& next, bool* replaced);
 
   Env* const env_;
-  const std::string dir_;
+  const std::unique_ptr<Directory> held_;  // D, held since the trust check
+  const std::string dir_;                  // held_->path()
+  // D/lists, held since Open (opened O_NOFOLLOW): a link planted at D/lists later is never followed.
+  const std::unique_ptr<Directory> lists_;
   std::unique_ptr<FileLock> lock_;
   StoreState state_;
   std::vector<std::string> warnings_;

@@ -23,6 +23,7 @@
 #include "core/byte_io.h"
 #include "core/snapshot.h"
 #include "platform/fault_injection_env.h"
+#include "urlguard/client.h"
 #include "tests/test_util.h"
 
 namespace urlguard {
@@ -373,6 +374,78 @@ TEST(Store, RefusesADataDirectoryOthersCanWriteOrOwn) {
     ASSERT_EQ(::chown(dir.c_str(), 0, 0), 0);
   }
   EXPECT_TRUE(Store::Open(Env::Default(), dir).ok());
+}
+
+// Issue 22, item 4: the writer holds D open from its trust check on. After D's parent is renamed away and another
+// directory is put at the old path, an install still lands in the directory the Store checked (the inode it holds),
+// and nothing is written into the planted one; so do the sync state and subscriptions reached through dir().
+TEST(Store, InstallsIntoTheDirectoryItHoldsAfterItsParentIsRenamedAway) {
+  const std::string root = ScratchDir("store-held");
+  const std::string d = root + "/p/D";
+  auto store = Store::Open(Env::Default(), d);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  fs::rename(root + "/p", root + "/moved");
+  fs::create_directories(d);  // the planted directory at the old path
+  fs::permissions(d, fs::perms(0700));
+  const std::string s1 = MakeSnapshot("phishing", 1, 1);
+  ASSERT_TRUE((*store)->Install(Meta("phishing", 1, s1), s1).ok());
+  EXPECT_TRUE(fs::is_empty(d)) << "something was written into the planted directory";
+  EXPECT_TRUE(fs::exists(root + "/moved/D/current"));
+  EXPECT_EQ(ReadFileOrDie(root + "/moved/D/" + (*store)->state().FindInstalled("phishing")->file), s1);
+  ASSERT_TRUE(WriteFileAtomic(Env::Default(), JoinPath((*store)->dir(), "sync-state.json"), "{}").ok());
+  EXPECT_TRUE(fs::exists(root + "/moved/D/sync-state.json"));
+  EXPECT_TRUE(fs::is_empty(d));
+}
+
+// The reader side: a Client holds the D its trust check accepted. A D planted at the old path after a rename of
+// its parent is never loaded; the next refresh loads what the writer installed into the held directory.
+TEST(Store, AReaderRefreshesFromTheDirectoryItHoldsNotOnePlantedAtItsPath) {
+  const std::string root = ScratchDir("store-held-reader");
+  const std::string d = root + "/p/D";
+  const std::string a = MakeSnapshot("phishing", 1, 1);
+  {
+    auto store = Store::Open(Env::Default(), d);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    ASSERT_TRUE((*store)->Install(Meta("phishing", 1, a), a).ok());
+  }
+  ClientOptions o;
+  o.data_dir = d;
+  o.watch = false;
+  o.verify = false;
+  auto client = Client::Open(o);
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  fs::rename(root + "/p", root + "/moved");
+  {  // the planted D: trusted-looking (this user's, 0700), with a list of its own
+    const std::string evil = MakeSnapshot("evil", 7, 7);
+    auto planted = Store::Open(Env::Default(), d);
+    ASSERT_TRUE(planted.ok()) << planted.status().ToString();
+    ASSERT_TRUE((*planted)->Install(Meta("evil", 7, evil), evil).ok());
+  }
+  {  // the writer, which follows D to where it now is, installs a second list there
+    const std::string b = MakeSnapshot("malware", 2, 2);
+    auto store = Store::Open(Env::Default(), root + "/moved/D");
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    ASSERT_TRUE((*store)->Install(Meta("malware", 2, b), b).ok());
+  }
+  ASSERT_TRUE((*client)->Refresh().ok());
+  std::set<std::string> names;
+  for (const ListStatus& l : (*client)->Lists()) names.insert(l.name);
+  EXPECT_EQ(names, (std::set<std::string>{"malware", "phishing"}));
+}
+
+// A symbolic link planted at D/lists after the Store opened D is not followed by the next install: nothing is
+// written where it points (the install fails or replaces the link, but never writes through it).
+TEST(Store, ALinkPlantedAtListsAfterOpenIsNotFollowed) {
+  const std::string root = ScratchDir("store-held-lists");
+  const std::string d = root + "/D";
+  auto store = Store::Open(Env::Default(), d);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  fs::create_directories(root + "/elsewhere");
+  fs::remove_all(d + "/lists");
+  fs::create_directory_symlink(root + "/elsewhere", d + "/lists");
+  const std::string s1 = MakeSnapshot("phishing", 1, 1);
+  (void)(*store)->Install(Meta("phishing", 1, s1), s1);
+  EXPECT_TRUE(fs::is_empty(root + "/elsewhere")) << "the install followed a link planted at D/lists";
 }
 
 // Issue 22, item 4: the check covered D only. A D under a world-writable parent without the sticky bit was

@@ -50,6 +50,7 @@ Result<std::unique_ptr<Syncer>> Syncer::Open(Env* env, const SyncerOptions& opti
   s->rand_ = EnvUniformSource(env);
   StoreOptions store_options;
   store_options.dir_mode = options.dir_mode;
+  // The Store holds D open; the sync state and subscriptions below are reached through it (store_->dir()).
   auto store = Store::Open(env, options.data_dir, store_options);
   if (!store.ok()) return store.status();
   s->store_ = std::move(store).value();
@@ -67,13 +68,13 @@ Result<std::unique_ptr<Syncer>> Syncer::Open(Env* env, const SyncerOptions& opti
   auto fetcher = NewCurlFetcher(options.fetch);
   if (!fetcher.ok()) return fetcher.status();
   s->fetcher_ = std::move(fetcher).value();
-  LoadedSyncState loaded = LoadSyncState(env, options.data_dir);
+  LoadedSyncState loaded = LoadSyncState(env, s->store_->dir());
   if (!loaded.warning.ok()) s->warnings_.push_back(loaded.warning.ToString());
 
   // The subscriptions: D/subscriptions, or for a directory without one (written before subscriptions were
   // state) or with a damaged one, every list it installed or scheduled, as the user's.
   bool changed = false;
-  auto subs = ReadSubscriptions(env, options.data_dir);
+  auto subs = ReadSubscriptions(env, s->store_->dir());
   if (subs.ok()) {
     s->subs_ = std::move(subs).value();
   } else {
@@ -86,7 +87,7 @@ Result<std::unique_ptr<Syncer>> Syncer::Open(Env* env, const SyncerOptions& opti
   for (const std::string& l : options.lists) changed |= Subscribe(&s->subs_, l, SubscriptionOrigin::kList);
   if (s->subs_.size() > kMaxLists) return TooManySubscriptions(s->subs_.size());
   // Recorded before any download: a list whose first sync fails is still subscribed (stale until installed).
-  if (changed) URLGUARD_RETURN_IF_ERROR(WriteSubscriptions(env, options.data_dir, s->subs_));
+  if (changed) URLGUARD_RETURN_IF_ERROR(WriteSubscriptions(env, s->store_->dir(), s->subs_));
 
   const int64_t now = env->NowUnixSeconds();
   s->discover_ = options.lists.empty() &&
@@ -155,7 +156,7 @@ std::vector<SyncReport> Syncer::RunDue(int64_t now, bool force) {
     }
     reports.push_back(std::move(r));
   }
-  Status saved = SaveSyncState(env_, options_.data_dir, schedule_);
+  Status saved = SaveSyncState(env_, store_->dir(), schedule_);
   if (!saved.ok()) warnings_.push_back("could not save the sync schedule: " + saved.ToString());
   return reports;
 }
@@ -176,7 +177,7 @@ Status Syncer::Discover(int64_t now, std::vector<SyncReport>* reports) {
     return TooManySubscriptions(next.size()).WithContext("list index (" + std::to_string(index.lists.size()) +
                                                          " lists) and --list");
   }
-  if (next != subs_) URLGUARD_RETURN_IF_ERROR(WriteSubscriptions(env_, options_.data_dir, next));
+  if (next != subs_) URLGUARD_RETURN_IF_ERROR(WriteSubscriptions(env_, store_->dir(), next));
   subs_ = std::move(next);
   index_etag_ = fetched.etag;
   // Unsubscribed on purpose: every list of the store the subscriptions no longer name (dropped by this index,

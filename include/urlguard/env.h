@@ -12,8 +12,9 @@
 //
 // Thread safety: Env::Default() and its methods are safe from any thread; an Env an embedder supplies must
 // be too (the library calls it from its sync and cache threads). Objects an Env returns (MappedFile,
-// WritableFile, FileLock, SignalSet) are owned by the caller and are not shared without external locking,
-// except MappedFile, whose read-only bytes may be read from any number of threads.
+// WritableFile, FileLock, SignalSet, Directory) are owned by the caller and are not shared without external
+// locking, except MappedFile, whose read-only bytes may be read from any number of threads (and Directory's
+// path() and Stat()).
 //
 // Errors: every failure is a Status. The POSIX implementation maps errno as follows: ENOENT is kNotFound,
 // ENOSPC and EDQUOT are kResourceExhausted, EEXIST is kFailedPrecondition, anything else is kIoError; the
@@ -86,6 +87,29 @@ struct FileInfo {
   uint32_t uid = 0;         // owner
 };
 
+// A directory held open by a descriptor (docs/data-dir.md §1.1): whatever is renamed or planted along the path
+// it was reached by afterwards, this object keeps naming the same directory (the same inode). The data
+// directory is reached this way once, by a trust walk that opens each component relative to the one before, and
+// every file below it is then reached through path(). Not thread-safe except path() and Stat(), which are.
+class URLGUARD_EXPORT Directory {
+ public:
+  virtual ~Directory() = default;
+  // A path naming this very directory, not the path it was opened by: the POSIX Env's is "/proc/self/fd/N"
+  // (needs /proc). JoinPath(path(), "name") given to any Env method reaches "name" inside the held directory,
+  // so the Env's other methods (and an EnvWrapper's faults) apply unchanged. Valid while this object lives.
+  virtual const std::string& path() const = 0;
+  // fstat of the held directory itself.
+  virtual Result<FileInfo> Stat() = 0;
+  // fstatat(AT_SYMLINK_NOFOLLOW) of `name`, one component inside it ("..": its parent). As Env::Stat.
+  virtual Result<FileInfo> StatAt(const std::string& name) = 0;
+  // readlinkat of `name`, one component inside it. As Env::ReadLink.
+  virtual Result<std::string> ReadLinkAt(const std::string& name) = 0;
+  // Opens directory `name`, one component inside it ("..": its parent), never following a symlink
+  // (openat O_PATH|O_NOFOLLOW|O_DIRECTORY): kFailedPrecondition when `name` is a symlink or not a directory,
+  // kNotFound when missing.
+  virtual Result<std::unique_ptr<Directory>> OpenDirectoryAt(const std::string& name) = 0;
+};
+
 class URLGUARD_EXPORT Env {
  public:
   Env() = default;
@@ -144,6 +168,10 @@ class URLGUARD_EXPORT Env {
   virtual Status SyncDir(const std::string& dir) = 0;
   // File names (not paths) in `dir`, without "." and "..", sorted bytewise.
   virtual Result<std::vector<std::string>> ListDir(const std::string& dir) = 0;
+  // Holds directory `path` open (following symlinks; the data directory's trust walk opens only "/" this way
+  // and every later component with Directory::OpenDirectoryAt). kNotFound when missing; kFailedPrecondition
+  // when not a directory.
+  virtual Result<std::unique_ptr<Directory>> OpenDirectory(const std::string& path) = 0;
 
   // ---- metadata ----------------------------------------------------------------------------------------
 
@@ -239,6 +267,9 @@ class URLGUARD_EXPORT EnvWrapper : public Env {
   Status RemoveDir(const std::string& path) override { return target_->RemoveDir(path); }
   Status SyncDir(const std::string& dir) override { return target_->SyncDir(dir); }
   Result<std::vector<std::string>> ListDir(const std::string& dir) override { return target_->ListDir(dir); }
+  Result<std::unique_ptr<Directory>> OpenDirectory(const std::string& path) override {
+    return target_->OpenDirectory(path);
+  }
   bool FileExists(const std::string& path) override { return target_->FileExists(path); }
   Result<FileInfo> Stat(const std::string& path) override { return target_->Stat(path); }
   Result<std::string> RealPath(const std::string& path) override { return target_->RealPath(path); }
