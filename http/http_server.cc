@@ -312,7 +312,7 @@ class HttpServer::Impl {
 
   int port() const { return port_; }
   bool tls() const { return !options_.tls_cert_pem.empty(); }
-  uint64_t deadline_cuts() const { return deadline_cuts_.load(std::memory_order_relaxed); }
+  uint64_t deadline_cuts() const { return deadline_cuts_.load(std::memory_order_seq_cst); }
   uint64_t peer_limit_cuts() const { return peer_limit_cuts_.load(std::memory_order_relaxed); }
   uint64_t lingered() const { return lingered_.load(std::memory_order_relaxed); }
 
@@ -457,9 +457,10 @@ class HttpServer::Impl {
       const auto now = Clock::now();
       for (auto& [connection, entry] : conns_) {
         if (entry.deadline > now) continue;
+        // Counted before the cut, so that whoever sees the connection end also sees it counted.
+        deadline_cuts_.fetch_add(1, std::memory_order_seq_cst);
         ::shutdown(entry.fd, SHUT_RDWR);  // MHD sees the end of the stream and closes the connection
         entry.deadline = Clock::time_point::max();
-        deadline_cuts_.fetch_add(1, std::memory_order_relaxed);
       }
     }
   }
