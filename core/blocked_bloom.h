@@ -5,7 +5,7 @@
 // every key sets k bits inside one 512-bit block (one cache line), so a probe costs one cache miss whatever k
 // is. Classic sizing: m = -n ln p / (ln 2)^2 bits, k = (m/n) ln 2. Confining the bits to a block raises the
 // false-positive rate a little above the classic formula (blocks receive a Poisson number of keys), which
-// ExpectedFalsePositiveRate() accounts for and bench/filter_bench measures.
+// ExpectedFalsePositiveRate() accounts for and bench/lookup_bench measures.
 //
 // Roles (docs/architecture.md §4): the baseline the fingerprint array must beat on the same data, a layer structure
 // for lists that are never diffed, and the dynamic "seen before?" and rolling-window filters (inserts only).

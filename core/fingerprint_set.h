@@ -19,7 +19,7 @@
 // (hence Q) minimising it, which lands at 2.2 to 2.5 bits over log2(U/n) — the information-theoretic limit for
 // a sorted set is log2(U/n) + 1.44. A blocked Bloom filter at the same false-positive rate costs
 // 1.44 * log2(U/n) + ~1 bits, so for the usual log2(U/n) ~ 13-15 this is 5-7 bits per entry smaller
-// (bench/filter_bench measures both).
+// (bench/lookup_bench measures both).
 //
 // A probe: one read in the sample array (78 k entries for 10 M keys: stays in cache), a select over the unary
 // words of one block (usually one or two words), and a read of at most a few remainders (one cache miss).
