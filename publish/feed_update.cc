@@ -211,8 +211,12 @@ Result<FeedUpdateReport> UpdateFeeds(const FeedUpdateOptions& o) {
   if (!lock.ok()) return lock.status().WithContext("another urlguard-publish update is working on " + o.repo_dir);
 
   FeedUpdateReport report;
+  // The entries of each download that became (or equals) its feed's good copy this run, by feed index: step 2 takes
+  // them from here instead of reading and parsing the file it just wrote. Empty for feeds whose good copy is older.
+  std::vector<std::optional<std::vector<std::pair<std::string, std::string>>>> fresh(file.feeds.size());
   // 1. Every feed: fetch, check, keep or quarantine.
-  for (const FeedConfig& f : file.feeds) {
+  for (size_t fi = 0; fi < file.feeds.size(); ++fi) {
+    const FeedConfig& f = file.feeds[fi];
     const std::string dir = FeedDir(o.repo_dir, f.name);
     const std::string meta_path = JoinPath(dir, "meta");
     const std::string good_path = JoinPath(dir, "good");
@@ -275,9 +279,17 @@ Result<FeedUpdateReport> UpdateFeeds(const FeedUpdateOptions& o) {
       report.any_quarantined = true;
     } else {
       if (h.outcome != FeedOutcome::kNotModified) {
-        auto old = has_good ? env->ReadFile(good_path, kMaxFeedBytes) : Result<std::string>(std::string());
-        if (has_good && old.ok() && *old == checked->text) {
-          h.outcome = FeedOutcome::kNotModified;  // same bytes (a server without validators, a local file)
+        // Same bytes (a server without validators, a local file)? The old copy is read only when the sizes match.
+        bool same = false;
+        if (has_good) {
+          auto info = env->Stat(good_path);
+          if (info.ok() && info->size == checked->text.size()) {
+            auto old = env->ReadFile(good_path, kMaxFeedBytes);
+            same = old.ok() && *old == checked->text;
+          }
+        }
+        if (same) {
+          h.outcome = FeedOutcome::kNotModified;
         } else {
           URLGUARD_RETURN_IF_ERROR(WriteFileAtomic(env, good_path, checked->text, /*private_file=*/true));
           if (h.outcome != FeedOutcome::kAccepted) h.outcome = FeedOutcome::kUpdated;
@@ -285,6 +297,7 @@ Result<FeedUpdateReport> UpdateFeeds(const FeedUpdateOptions& o) {
         meta.entries = checked->entries.size();
         meta.etag = d.etag;
         meta.last_modified = d.last_modified;
+        fresh[fi] = std::move(checked->entries);
       }
       meta.quarantined = false;
       meta.reason.clear();
@@ -296,7 +309,7 @@ Result<FeedUpdateReport> UpdateFeeds(const FeedUpdateOptions& o) {
     if (h.reason.empty()) h.reason = meta.reason;
     h.quarantine_path = meta.quarantine_path;
     h.last_success_unix = meta.last_success_unix;
-    h.entries = env->FileExists(good_path) ? meta.entries : 0;
+    h.entries = has_good || fresh[fi] ? meta.entries : 0;
     h.rejected = meta.rejected;
     h.bytes = meta.bytes;
     h.consecutive_failures = meta.consecutive_failures;
@@ -311,16 +324,24 @@ Result<FeedUpdateReport> UpdateFeeds(const FeedUpdateOptions& o) {
     lr.list = l.name;
     std::map<std::string, std::string> present;
     bool any_good = false;
-    for (const FeedConfig& f : file.feeds) {
+    for (size_t fi = 0; fi < file.feeds.size(); ++fi) {
+      const FeedConfig& f = file.feeds[fi];
       if (f.list != l.name) continue;
-      const std::string good_path = JoinPath(FeedDir(o.repo_dir, f.name), "good");
-      if (!env->FileExists(good_path)) continue;
-      auto good = env->ReadFile(good_path, kMaxFeedBytes);
-      if (!good.ok()) return good.status().WithContext(good_path);
-      auto feed = ReadFeedBody(f.spec, f.path.empty() ? f.url : f.path, *good, kMaxFeedBytes);
-      if (!feed.ok()) return feed.status().WithContext(good_path);
+      std::vector<std::pair<std::string, std::string>> entries;
+      if (fresh[fi]) {
+        entries = std::move(*fresh[fi]);
+        fresh[fi].reset();
+      } else {
+        const std::string good_path = JoinPath(FeedDir(o.repo_dir, f.name), "good");
+        if (!env->FileExists(good_path)) continue;
+        auto good = env->ReadFile(good_path, kMaxFeedBytes);
+        if (!good.ok()) return good.status().WithContext(good_path);
+        auto feed = ReadFeedBody(f.spec, f.path.empty() ? f.url : f.path, *good, kMaxFeedBytes);
+        if (!feed.ok()) return feed.status().WithContext(good_path);
+        entries = std::move(feed->entries);
+      }
       any_good = true;
-      for (auto& [value, threat] : feed->entries) {
+      for (auto& [value, threat] : entries) {
         const std::string& t = !threat.empty() ? threat : f.threat;
         present.emplace(std::move(value), t);  // the first feed naming an entry decides its threat
       }
@@ -333,7 +354,7 @@ Result<FeedUpdateReport> UpdateFeeds(const FeedUpdateOptions& o) {
     ListRecord record;
     record.list = l.name;
     if (env->FileExists(record_path)) {
-      auto rt = env->ReadFile(record_path, size_t{4} << 30);
+      auto rt = env->ReadFile(record_path, kMaxListRecordBytes);
       if (!rt.ok()) return rt.status().WithContext(record_path);
       auto rec = ParseListRecord(*rt);
       if (!rec.ok()) return rec.status().WithContext(record_path);
