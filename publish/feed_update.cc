@@ -50,14 +50,6 @@ void PruneQuarantine(Env* env, const std::string& dir) {
   for (size_t i = 0; i + kMaxQuarantinedDownloads < files.size(); ++i) (void)env->RemoveFile(JoinPath(dir, files[i].second));
 }
 
-Result<SigningKey> LoadKey(Env* env, const std::string& path) {
-  auto pem = env->ReadFile(path, kMaxPemBytes);
-  if (!pem.ok()) return pem.status().WithContext(path);
-  auto key = SigningKey::FromPem(*pem);
-  if (!key.ok()) return key.status().WithContext(path);
-  return key;
-}
-
 // One feed's download (or local read), before any check.
 struct Download {
   Status status;
@@ -200,7 +192,7 @@ Result<FeedUpdateReport> UpdateFeeds(const FeedUpdateOptions& o) {
   for (const std::string& a : o.accept) {
     if (file.FindFeed(a) == nullptr) return Status::InvalidArgument("--accept " + a + ": no such feed in " + o.feeds_file);
   }
-  auto key = LoadKey(env, o.private_key_path);
+  auto key = LoadSigningKey(env, o.private_key_path);
   if (!key.ok()) return key.status();
   const int64_t now = o.now_unix != 0 ? o.now_unix : env->NowUnixSeconds();
 

@@ -37,14 +37,6 @@ Result<std::vector<FeedSpec>> ParseInputs(const std::vector<std::string>& inputs
   return specs;
 }
 
-Result<SigningKey> LoadSigningKey(Env* env, const std::string& path) {
-  auto pem = env->ReadFile(path, kMaxPemBytes);
-  if (!pem.ok()) return pem.status();
-  auto key = SigningKey::FromPem(*pem);
-  if (!key.ok()) return key.status().WithContext(path);
-  return key;
-}
-
 }  // namespace
 
 Result<std::string> ParseFeedArgument(std::string_view argument) {
