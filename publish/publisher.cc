@@ -410,7 +410,7 @@ class RemovedCounter {
     for (;;) {
       URLGUARD_RETURN_IF_ERROR(Peek());
       if (!has_) return Status::Ok();
-      const int c = Compare(head_, r);
+      const int c = CompareEntry(head_, r);
       if (c > 0) return Status::Ok();
       if (c < 0) ++removed_;
       ready_ = false;
@@ -429,11 +429,6 @@ class RemovedCounter {
   uint64_t removed() const { return removed_; }
 
  private:
-  static int Compare(const KeyRecord& a, const KeyRecord& b) {
-    if (a.layer != b.layer) return a.layer < b.layer ? -1 : 1;
-    if (a.key != b.key) return a.key < b.key ? -1 : 1;
-    return std::memcmp(a.sha256, b.sha256, 32);
-  }
   Status Peek() {
     if (ready_) return Status::Ok();
     URLGUARD_ASSIGN_OR_RETURN(has_, previous_->Next(&head_));
