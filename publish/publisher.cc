@@ -664,11 +664,11 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
   if (counts.total() == 0) return Status::InvalidArgument("no valid entry in the new version");
   if (removed_counter) {
     URLGUARD_RETURN_IF_ERROR(removed_counter->Finish());
-    const std::string why = CheckRemoval(removed_counter->removed(), previous_state->records(), o.max_removal);
-    if (!why.empty()) {  // nothing but scratch files written yet: the served version stays
+    Status capped =
+        CheckVersionRemoval(o.list, version, removed_counter->removed(), previous_state->records(), o.max_removal);
+    if (!capped.ok()) {  // nothing but scratch files written yet: the served version stays
       if (o.refusal != nullptr) *o.refusal = PublishRefusal::kLargeRemoval;
-      return Status::FailedPrecondition(o.list + " version " + std::to_string(version) + " refused: it " + why +
-                                        "; --allow-large-removal or --max-removal FRACTION publishes it");
+      return capped;
     }
   }
   std::vector<std::string> final_threats;
