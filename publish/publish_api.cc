@@ -10,7 +10,6 @@
 #include "platform/env.h"
 #include "publish/feed_check.h"
 #include "publish/feeds.h"
-#include "publish/feeds_file.h"
 #include "publish/keygen.h"
 #include "publish/list_builder.h"
 #include "publish/pg_publish.h"
@@ -165,10 +164,6 @@ Result<SnapshotBuildReport> BuildSnapshotFile(const SnapshotBuildOptions& o) {
   report.filter = FilterKindName(options.filter);
   return report;
 }
-
-// The guard's public defaults are the feeds file's (docs/feeds-file.md §3): one rule for publish and update.
-static_assert(kDefaultInputMaxRejectedFraction == kDefaultFeedMaxRejectedFraction);
-static_assert(kDefaultPublishMaxRemoval == kDefaultListMaxRemoval);
 
 Result<ListPublishReport> PublishList(const ListPublishOptions& o, PublishRefusal* refusal) {
   if (refusal != nullptr) *refusal = PublishRefusal::kNone;
