@@ -31,10 +31,6 @@ std::string ListRecordPath(const std::string& repo, const std::string& list) {
   return JoinPath(JoinPath(repo, "private/feed-lists"), list + ".record");
 }
 
-double Share(uint64_t part, uint64_t whole) {
-  return whole == 0 ? 0.0 : static_cast<double>(part) / static_cast<double>(whole);
-}
-
 // Deletes all but the newest kMaxQuarantinedDownloads files of `dir` (names are "T.body", T a unix time).
 void PruneQuarantine(Env* env, const std::string& dir) {
   auto names = env->ListDir(dir);
@@ -138,7 +134,7 @@ std::string CheckFeedDownload(const CheckedFeed& feed, const FeedConfig& config,
   if (std::string why = CheckFeedContent(stats, config.max_rejected_fraction); !why.empty()) return why;
   const uint64_t n = feed.entries.size();
   if (previous_entries > 0 && n < previous_entries) {
-    const double shrink = 1.0 - Share(n, previous_entries);
+    const double shrink = 1.0 - static_cast<double>(n) / static_cast<double>(previous_entries);  // previous > n
     if (shrink > config.max_shrink) {
       return "shrank from " + std::to_string(previous_entries) + " to " + std::to_string(n) + " entries (" +
              Percent(shrink) + ", more than max_shrink " + Percent(config.max_shrink) + ")";
