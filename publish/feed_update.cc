@@ -15,6 +15,7 @@
 #include "publish/pg_publish.h"
 #include "publish/pg_state.h"
 #include "publish/publisher.h"
+#include "publish/repo_lock.h"
 #include "publish/signer.h"
 #include "urlguard/publish.h"
 
@@ -195,7 +196,7 @@ Result<FeedUpdateReport> UpdateFeeds(const FeedUpdateOptions& o) {
   const std::string feeds_dir = FeedsDir(o.repo_dir);
   URLGUARD_RETURN_IF_ERROR(env->CreateDirs(feeds_dir, /*private_dir=*/true));
   URLGUARD_RETURN_IF_ERROR(env->CreateDirs(DirName(ListRecordPath(o.repo_dir, "x")), /*private_dir=*/true));
-  auto lock = env->LockFile(JoinPath(feeds_dir, "update.lock"));
+  auto lock = env->LockFile(FeedUpdateLockPath(o.repo_dir));
   if (!lock.ok()) return lock.status().WithContext("another urlguard-publish update is working on " + o.repo_dir);
 
   FeedUpdateReport report;
