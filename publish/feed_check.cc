@@ -86,4 +86,12 @@ std::string CheckRemoval(uint64_t removed, uint64_t previous, double max_removal
          ", more than the cap of " + Percent(max_removal) + ")";
 }
 
+Status CheckVersionRemoval(const std::string& list, uint64_t version, uint64_t removed, uint64_t previous,
+                           double max_removal) {
+  const std::string why = CheckRemoval(removed, previous, max_removal);
+  if (why.empty()) return Status::Ok();
+  return Status::FailedPrecondition(list + " version " + std::to_string(version) + " refused: it " + why +
+                                    "; --allow-large-removal or --max-removal FRACTION publishes it");
+}
+
 }  // namespace urlguard

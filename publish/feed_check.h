@@ -60,6 +60,11 @@ Result<std::vector<std::string>> ResolveAcceptedInputs(const std::vector<std::st
 // reason with the counts. Allowed: removed <= kMinCappedRemoval, or removed <= max_removal x previous.
 std::string CheckRemoval(uint64_t removed, uint64_t previous, double max_removal);
 
+// CheckRemoval as the refusal of `list` version `version`: Ok when allowed, else kFailedPrecondition "LIST version
+// V refused: it would remove ...; --allow-large-removal or --max-removal FRACTION publishes it".
+Status CheckVersionRemoval(const std::string& list, uint64_t version, uint64_t removed, uint64_t previous,
+                           double max_removal);
+
 // "25%": a share as a rounded percentage, for messages.
 std::string Percent(double share);
 

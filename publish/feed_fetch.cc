@@ -18,12 +18,6 @@ CURLcode GlobalInit() {
   return code;
 }
 
-std::string_view TrimHeader(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n')) s.remove_suffix(1);
-  return s;
-}
-
 bool IsPrintable(std::string_view v) {
   return std::all_of(v.begin(), v.end(), [](char c) { return c >= 0x20 && c <= 0x7e; });
 }
@@ -65,7 +59,7 @@ size_t ReadHeader(char* data, size_t size, size_t nitems, void* userdata) {
   const size_t colon = line.find(':');
   if (colon == std::string_view::npos) return n;
   const std::string_view name = line.substr(0, colon);
-  const std::string_view value = TrimHeader(line.substr(colon + 1));
+  const std::string_view value = TrimAsciiSpace(line.substr(colon + 1));
   const bool keep = value.size() <= kMaxFeedValidatorBytes && IsPrintable(value);
   if (EqualsIgnoreCase(name, "etag")) {
     t->response->etag = keep ? std::string(value) : std::string();

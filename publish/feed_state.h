@@ -68,6 +68,9 @@ struct ListRecord {
   bool operator==(const ListRecord&) const = default;
 };
 
+// Largest list record UpdateFeeds reads (one line per entry the list published or holds in grace).
+inline constexpr size_t kMaxListRecordBytes = size_t{4} << 30;
+
 std::string SerializeListRecord(const ListRecord& record);
 // kCorruption "list record line N: ..." for anything but what SerializeListRecord writes (values unique and
 // ascending, values without bytes <= 0x20 or 0x7f, at most kMaxFeedValueBytes, threats valid, the count right).

@@ -15,6 +15,7 @@
 #include "publish/pg_publish.h"
 #include "publish/pg_state.h"
 #include "publish/publisher.h"
+#include "publish/repo_lock.h"
 #include "publish/signer.h"
 #include "urlguard/publish.h"
 
@@ -31,10 +32,6 @@ std::string ListRecordPath(const std::string& repo, const std::string& list) {
   return JoinPath(JoinPath(repo, "private/feed-lists"), list + ".record");
 }
 
-double Share(uint64_t part, uint64_t whole) {
-  return whole == 0 ? 0.0 : static_cast<double>(part) / static_cast<double>(whole);
-}
-
 // Deletes all but the newest kMaxQuarantinedDownloads files of `dir` (names are "T.body", T a unix time).
 void PruneQuarantine(Env* env, const std::string& dir) {
   auto names = env->ListDir(dir);
@@ -48,14 +45,6 @@ void PruneQuarantine(Env* env, const std::string& dir) {
   }
   std::sort(files.begin(), files.end());
   for (size_t i = 0; i + kMaxQuarantinedDownloads < files.size(); ++i) (void)env->RemoveFile(JoinPath(dir, files[i].second));
-}
-
-Result<SigningKey> LoadKey(Env* env, const std::string& path) {
-  auto pem = env->ReadFile(path, kMaxPemBytes);
-  if (!pem.ok()) return pem.status().WithContext(path);
-  auto key = SigningKey::FromPem(*pem);
-  if (!key.ok()) return key.status().WithContext(path);
-  return key;
 }
 
 // One feed's download (or local read), before any check.
@@ -146,7 +135,7 @@ std::string CheckFeedDownload(const CheckedFeed& feed, const FeedConfig& config,
   if (std::string why = CheckFeedContent(stats, config.max_rejected_fraction); !why.empty()) return why;
   const uint64_t n = feed.entries.size();
   if (previous_entries > 0 && n < previous_entries) {
-    const double shrink = 1.0 - Share(n, previous_entries);
+    const double shrink = 1.0 - static_cast<double>(n) / static_cast<double>(previous_entries);  // previous > n
     if (shrink > config.max_shrink) {
       return "shrank from " + std::to_string(previous_entries) + " to " + std::to_string(n) + " entries (" +
              Percent(shrink) + ", more than max_shrink " + Percent(config.max_shrink) + ")";
@@ -200,19 +189,23 @@ Result<FeedUpdateReport> UpdateFeeds(const FeedUpdateOptions& o) {
   for (const std::string& a : o.accept) {
     if (file.FindFeed(a) == nullptr) return Status::InvalidArgument("--accept " + a + ": no such feed in " + o.feeds_file);
   }
-  auto key = LoadKey(env, o.private_key_path);
+  auto key = LoadSigningKey(env, o.private_key_path);
   if (!key.ok()) return key.status();
   const int64_t now = o.now_unix != 0 ? o.now_unix : env->NowUnixSeconds();
 
   const std::string feeds_dir = FeedsDir(o.repo_dir);
   URLGUARD_RETURN_IF_ERROR(env->CreateDirs(feeds_dir, /*private_dir=*/true));
   URLGUARD_RETURN_IF_ERROR(env->CreateDirs(DirName(ListRecordPath(o.repo_dir, "x")), /*private_dir=*/true));
-  auto lock = env->LockFile(JoinPath(feeds_dir, "update.lock"));
+  auto lock = env->LockFile(FeedUpdateLockPath(o.repo_dir));
   if (!lock.ok()) return lock.status().WithContext("another urlguard-publish update is working on " + o.repo_dir);
 
   FeedUpdateReport report;
+  // The entries of each download that became (or equals) its feed's good copy this run, by feed index: step 2 takes
+  // them from here instead of reading and parsing the file it just wrote. Empty for feeds whose good copy is older.
+  std::vector<std::optional<std::vector<std::pair<std::string, std::string>>>> fresh(file.feeds.size());
   // 1. Every feed: fetch, check, keep or quarantine.
-  for (const FeedConfig& f : file.feeds) {
+  for (size_t fi = 0; fi < file.feeds.size(); ++fi) {
+    const FeedConfig& f = file.feeds[fi];
     const std::string dir = FeedDir(o.repo_dir, f.name);
     const std::string meta_path = JoinPath(dir, "meta");
     const std::string good_path = JoinPath(dir, "good");
@@ -275,9 +268,17 @@ Result<FeedUpdateReport> UpdateFeeds(const FeedUpdateOptions& o) {
       report.any_quarantined = true;
     } else {
       if (h.outcome != FeedOutcome::kNotModified) {
-        auto old = has_good ? env->ReadFile(good_path, kMaxFeedBytes) : Result<std::string>(std::string());
-        if (has_good && old.ok() && *old == checked->text) {
-          h.outcome = FeedOutcome::kNotModified;  // same bytes (a server without validators, a local file)
+        // Same bytes (a server without validators, a local file)? The old copy is read only when the sizes match.
+        bool same = false;
+        if (has_good) {
+          auto info = env->Stat(good_path);
+          if (info.ok() && info->size == checked->text.size()) {
+            auto old = env->ReadFile(good_path, kMaxFeedBytes);
+            same = old.ok() && *old == checked->text;
+          }
+        }
+        if (same) {
+          h.outcome = FeedOutcome::kNotModified;
         } else {
           URLGUARD_RETURN_IF_ERROR(WriteFileAtomic(env, good_path, checked->text, /*private_file=*/true));
           if (h.outcome != FeedOutcome::kAccepted) h.outcome = FeedOutcome::kUpdated;
@@ -285,6 +286,7 @@ Result<FeedUpdateReport> UpdateFeeds(const FeedUpdateOptions& o) {
         meta.entries = checked->entries.size();
         meta.etag = d.etag;
         meta.last_modified = d.last_modified;
+        fresh[fi] = std::move(checked->entries);
       }
       meta.quarantined = false;
       meta.reason.clear();
@@ -296,7 +298,7 @@ Result<FeedUpdateReport> UpdateFeeds(const FeedUpdateOptions& o) {
     if (h.reason.empty()) h.reason = meta.reason;
     h.quarantine_path = meta.quarantine_path;
     h.last_success_unix = meta.last_success_unix;
-    h.entries = env->FileExists(good_path) ? meta.entries : 0;
+    h.entries = has_good || fresh[fi] ? meta.entries : 0;
     h.rejected = meta.rejected;
     h.bytes = meta.bytes;
     h.consecutive_failures = meta.consecutive_failures;
@@ -311,16 +313,24 @@ Result<FeedUpdateReport> UpdateFeeds(const FeedUpdateOptions& o) {
     lr.list = l.name;
     std::map<std::string, std::string> present;
     bool any_good = false;
-    for (const FeedConfig& f : file.feeds) {
+    for (size_t fi = 0; fi < file.feeds.size(); ++fi) {
+      const FeedConfig& f = file.feeds[fi];
       if (f.list != l.name) continue;
-      const std::string good_path = JoinPath(FeedDir(o.repo_dir, f.name), "good");
-      if (!env->FileExists(good_path)) continue;
-      auto good = env->ReadFile(good_path, kMaxFeedBytes);
-      if (!good.ok()) return good.status().WithContext(good_path);
-      auto feed = ReadFeedBody(f.spec, f.path.empty() ? f.url : f.path, *good, kMaxFeedBytes);
-      if (!feed.ok()) return feed.status().WithContext(good_path);
+      std::vector<std::pair<std::string, std::string>> entries;
+      if (fresh[fi]) {
+        entries = std::move(*fresh[fi]);
+        fresh[fi].reset();
+      } else {
+        const std::string good_path = JoinPath(FeedDir(o.repo_dir, f.name), "good");
+        if (!env->FileExists(good_path)) continue;
+        auto good = env->ReadFile(good_path, kMaxFeedBytes);
+        if (!good.ok()) return good.status().WithContext(good_path);
+        auto feed = ReadFeedBody(f.spec, f.path.empty() ? f.url : f.path, *good, kMaxFeedBytes);
+        if (!feed.ok()) return feed.status().WithContext(good_path);
+        entries = std::move(feed->entries);
+      }
       any_good = true;
-      for (auto& [value, threat] : feed->entries) {
+      for (auto& [value, threat] : entries) {
         const std::string& t = !threat.empty() ? threat : f.threat;
         present.emplace(std::move(value), t);  // the first feed naming an entry decides its threat
       }
@@ -333,7 +343,7 @@ Result<FeedUpdateReport> UpdateFeeds(const FeedUpdateOptions& o) {
     ListRecord record;
     record.list = l.name;
     if (env->FileExists(record_path)) {
-      auto rt = env->ReadFile(record_path, size_t{4} << 30);
+      auto rt = env->ReadFile(record_path, kMaxListRecordBytes);
       if (!rt.ok()) return rt.status().WithContext(record_path);
       auto rec = ParseListRecord(*rt);
       if (!rec.ok()) return rec.status().WithContext(record_path);

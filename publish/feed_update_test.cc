@@ -4,16 +4,13 @@
 
 #include <gtest/gtest.h>
 
-#include <zlib.h>
+#include "tests/feed_test_util.h"
 
 namespace urlguard {
 namespace {
 
-std::string Domains(int n, int from = 0) {
-  std::string s;
-  for (int i = from; i < from + n; ++i) s += "d" + std::to_string(i) + ".example\n";
-  return s;
-}
+using testing::Domains;
+using testing::Gzip;
 
 CheckedFeed Read(const std::string& body) {
   FeedSpec spec;
@@ -21,20 +18,6 @@ CheckedFeed Read(const std::string& body) {
   auto f = ReadFeedBody(spec, "feed.txt", body, kMaxFeedBytes);
   EXPECT_TRUE(f.ok()) << f.status().ToString();
   return f.ok() ? *f : CheckedFeed{};
-}
-
-std::string Gzip(const std::string& text) {
-  z_stream z{};
-  deflateInit2(&z, 9, Z_DEFLATED, 16 + 15, 8, Z_DEFAULT_STRATEGY);
-  std::string out(deflateBound(&z, text.size()) + 64, '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
-  z.avail_in = static_cast<uInt>(text.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  deflate(&z, Z_FINISH);
-  out.resize(z.total_out);
-  deflateEnd(&z);
-  return out;
 }
 
 TEST(FeedChecks, ReadsEntriesAndCountsRejected) {

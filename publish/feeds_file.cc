@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "core/ascii.h"
 #include "core/list_name.h"
 #include "urlguard/publish.h"
 
@@ -14,12 +15,6 @@ namespace {
 
 constexpr int64_t kMaxGraceSeconds = 30 * 86400;
 constexpr int64_t kMaxFeedTimeoutSeconds = 3600;
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
 
 Status LineError(uint64_t line, const std::string& message) {
   return Status::InvalidArgument("line " + std::to_string(line) + ": " + message);
@@ -53,6 +48,7 @@ bool ParseBytes(std::string_view v, uint64_t* out) {
   if (v.empty() || v.size() > 12 || v.find_first_not_of("0123456789") != std::string_view::npos) return false;
   uint64_t n = 0;
   for (char c : v) n = n * 10 + static_cast<uint64_t>(c - '0');
+  if (n > UINT64_MAX / mult) return false;  // "17179869185G" must not wrap around to 1G
   *out = n * mult;
   return true;
 }
@@ -107,15 +103,15 @@ Result<FeedsFile> ParseFeedsFile(std::string_view text) {
       const auto u = static_cast<unsigned char>(c);
       if ((u < 0x20 && c != '\t') || u >= 0x7f) return LineError(line_no, "not printable ASCII");
     }
-    line = Trim(line);
+    line = TrimAsciiSpace(line);
     if (line.empty() || line.front() == '#') continue;
     if (line.front() == '[') {
       if (line.back() != ']') return LineError(line_no, "a section is [feed NAME] or [list NAME]");
-      std::string_view inner = Trim(line.substr(1, line.size() - 2));
+      std::string_view inner = TrimAsciiSpace(line.substr(1, line.size() - 2));
       const size_t space = inner.find(' ');
       if (space == std::string_view::npos) return LineError(line_no, "a section is [feed NAME] or [list NAME]");
       std::string_view kind = inner.substr(0, space);
-      std::string name(Trim(inner.substr(space + 1)));
+      std::string name(TrimAsciiSpace(inner.substr(space + 1)));
       if (!IsValidListName(name)) return LineError(line_no, "section names are 1-64 bytes of [a-z0-9_-]: " + name);
       keys_seen.clear();
       if (kind == "feed") {
@@ -140,8 +136,8 @@ Result<FeedsFile> ParseFeedsFile(std::string_view text) {
     }
     const size_t eq = line.find('=');
     if (eq == std::string_view::npos) return LineError(line_no, "expected KEY = VALUE");
-    const std::string key(Trim(line.substr(0, eq)));
-    const std::string_view value = Trim(line.substr(eq + 1));
+    const std::string key(TrimAsciiSpace(line.substr(0, eq)));
+    const std::string_view value = TrimAsciiSpace(line.substr(eq + 1));
     if (section == Section::kNone) return LineError(line_no, key + " outside a [feed] or [list] section");
     if (!keys_seen.insert(key).second) return LineError(line_no, key + " given twice");
     if (value.empty()) return LineError(line_no, key + " has no value");

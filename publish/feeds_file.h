@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "publish/feeds.h"
+#include "urlguard/publish.h"
 #include "urlguard/status.h"
 
 namespace urlguard {
@@ -29,12 +30,13 @@ inline constexpr size_t kMaxFeedsPerFile = 1000;
 
 // Defaults (docs/feeds-file.md §3). Changing one changes what operators get without asking: document it.
 inline constexpr double kDefaultFeedMaxShrink = 0.2;
-inline constexpr double kDefaultFeedMaxRejectedFraction = 0.25;
+// The guard's defaults are the public ones of `publish` (include/urlguard/publish.h): one rule for both commands.
+inline constexpr double kDefaultFeedMaxRejectedFraction = kDefaultInputMaxRejectedFraction;
 inline constexpr uint64_t kDefaultFeedMaxBytes = uint64_t{256} << 20;
 inline constexpr int64_t kDefaultFeedConnectTimeoutSeconds = 30;
 inline constexpr int64_t kDefaultFeedTimeoutSeconds = 300;
 inline constexpr int64_t kDefaultListGraceSeconds = 6 * 3600;
-inline constexpr double kDefaultListMaxRemoval = 0.1;
+inline constexpr double kDefaultListMaxRemoval = kDefaultPublishMaxRemoval;
 inline constexpr int64_t kDefaultListExpiresInSeconds = 24 * 3600;
 inline constexpr uint32_t kDefaultListKeep = 5;
 

@@ -86,6 +86,7 @@ TEST(FeedsFile, RefusesMistakes) {
       {"[feed a]\nurl = https://x/\nlist = l\nformat = csv\n", "line 4: bad format"},
       {"[feed a]\nurl = https://x/\nlist = l\ntimeout = 2h\n", "line 4: bad timeout"},
       {"[feed a]\nurl = https://x/\nlist = l\nmax_bytes = 2G\n", "line 4: bad max_bytes"},
+      {"[feed a]\nurl = https://x/\nlist = l\nmax_bytes = 17179869185G\n", "line 4: bad max_bytes"},  // 2^64 + 1G
       {"[feed a]\nurl = https://x/\nlist = l\nthreat =\n", "line 4: threat has no value"},
       {"[feed a]\nurl = https://x/\nlist = l\n[list m]\n", "[list m] has no feed"},
       {"[feed a]\nurl = https://x/\nlist = l\n[list l]\ngrace = 31d\n", "line 5: bad grace"},

@@ -17,6 +17,7 @@
 #include <tuple>
 #include <vector>
 
+#include "tests/feed_test_util.h"
 #include "tests/test_util.h"
 
 namespace urlguard {
@@ -639,19 +640,7 @@ TEST(FeedsLimitsTest, PathologicalQuotesStayLinear) {
 
 // ---- gzip -----------------------------------------------------------------------------------------------
 
-std::string Gzip(std::string_view data) {
-  z_stream zs{};
-  EXPECT_EQ(deflateInit2(&zs, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
-  std::string out(deflateBound(&zs, data.size()), '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  zs.avail_in = static_cast<uInt>(data.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  EXPECT_EQ(deflate(&zs, Z_FINISH), Z_STREAM_END);
-  out.resize(zs.total_out);
-  deflateEnd(&zs);
-  return out;
-}
+using testing::Gzip;
 
 // Streams `zeros` zero bytes through deflate (run-length strategy: fast, ~1000:1) into a gzip file.
 void WriteZerosGzip(const std::string& path, uint64_t zeros) {

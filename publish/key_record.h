@@ -64,6 +64,13 @@ struct ByLayerKey {
     return a.threat < b.threat;
   }
 };
+// ByLayerKey without the input position: the entry's place in the order (-1, 0 or 1), for walking two sorted
+// streams of entries side by side (publish/version_merge.h, the publisher's removal count).
+inline int CompareEntry(const KeyRecord& a, const KeyRecord& b) {
+  if (a.layer != b.layer) return a.layer < b.layer ? -1 : 1;
+  if (a.key != b.key) return a.key < b.key ? -1 : 1;
+  return std::memcmp(a.sha256, b.sha256, 32);
+}
 // (sha256, layer) ascending: the full-hash file's order. Records are unique by then.
 struct BySha {
   bool operator()(const KeyRecord& a, const KeyRecord& b) const {

@@ -80,10 +80,8 @@ Result<ListIndex> WriteListIndex(Env* env, const SigningKey& key, const std::str
 
 Result<size_t> RewriteListIndex(const std::string& repo_dir, const std::string& private_key_path, Env* env) {
   if (env == nullptr) env = Env::Default();
-  auto pem = env->ReadFile(private_key_path, kMaxPemBytes);
-  if (!pem.ok()) return pem.status();
-  auto key = SigningKey::FromPem(*pem);
-  if (!key.ok()) return key.status().WithContext(private_key_path);
+  auto key = LoadSigningKey(env, private_key_path);
+  if (!key.ok()) return key.status();
   URLGUARD_ASSIGN_OR_RETURN(ListIndex index, WriteListIndex(env, *key, repo_dir, env->NowUnixSeconds()));
   return index.lists.size();
 }

@@ -45,12 +45,10 @@ Status AttachPgState(const std::string& state, const std::string& list, bool has
         " (SELECT entries FROM list_versions WHERE list = $1 AND version = $2 - 1)",
         {PgParam::Text(list), PgParam::Int(static_cast<int64_t>(version))});
     if (!counts.ok()) return counts.status();
-    const std::string why = CheckRemoval(static_cast<uint64_t>(counts->int64(0, 0)),
-                                         static_cast<uint64_t>(counts->int64(0, 1)), po->max_removal);
-    if (why.empty()) return Status::Ok();
-    if (po->refusal != nullptr) *po->refusal = PublishRefusal::kLargeRemoval;
-    return Status::FailedPrecondition(list + " version " + std::to_string(version) + " refused: it " + why +
-                                      "; --allow-large-removal or --max-removal FRACTION publishes it");
+    Status capped = CheckVersionRemoval(list, version, static_cast<uint64_t>(counts->int64(0, 0)),
+                                        static_cast<uint64_t>(counts->int64(0, 1)), po->max_removal);
+    if (!capped.ok() && po->refusal != nullptr) *po->refusal = PublishRefusal::kLargeRemoval;
+    return capped;
   };
   return Status::Ok();
 }

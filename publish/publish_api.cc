@@ -10,7 +10,6 @@
 #include "platform/env.h"
 #include "publish/feed_check.h"
 #include "publish/feeds.h"
-#include "publish/feeds_file.h"
 #include "publish/keygen.h"
 #include "publish/list_builder.h"
 #include "publish/pg_publish.h"
@@ -35,14 +34,6 @@ Result<std::vector<FeedSpec>> ParseInputs(const std::vector<std::string>& inputs
     specs.push_back(*spec);
   }
   return specs;
-}
-
-Result<SigningKey> LoadSigningKey(Env* env, const std::string& path) {
-  auto pem = env->ReadFile(path, kMaxPemBytes);
-  if (!pem.ok()) return pem.status();
-  auto key = SigningKey::FromPem(*pem);
-  if (!key.ok()) return key.status().WithContext(path);
-  return key;
 }
 
 }  // namespace
@@ -173,10 +164,6 @@ Result<SnapshotBuildReport> BuildSnapshotFile(const SnapshotBuildOptions& o) {
   report.filter = FilterKindName(options.filter);
   return report;
 }
-
-// The guard's public defaults are the feeds file's (docs/feeds-file.md §3): one rule for publish and update.
-static_assert(kDefaultInputMaxRejectedFraction == kDefaultFeedMaxRejectedFraction);
-static_assert(kDefaultPublishMaxRemoval == kDefaultListMaxRemoval);
 
 Result<ListPublishReport> PublishList(const ListPublishOptions& o, PublishRefusal* refusal) {
   if (refusal != nullptr) *refusal = PublishRefusal::kNone;

@@ -410,7 +410,7 @@ class RemovedCounter {
     for (;;) {
       URLGUARD_RETURN_IF_ERROR(Peek());
       if (!has_) return Status::Ok();
-      const int c = Compare(head_, r);
+      const int c = CompareEntry(head_, r);
       if (c > 0) return Status::Ok();
       if (c < 0) ++removed_;
       ready_ = false;
@@ -429,11 +429,6 @@ class RemovedCounter {
   uint64_t removed() const { return removed_; }
 
  private:
-  static int Compare(const KeyRecord& a, const KeyRecord& b) {
-    if (a.layer != b.layer) return a.layer < b.layer ? -1 : 1;
-    if (a.key != b.key) return a.key < b.key ? -1 : 1;
-    return std::memcmp(a.sha256, b.sha256, 32);
-  }
   Status Peek() {
     if (ready_) return Status::Ok();
     URLGUARD_ASSIGN_OR_RETURN(has_, previous_->Next(&head_));
@@ -669,11 +664,11 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
   if (counts.total() == 0) return Status::InvalidArgument("no valid entry in the new version");
   if (removed_counter) {
     URLGUARD_RETURN_IF_ERROR(removed_counter->Finish());
-    const std::string why = CheckRemoval(removed_counter->removed(), previous_state->records(), o.max_removal);
-    if (!why.empty()) {  // nothing but scratch files written yet: the served version stays
+    Status capped =
+        CheckVersionRemoval(o.list, version, removed_counter->removed(), previous_state->records(), o.max_removal);
+    if (!capped.ok()) {  // nothing but scratch files written yet: the served version stays
       if (o.refusal != nullptr) *o.refusal = PublishRefusal::kLargeRemoval;
-      return Status::FailedPrecondition(o.list + " version " + std::to_string(version) + " refused: it " + why +
-                                        "; --allow-large-removal or --max-removal FRACTION publishes it");
+      return capped;
     }
   }
   std::vector<std::string> final_threats;

@@ -41,7 +41,6 @@
 #include "core/layer_kind.h"
 #include "platform/env.h"
 #include "publish/feeds.h"
-#include "publish/feeds_file.h"
 #include "publish/signer.h"
 #include "publish/version_store.h"
 #include "urlguard/publish.h"
@@ -91,10 +90,10 @@ struct PublishOptions {
   // feeds itself); PublishList turns it on. A refusal is kFailedPrecondition before anything is committed, and
   // *refusal says why.
   bool check_inputs = false;  // refuse an input that is empty, looks like HTML, has no entry or is mostly rejected
-  double max_rejected_fraction = kDefaultFeedMaxRejectedFraction;
+  double max_rejected_fraction = kDefaultInputMaxRejectedFraction;
   std::vector<std::string> accepted_inputs;  // input paths taken although they fail the check
   bool cap_removal = false;         // refuse a full version that removes more than max_removal (CheckRemoval)
-  double max_removal = kDefaultListMaxRemoval;
+  double max_removal = kDefaultPublishMaxRemoval;
   PublishRefusal* refusal = nullptr;  // optional: set when the guard refuses (not owned)
 };
 

@@ -10,6 +10,7 @@
 //   REPO/private/index.lock                the list index (public/v1/lists/index.json + index.sig) is rebuilt
 //                                          from every list's manifest and written under it (waited for)
 //   REPO/private/seen.lock                 private/seen.bin is loaded, updated and saved under it (waited for)
+//   REPO/private/feeds/update.lock         one `urlguard-publish update` run (publish/feed_update.h; refused at once)
 //
 // Every lock is Env::LockFile's (an open-file-description lock: released when the holder exits or is killed).
 //
@@ -36,6 +37,7 @@ constexpr int64_t kSeenLockWaitMillis = 30 * 60 * 1000;
 std::string ListPublishLockPath(const std::string& repo, const std::string& list);
 std::string IndexLockPath(const std::string& repo);
 std::string SeenLockPath(const std::string& repo);
+std::string FeedUpdateLockPath(const std::string& repo);
 
 // Takes the exclusive lock on `path` (Env::LockFile), trying again every kLockRetryMillis while another holder has
 // it, for at most `wait_millis` by the Env's monotonic clock. kFailedPrecondition when still held then (naming the

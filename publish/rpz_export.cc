@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <unordered_set>
 
+#include "core/ascii.h"
 #include "core/entry.h"
 #include "core/list_name.h"
 #include "publish/publisher.h"
@@ -91,12 +92,6 @@ class AllowedRanges {
   bool lengths_[2][129] = {};
 };
 
-std::string Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return std::string(s);
-}
-
 std::string Lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) {
@@ -138,7 +133,7 @@ Result<RpzAllowlist> ParseRpzAllowlist(std::string_view text, const std::string&
   for (size_t pos = 0; pos < text.size();) {
     size_t end = text.find('\n', pos);
     if (end == std::string_view::npos) end = text.size();
-    const std::string line = Trim(text.substr(pos, end - pos));
+    const std::string line(TrimAsciiSpace(text.substr(pos, end - pos)));
     pos = end + 1;
     ++line_no;
     if (line.empty() || line[0] == '#') continue;

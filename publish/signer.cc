@@ -42,6 +42,14 @@ Result<SigningKey> SigningKey::Generate() {
   return SigningKey(pkey.release(), pub);
 }
 
+Result<SigningKey> LoadSigningKey(Env* env, const std::string& path) {
+  auto pem = env->ReadFile(path, kMaxPemBytes);
+  if (!pem.ok()) return pem.status();
+  auto key = SigningKey::FromPem(*pem);
+  if (!key.ok()) return key.status().WithContext(path);
+  return key;
+}
+
 Result<SigningKey> SigningKey::FromPem(std::string_view pem) {
   if (pem.size() > kMaxPemBytes) {
     return Status::InvalidArgument("private key PEM larger than " + std::to_string(kMaxPemBytes) + " bytes");

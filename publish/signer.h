@@ -16,6 +16,7 @@
 
 #include "format/key_rotation.h"
 #include "format/signature.h"
+#include "platform/env.h"
 #include "urlguard/status.h"
 
 typedef struct evp_pkey_st EVP_PKEY;  // OpenSSL's type (openssl/types.h), kept out of this header
@@ -55,6 +56,10 @@ class SigningKey {
   EVP_PKEY* pkey_ = nullptr;  // owned; null only after a move
   PublicKey public_key_;
 };
+
+// Reads the PEM private key file at `path` (at most kMaxPemBytes) through `env`: ReadFile's failures (they name the
+// path), or FromPem's with the path as context.
+Result<SigningKey> LoadSigningKey(Env* env, const std::string& path);
 
 // Signs kManifestSignatureDomain || manifest_bytes.
 Ed25519Signature SignManifest(const SigningKey& key, std::string_view manifest_bytes);

@@ -7,13 +7,6 @@
 namespace urlguard {
 namespace {
 
-// ByLayerKey without the input position: the entry's place in the order.
-int CompareEntry(const KeyRecord& a, const KeyRecord& b) {
-  if (a.layer != b.layer) return a.layer < b.layer ? -1 : 1;
-  if (a.key != b.key) return a.key < b.key ? -1 : 1;
-  return std::memcmp(a.sha256, b.sha256, 32);
-}
-
 int CompareClear(const ClearRecord& a, const ClearRecord& b) {
   if (a.kind != b.kind) return a.kind < b.kind ? -1 : 1;
   return std::memcmp(a.text, b.text, sizeof(a.text));

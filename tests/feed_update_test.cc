@@ -10,7 +10,6 @@
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -22,6 +21,7 @@
 #include <thread>
 
 #include "publish/pg_connection.h"
+#include "tests/feed_test_util.h"
 #include "tests/pg_cluster.h"
 #include "tests/test_util.h"
 #include "urlguard/publish.h"
@@ -34,25 +34,8 @@ const bool kSigpipeIgnored = [] {
   return true;
 }();
 
-std::string Domains(int n, int from = 0) {
-  std::string s;
-  for (int i = from; i < from + n; ++i) s += "d" + std::to_string(i) + ".example\n";
-  return s;
-}
-
-std::string Gzip(const std::string& text) {
-  z_stream z{};
-  deflateInit2(&z, 9, Z_DEFLATED, 16 + 15, 8, Z_DEFAULT_STRATEGY);
-  std::string out(deflateBound(&z, text.size()) + 64, '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
-  z.avail_in = static_cast<uInt>(text.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  deflate(&z, Z_FINISH);
-  out.resize(z.total_out);
-  deflateEnd(&z);
-  return out;
-}
+using testing::Domains;
+using testing::Gzip;
 
 const char kErrorPage[] =
     "<!DOCTYPE html>\n<html><head><title>403 Forbidden</title></head>\n<body><h1>Forbidden</h1></body></html>\n";

@@ -12,6 +12,7 @@
 #include <filesystem>
 
 #include "publish/pg_connection.h"
+#include "tests/feed_test_util.h"
 #include "tests/pg_cluster.h"
 #include "tests/test_util.h"
 #include "urlguard/publish.h"
@@ -19,11 +20,7 @@
 namespace urlguard {
 namespace {
 
-std::string Domains(int n, int from = 0) {
-  std::string s;
-  for (int i = from; i < from + n; ++i) s += "d" + std::to_string(i) + ".example\n";
-  return s;
-}
+using testing::Domains;
 
 const char kErrorPage[] =
     "<!DOCTYPE html>\n<html><head><title>503 Service Unavailable</title></head>\n<body>try "

@@ -378,13 +378,16 @@ int main(int argc, char** argv) {
   int64_t not_before = 0;
   int64_t grace = 0;
   std::vector<std::string> reset_specs;
+  // An option that may be given several times, one value each ("--input a --input b").
+  auto repeatable = [](CLI::Option* option) {
+    option->expected(1)->allow_extra_args(false)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  };
   auto add_inputs = [&](CLI::App* cmd, bool required = true) {
-    cmd->add_option("--input", inputs, "[FORMAT:]FILE (repeatable): plain, hosts, abp, phishtank-csv, phishtank-json, "
-                                       "urlhaus-csv, openphish, drop-json, drop-txt, csv:COLUMN; auto-detected")
-        ->required(required)
-        ->expected(1)
-        ->allow_extra_args(false)
-        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    repeatable(
+        cmd->add_option("--input", inputs,
+                        "[FORMAT:]FILE (repeatable): plain, hosts, abp, phishtank-csv, phishtank-json, "
+                        "urlhaus-csv, openphish, drop-json, drop-txt, csv:COLUMN; auto-detected")
+            ->required(required));
   };
 
   auto* build = app.add_subcommand("build", "build one snapshot file from feeds (no signing, no repository)");
@@ -407,14 +410,10 @@ int main(int argc, char** argv) {
   publish->add_option("--state", state,
                       "postgresql://... : entries, versions and seen counts in PostgreSQL (docs/postgres-schema.md); "
                       "no --input then (use ingest). Default: files in --repo");
-  publish->add_option("--add", add_feeds, "incremental version: [FORMAT:]FILE of entries to add (repeatable)")
-      ->expected(1)
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  publish->add_option("--remove", remove_feeds, "incremental version: [FORMAT:]FILE of entries to remove (repeatable)")
-      ->expected(1)
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  repeatable(publish->add_option("--add", add_feeds,
+                                 "incremental version: [FORMAT:]FILE of entries to add (repeatable)"));
+  repeatable(publish->add_option("--remove", remove_feeds,
+                                 "incremental version: [FORMAT:]FILE of entries to remove (repeatable)"));
   publish->add_option("--expires-in", expires_in, "how long clients may serve this version (default 24h)");
   publish->add_option("--keep", keep, "diffs from this many previous versions (default 5)");
   publish->add_option("--emergency", emergency, "on: clients treat local hits as malicious without verifying")
@@ -428,12 +427,10 @@ int main(int argc, char** argv) {
   std::vector<std::string> accept_inputs;
   double max_removal = urlguard::kDefaultPublishMaxRemoval;
   bool allow_large_removal = false;
-  publish->add_option("--accept", accept_inputs,
-                      "[FORMAT:]FILE: take this input although it looks like HTML, has no entry or is mostly "
-                      "rejected lines (repeatable; docs/feeds.md, the publication guard)")
-      ->expected(1)
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  repeatable(publish->add_option(
+      "--accept", accept_inputs,
+      "[FORMAT:]FILE: take this input although it looks like HTML, has no entry or is mostly "
+      "rejected lines (repeatable; docs/feeds.md, the publication guard)"));
   publish->add_option("--max-removal", max_removal,
                       "largest share of the previous version's entries a full version may remove (default 0.1; "
                       "removing at most 100 entries is always allowed)")
@@ -446,12 +443,10 @@ int main(int argc, char** argv) {
   ingest->add_option("--list", list, "list name ([a-z0-9_-])")->required();
   add_inputs(ingest);
   ingest->add_option("--threat", threat, "threat type for entries whose feed names none (default: the list name)");
-  ingest->add_option("--accept", accept_inputs,
-                     "[FORMAT:]FILE: ingest this input although it looks like HTML, has no entry or is mostly "
-                     "rejected lines (repeatable)")
-      ->expected(1)
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  repeatable(ingest->add_option(
+      "--accept", accept_inputs,
+      "[FORMAT:]FILE: ingest this input although it looks like HTML, has no entry or is mostly "
+      "rejected lines (repeatable)"));
   ingest->add_flag("--add-only", add_only,
                    "only add: do not remove what a feed no longer lists (default: each file is its feed's whole content)");
 
@@ -491,12 +486,10 @@ int main(int argc, char** argv) {
                   "nxdomain (default), nodata (the name exists, no records), null (A 0.0.0.0 and AAAA ::) or "
                   "cname:HOST (answer with a warning host)");
   exp->add_option("--origin", origin, "the zone's name (default LIST.rpz.urlguard.)");
-  exp->add_option("--allowlist", allowlists,
-                  "FILE of domains, URLs, addresses or ranges (one a line, # comments) to let through: "
-                  "rpz-passthru rules ahead of the blocks (repeatable)")
-      ->expected(1)
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  repeatable(
+      exp->add_option("--allowlist", allowlists,
+                      "FILE of domains, URLs, addresses or ranges (one a line, # comments) to let through: "
+                      "rpz-passthru rules ahead of the blocks (repeatable)"));
 
   urlguard::FeedUpdateOptions update_options;
   auto* update = app.add_subcommand("update", "fetch every feed of a feeds file, check it, publish its lists "
@@ -505,11 +498,9 @@ int main(int argc, char** argv) {
   update->add_option("--repo", update_options.repo_dir, "repository directory (created if missing)")->required();
   update->add_option("--key", update_options.private_key_path, "private key PEM (from keygen)")->required();
   update->add_option("--state", update_options.state, "postgresql://... : publish through the PostgreSQL state");
-  update->add_option("--accept", update_options.accept,
-                     "FEED: take this run's download of FEED although it fails the checks (repeatable)")
-      ->expected(1)
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  repeatable(
+      update->add_option("--accept", update_options.accept,
+                         "FEED: take this run's download of FEED although it fails the checks (repeatable)"));
   update->add_flag("--allow-large-removal", update_options.allow_large_removal,
                    "let a version remove more than its list's max_removal share");
   update->add_option("--proxy", update_options.proxy, "proxy URL (default: the http_proxy/https_proxy variables)");
