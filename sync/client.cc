@@ -303,13 +303,6 @@ std::vector<ListStatus> Client::Lists() const {
   return ComposeListStatus(state, sched.lists, TrustedNow(impl_->env->NowUnixSeconds(), floor), subscribed);
 }
 
-bool AllListsInstalled(const std::vector<ListStatus>& lists) {
-  if (lists.empty()) return false;
-  return std::none_of(lists.begin(), lists.end(), [](const ListStatus& l) {
-    return l.stale_reason == StaleReason::kNotInstalled || l.stale_reason == StaleReason::kDamaged;
-  });
-}
-
 Status Client::WaitUntilReady(int64_t timeout_ms) {
   if (timeout_ms < 0) return Status::InvalidArgument("WaitUntilReady: negative timeout");
   const uint64_t start = impl_->env->NowMonotonicNanos();

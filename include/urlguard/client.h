@@ -112,11 +112,6 @@ struct ClientStats {
   uint64_t swaps = 0;                  // generations swapped in since Open
 };
 
-// True when `lists` (Client::Lists()) is not empty and every list in it has an installed version: no list is
-// subscribed but not installed, none was found damaged. Expiry does not count (an expired list is installed; its
-// verdicts are stale). For "wait until the first sync installed everything" (urlguardd). Thread-safe.
-URLGUARD_EXPORT bool AllListsInstalled(const std::vector<ListStatus>& lists);
-
 class URLGUARD_EXPORT Client {
  public:
   // Opens the data directory read-only (no lock: any number of processes may). An empty directory is fine
