@@ -132,13 +132,12 @@ Result<std::unique_ptr<Client>> Client::Open(const ClientOptions& options) {
   // from a copy `sync` refuses. A D that does not exist yet loads as empty; Refresh checks again.
   // From the trust check on, D is the directory held (Impl::held), whatever is renamed along its path later.
   URLGUARD_RETURN_IF_ERROR(impl->HoldDataDir());
-  if (std::shared_ptr<Directory> d = impl->Held(); d != nullptr) {
-    auto gen = LoadGeneration(impl->env, d->path());
-    if (!gen.ok()) return NameHeldDataDir(gen.status(), d->path(), options.data_dir).WithContext(options.data_dir);
-    impl->current.Publish(*gen);
-  } else {
-    auto gen = LoadGeneration(impl->env, options.data_dir);  // D does not exist: an empty generation
-    if (!gen.ok()) return gen.status().WithContext(options.data_dir);
+  {
+    const std::shared_ptr<Directory> held = impl->Held();
+    // Nothing held: D does not exist, and loads as an empty generation.
+    const std::string dir = held != nullptr ? held->path() : options.data_dir;
+    auto gen = LoadGeneration(impl->env, dir);
+    if (!gen.ok()) return NameHeldDataDir(gen.status(), dir, options.data_dir).WithContext(options.data_dir);
     impl->current.Publish(*gen);
   }
   impl->cache = ResultCache::Open(JoinPath(options.data_dir, "cache.sqlite"));
