@@ -306,13 +306,16 @@ Status Client::WaitUntilReady(int64_t timeout_ms) {
   if (timeout_ms < 0) return Status::InvalidArgument("WaitUntilReady: negative timeout");
   const uint64_t start = impl_->env->NowMonotonicNanos();
   for (;;) {
-    (void)Refresh();  // a failed refresh keeps the old generation; the next look tries again
+    // A failed refresh keeps the old generation and the next look tries again; the timeout names the failure
+    // (a refused or unreadable D would otherwise read as lists merely not installed yet).
+    const Status refreshed = Refresh();
     std::vector<ListStatus> unready;
     if (ListsReady(Lists(), impl_->options.lists, &unready)) return Status::Ok();
     const uint64_t waited_ms = (impl_->env->NowMonotonicNanos() - start) / 1000000;
     if (waited_ms >= static_cast<uint64_t>(timeout_ms)) {
-      return Status::Unavailable("not ready after " + std::to_string(timeout_ms) + " ms: " +
-                                 (unready.empty() ? std::string("no list installed") : DescribeUnreadyLists(unready)));
+      std::string why = unready.empty() ? std::string("no list installed") : DescribeUnreadyLists(unready);
+      if (!refreshed.ok()) why += "; the last refresh failed: " + refreshed.ToString();
+      return Status::Unavailable("not ready after " + std::to_string(timeout_ms) + " ms: " + why);
     }
     // The wait decides only when to look again; the Env's clock decides the timeout (docs/architecture.md §1).
     std::this_thread::sleep_for(std::chrono::milliseconds(

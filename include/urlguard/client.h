@@ -150,11 +150,11 @@ class URLGUARD_EXPORT Client {
   // Blocks until the client is ready (ListsReady over Lists() and ClientOptions::lists: every subscribed list
   // installed, intact and within its signed expiry; with no `lists` given, at least one list installed and none
   // stale), swapping in new generations as they appear (Refresh), or until `timeout_ms` (>= 0) has passed.
-  // Ok when ready; kUnavailable "not ready after N ms: NAME (REASON), ..." naming the lists still stale. It only
-  // waits: the data directory is synced by urlguardd, SyncNow or a SyncEngine elsewhere. With no `lists` given
-  // the client cannot know what a syncer discovering lists will subscribe to: it is ready as soon as the first
-  // list is installed. The Go Safe Browsing client's WaitUntilReady. Looks every 200 ms; call from any thread
-  // but not from a lookup's path.
+  // Ok when ready; kUnavailable "not ready after N ms: NAME (REASON), ..." naming the lists still stale (and,
+  // when the last Refresh failed, "; the last refresh failed: STATUS"). It only waits: the data directory is
+  // synced by urlguardd, SyncNow or a SyncEngine elsewhere. With no `lists` given the client cannot know what a
+  // syncer discovering lists will subscribe to: it is ready as soon as the first list is installed. The Go Safe
+  // Browsing client's WaitUntilReady. Looks every 200 ms; call from any thread but not from a lookup's path.
   Status WaitUntilReady(int64_t timeout_ms);
   // Counters since Open (no I/O).
   ClientStats Stats() const;
