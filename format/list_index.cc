@@ -43,12 +43,14 @@ Status ReadUnixTime(const Json& obj, const char* name, const std::string& field,
 
 constexpr std::string_view kListLimitMarker = " lists, more than a client keeps (";
 
-Status TooManyLists(size_t n) {
-  return Status::ResourceExhausted("list index names " + std::to_string(n) + std::string(kListLimitMarker) +
-                                   std::to_string(kMaxListIndexLists) + ")");
-}
+Status TooManyLists(size_t n) { return ListLimitError("list index names", n); }
 
 }  // namespace
+
+Status ListLimitError(std::string_view what, size_t n) {
+  return Status::ResourceExhausted(std::string(what) + " " + std::to_string(n) + std::string(kListLimitMarker) +
+                                   std::to_string(kMaxLists) + ")");
+}
 
 bool IsListLimitError(const Status& status) {
   return status.code() == StatusCode::kResourceExhausted &&

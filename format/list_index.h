@@ -73,9 +73,12 @@ struct ListIndex {
 // ("lists[2].name"), kResourceExhausted for more than kMaxListIndexLists lists. Thread-safe.
 Status ValidateListIndex(const ListIndex& index);
 
-// True for the kResourceExhausted of an index naming more than kMaxListIndexLists lists (as ParseListIndex,
-// ValidateListIndex and VerifyAndParseListIndex return it, with or without context added), so that a client can
-// count that case apart from a transport cap.
+// kResourceExhausted "WHAT N lists, more than a client keeps (kMaxLists)": the one error for more lists than a
+// client keeps, whoever counted them (an index: "list index names"; the Syncer's subscriptions: "subscribing to").
+Status ListLimitError(std::string_view what, size_t n);
+// True for a ListLimitError, with or without context added (as ParseListIndex, ValidateListIndex and
+// VerifyAndParseListIndex return it for an index naming more than kMaxListIndexLists lists, and the Syncer for
+// an index and --list together over kMaxLists), so that a client can count that case apart from a transport cap.
 bool IsListLimitError(const Status& status);
 
 // Parses index bytes from outside (VerifyAndParseListIndex verifies first; the fuzz target calls this alone).

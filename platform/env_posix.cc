@@ -380,18 +380,6 @@ class PosixEnv final : public Env {
     return out;
   }
 
-  Result<std::string> ReadLink(const std::string& path) override {
-    std::string target(PATH_MAX, '\0');
-    const ssize_t n = ::readlink(path.c_str(), target.data(), target.size());
-    if (n < 0) {
-      if (errno == EINVAL) return Status::InvalidArgument("readlink " + path + ": not a symbolic link");
-      return ErrnoStatus("readlink", path, errno);
-    }
-    if (static_cast<size_t>(n) >= target.size()) return Status::IoError("readlink " + path + ": target too long");
-    target.resize(static_cast<size_t>(n));
-    return target;
-  }
-
   Result<std::vector<std::string>> ListDir(const std::string& dir) override {
     DIR* d = ::opendir(dir.c_str());
     if (d == nullptr) return ErrnoStatus("opendir", dir, errno);

@@ -132,13 +132,12 @@ Result<std::unique_ptr<Client>> Client::Open(const ClientOptions& options) {
   // from a copy `sync` refuses. A D that does not exist yet loads as empty; Refresh checks again.
   // From the trust check on, D is the directory held (Impl::held), whatever is renamed along its path later.
   URLGUARD_RETURN_IF_ERROR(impl->HoldDataDir());
-  if (std::shared_ptr<Directory> d = impl->Held(); d != nullptr) {
-    auto gen = LoadGeneration(impl->env, d->path());
-    if (!gen.ok()) return NameHeldDataDir(gen.status(), d->path(), options.data_dir).WithContext(options.data_dir);
-    impl->current.Publish(*gen);
-  } else {
-    auto gen = LoadGeneration(impl->env, options.data_dir);  // D does not exist: an empty generation
-    if (!gen.ok()) return gen.status().WithContext(options.data_dir);
+  {
+    const std::shared_ptr<Directory> held = impl->Held();
+    // Nothing held: D does not exist, and loads as an empty generation.
+    const std::string dir = held != nullptr ? held->path() : options.data_dir;
+    auto gen = LoadGeneration(impl->env, dir);
+    if (!gen.ok()) return NameHeldDataDir(gen.status(), dir, options.data_dir).WithContext(options.data_dir);
     impl->current.Publish(*gen);
   }
   impl->cache = ResultCache::Open(JoinPath(options.data_dir, "cache.sqlite"));
@@ -303,24 +302,20 @@ std::vector<ListStatus> Client::Lists() const {
   return ComposeListStatus(state, sched.lists, TrustedNow(impl_->env->NowUnixSeconds(), floor), subscribed);
 }
 
-bool AllListsInstalled(const std::vector<ListStatus>& lists) {
-  if (lists.empty()) return false;
-  return std::none_of(lists.begin(), lists.end(), [](const ListStatus& l) {
-    return l.stale_reason == StaleReason::kNotInstalled || l.stale_reason == StaleReason::kDamaged;
-  });
-}
-
 Status Client::WaitUntilReady(int64_t timeout_ms) {
   if (timeout_ms < 0) return Status::InvalidArgument("WaitUntilReady: negative timeout");
   const uint64_t start = impl_->env->NowMonotonicNanos();
   for (;;) {
-    (void)Refresh();  // a failed refresh keeps the old generation; the next look tries again
+    // A failed refresh keeps the old generation and the next look tries again; the timeout names the failure
+    // (a refused or unreadable D would otherwise read as lists merely not installed yet).
+    const Status refreshed = Refresh();
     std::vector<ListStatus> unready;
     if (ListsReady(Lists(), impl_->options.lists, &unready)) return Status::Ok();
     const uint64_t waited_ms = (impl_->env->NowMonotonicNanos() - start) / 1000000;
     if (waited_ms >= static_cast<uint64_t>(timeout_ms)) {
-      return Status::Unavailable("not ready after " + std::to_string(timeout_ms) + " ms: " +
-                                 (unready.empty() ? std::string("no list installed") : DescribeUnreadyLists(unready)));
+      std::string why = unready.empty() ? std::string("no list installed") : DescribeUnreadyLists(unready);
+      if (!refreshed.ok()) why += "; the last refresh failed: " + refreshed.ToString();
+      return Status::Unavailable("not ready after " + std::to_string(timeout_ms) + " ms: " + why);
     }
     // The wait decides only when to look again; the Env's clock decides the timeout (docs/architecture.md §1).
     std::this_thread::sleep_for(std::chrono::milliseconds(

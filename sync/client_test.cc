@@ -5,6 +5,7 @@
 // Client::WaitUntilReady and urlguardd --wait-for-first-sync share, and WaitUntilReady on a directory no syncer
 // fills. Waiting for lists a real server installs: tests/client_e2e_test.cc, tests/daemon_test.cc.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include "tests/test_util.h"
 #include "urlguard/client.h"
@@ -74,6 +75,24 @@ TEST(ClientWaitUntilReady, TimesOutNamingTheListsInTheWay) {
   auto unsubscribed = Client::Open(o);
   ASSERT_TRUE(unsubscribed.ok());
   EXPECT_EQ((*unsubscribed)->WaitUntilReady(0).message(), "not ready after 0 ms: no list installed");
+}
+
+// A refresh that fails (here: D made writable by others after Open, which every refresh re-checks) is named at
+// the timeout, not hidden behind "not installed".
+TEST(ClientWaitUntilReady, TimesOutNamingAFailedRefresh) {
+  ClientOptions o;
+  o.data_dir = testing::ScratchDir("client-wait-refused");
+  o.lists = {"phishing"};
+  o.watch = false;
+  auto client = Client::Open(o);
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  ASSERT_EQ(::chmod(o.data_dir.c_str(), 0777), 0);
+  Status s = (*client)->WaitUntilReady(0);
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable);
+  EXPECT_NE(s.message().find("not ready after 0 ms: phishing (not_installed); the last refresh failed: "
+                             "permission_denied: "),
+            std::string::npos)
+      << s.ToString();
 }
 
 }  // namespace

@@ -178,11 +178,6 @@ Result<std::unique_ptr<Directory>> OpenTrustedDataDir(Env* env, const std::strin
   return d;
 }
 
-Status CheckDataDirTrust(Env* env, const std::string& dir, DataDirAccess access, std::string* resolved) {
-  auto d = OpenTrustedDataDir(env, dir, access, resolved);
-  return d.ok() ? Status::Ok() : d.status();
-}
-
 Status CheckHeldDataDir(Directory* held, const std::string& dir, DataDirAccess access) {
   auto info = held->Stat();
   if (!info.ok()) return info.status().WithContext("data directory " + dir);
@@ -199,10 +194,6 @@ Status NameHeldDataDir(Status s, const std::string& held_path, const std::string
     m.replace(at, held_path.size(), dir);
   }
   return Status(s.code(), std::move(m));
-}
-
-Status CheckDataDir(Env* env, const std::string& dir) {
-  return CheckDataDirTrust(env, dir, DataDirAccess::kWrite, nullptr);
 }
 
 Status CreatePrivateFileIfMissing(Env* env, const std::string& path) {

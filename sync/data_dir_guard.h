@@ -40,7 +40,7 @@ enum class DataDirMode {
 uint32_t DataDirPermissions(DataDirMode mode);
 
 // Creates `dir` (and missing parents, with the usual 0755) when it does not exist; the last component gets
-// exactly DataDirPermissions(mode), whatever the umask. An existing directory is left as it is (CheckDataDir
+// exactly DataDirPermissions(mode), whatever the umask. An existing directory is left as it is (OpenTrustedDataDir
 // judges it). Errors of Env::CreateDirs and Env::SetPermissions.
 Status CreateDataDir(Env* env, const std::string& dir, DataDirMode mode);
 
@@ -72,8 +72,6 @@ inline constexpr int kMaxDataDirSymlinks = 40;
 // inode), so a rename of D or of a parent after the check cannot redirect a read or a write.
 Result<std::unique_ptr<Directory>> OpenTrustedDataDir(Env* env, const std::string& dir, DataDirAccess access,
                                                       std::string* resolved = nullptr);
-// OpenTrustedDataDir without keeping the descriptor.
-Status CheckDataDirTrust(Env* env, const std::string& dir, DataDirAccess access, std::string* resolved);
 
 // The rule for D itself again, on a directory held since OpenTrustedDataDir (fstat: its owner and mode now,
 // and whether its parent is shared): what a reader re-checks before each refresh. `dir` names it in messages.
@@ -82,9 +80,6 @@ Status CheckHeldDataDir(Directory* held, const std::string& dir, DataDirAccess a
 // `s` with every mention of `held_path` (a held directory's Directory::path(), "/proc/self/fd/N") replaced by
 // `dir`, the name the user knows it by: for messages. An ok `s` stays ok.
 Status NameHeldDataDir(Status s, const std::string& held_path, const std::string& dir);
-
-// CheckDataDirTrust(env, dir, DataDirAccess::kWrite, nullptr): the writer's check, before it takes D/lock.
-Status CheckDataDir(Env* env, const std::string& dir);
 
 // Creates an empty file at `path` with mode exactly 0600 (whatever the umask) when nothing is there; leaves an
 // existing file alone (never truncates: another process may have created and filled it meanwhile). For

@@ -34,8 +34,8 @@ TEST(DataDirGuard, AReaderAcceptsAnotherUsersDirectoryOnlyWhereNobodyElseCouldHa
   fs::create_directories(d);
   fs::permissions(d, fs::perms(0750));
   ASSERT_EQ(::chown(d.c_str(), 65534, 65534), 0);
-  EXPECT_TRUE(CheckDataDirTrust(Env::Default(), d, DataDirAccess::kRead, nullptr).ok());
-  Status writer = CheckDataDirTrust(Env::Default(), d, DataDirAccess::kWrite, nullptr);
+  EXPECT_TRUE(OpenTrustedDataDir(Env::Default(), d, DataDirAccess::kRead, nullptr).status().ok());
+  Status writer = OpenTrustedDataDir(Env::Default(), d, DataDirAccess::kWrite, nullptr).status();
   EXPECT_EQ(writer.code(), StatusCode::kPermissionDenied);
   EXPECT_NE(writer.message().find("owned by uid 65534"), std::string::npos) << writer.ToString();
 
@@ -43,14 +43,14 @@ TEST(DataDirGuard, AReaderAcceptsAnotherUsersDirectoryOnlyWhereNobodyElseCouldHa
   fs::create_directories(shared + "/D");
   fs::permissions(shared, fs::perms(01777));
   fs::permissions(shared + "/D", fs::perms(0750));
-  EXPECT_TRUE(CheckDataDirTrust(Env::Default(), shared + "/D", DataDirAccess::kRead, nullptr).ok());  // root's
+  EXPECT_TRUE(OpenTrustedDataDir(Env::Default(), shared + "/D", DataDirAccess::kRead, nullptr).status().ok());  // root's
   ASSERT_EQ(::chown((shared + "/D").c_str(), 65534, 65534), 0);
-  Status reader = CheckDataDirTrust(Env::Default(), shared + "/D", DataDirAccess::kRead, nullptr);
+  Status reader = OpenTrustedDataDir(Env::Default(), shared + "/D", DataDirAccess::kRead, nullptr).status();
   EXPECT_EQ(reader.code(), StatusCode::kPermissionDenied);
   EXPECT_NE(reader.message().find("chown 0 " + shared + "/D"), std::string::npos) << reader.ToString();
   // Whoever owns it, a D others may write is refused to readers too.
   fs::permissions(d, fs::perms(0770));
-  reader = CheckDataDirTrust(Env::Default(), d, DataDirAccess::kRead, nullptr);
+  reader = OpenTrustedDataDir(Env::Default(), d, DataDirAccess::kRead, nullptr).status();
   EXPECT_NE(reader.message().find("writable by its group (mode 0770); chmod g-w,o-w " + d), std::string::npos)
       << reader.ToString();
 }
@@ -64,10 +64,10 @@ TEST(DataDirGuard, ResolvesLinksAndDotsLikeTheKernel) {
   fs::create_directory_symlink("a/b", root + "/rel");      // relative to the link's directory
   fs::create_directory_symlink(root + "/rel", root + "/abs");  // a chain
   std::string resolved;
-  Status s = CheckDataDirTrust(Env::Default(), root + "/abs/../b/./D", DataDirAccess::kWrite, &resolved);
+  Status s = OpenTrustedDataDir(Env::Default(), root + "/abs/../b/./D", DataDirAccess::kWrite, &resolved).status();
   ASSERT_TRUE(s.ok()) << s.ToString();
   EXPECT_EQ(resolved, fs::canonical(root + "/a/b/D").string());
-  EXPECT_EQ(CheckDataDirTrust(Env::Default(), root + "/abs/missing", DataDirAccess::kRead, nullptr).code(),
+  EXPECT_EQ(OpenTrustedDataDir(Env::Default(), root + "/abs/missing", DataDirAccess::kRead, nullptr).status().code(),
             StatusCode::kNotFound);
 }
 
@@ -75,7 +75,7 @@ TEST(DataDirGuard, ALinkLoopIsRefusedNotFollowedForEver) {
   const std::string root = ScratchDir("guard-loop");
   fs::create_symlink(root + "/y", root + "/x");
   fs::create_symlink(root + "/x", root + "/y");
-  Status s = CheckDataDirTrust(Env::Default(), root + "/x", DataDirAccess::kRead, nullptr);
+  Status s = OpenTrustedDataDir(Env::Default(), root + "/x", DataDirAccess::kRead, nullptr).status();
   EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(s.message().find("symbolic links on the way"), std::string::npos) << s.ToString();
 }

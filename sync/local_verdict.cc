@@ -2,6 +2,7 @@
 // Copyright urlguard authors.
 #include "sync/local_verdict.h"
 
+#include <algorithm>
 #include <string>
 
 #include "core/entry.h"
@@ -12,8 +13,11 @@
 namespace urlguard {
 
 bool AnyStale(const Generation& g, const std::vector<std::string>& subscribed, int64_t clock) {
-  const int64_t now = TrustedNow(clock, g.time_floor);
-  return AnyListStale(g.state, subscribed, now) || AnyListStale(g.state, g.subscribed, now);
+  if (AnyListStale(g.state, subscribed, TrustedNow(clock, g.time_floor))) return true;
+  // That walked every installed list for expiry and damage; of D/subscriptions only a list without a record is
+  // left to find (a second AnyListStale would walk them all again on every lookup).
+  return std::any_of(g.subscribed.begin(), g.subscribed.end(),
+                     [&](const std::string& name) { return g.state.Find(name) == nullptr; });
 }
 
 Verdict LocalVerdict(const Generation& g, const Status& canon, const LookupScratch& s, bool want_canonical) {

@@ -65,7 +65,7 @@ class Store {
  public:
   // Creates `dir` (mode 0700, or 0750 per options.dir_mode, whatever the umask) and dir/lists if needed,
   // refuses a `dir` owned by another user or writable by its group or others, or reached through an untrusted
-  // parent or link (kPermissionDenied, see CheckDataDirTrust), holds it open (OpenTrustedDataDir: every later
+  // parent or link (kPermissionDenied, see OpenTrustedDataDir), holds it open (OpenTrustedDataDir: every later
   // access goes through that descriptor, so renaming `dir` or a parent away cannot redirect an install), takes
   // dir/lock and recovers:
   //   - a missing D/current: an empty state (generation 0);

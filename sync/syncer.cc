@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/list_name.h"
+#include "format/list_index.h"
 #include "sync/list_discovery.h"
 #include "sync/updater.h"
 
@@ -31,10 +32,7 @@ bool Subscribe(std::vector<Subscription>* subs, const std::string& list, Subscri
   return true;
 }
 
-Status TooManySubscriptions(size_t n) {
-  return Status::ResourceExhausted("subscribing to " + std::to_string(n) + " lists, more than a client keeps (" +
-                                   std::to_string(kMaxLists) + ")");
-}
+Status TooManySubscriptions(size_t n) { return ListLimitError("subscribing to", n); }
 
 }  // namespace
 

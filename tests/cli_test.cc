@@ -166,40 +166,6 @@ TEST(Cli, CheckStdinCutsLinesAtTheCapAndKeepsReading) {
   EXPECT_TRUE(from_file.out == want) << from_file.out.size() << " vs " << want.size() << " bytes";
 }
 
-// A data directory where a list's file was found damaged (dropped by recovery, only its high-water mark left)
-// still answers, but no verdict is confident: exit bit 8, and `status` names the list and the reason.
-TEST(Cli, CheckExitsWithTheStaleBitWhenAListIsDamaged) {
-  const std::string dir = testing::ScratchDir("cli-stale") + "/D";
-  const std::string fixtures = std::getenv("URLGUARD_FIXTURE_SNAPSHOTS");
-  {
-    auto store = Store::Open(Env::Default(), dir);
-    ASSERT_TRUE(store.ok()) << store.status().ToString();
-    for (const char* name : {"malware", "phishing"}) {
-      const std::string bytes = testing::ReadFileOrDie(fixtures + "/" + name + ".ugs");
-      auto view = SnapshotView::Open(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), true);
-      ASSERT_TRUE(view.ok());
-      InstalledList meta;
-      meta.list = name;
-      meta.version = view->version();
-      meta.state_sha256 = view->checksum();
-      meta.manifest_sha256 = Sha256(std::string("manifest of ") + name);
-      meta.created_unix = 1700000000;
-      meta.expires_unix = INT64_MAX;  // never expires: only the damage makes it stale
-      ASSERT_TRUE((*store)->Install(meta, bytes).ok());
-    }
-    std::remove((dir + "/" + (*store)->state().FindInstalled("malware")->file).c_str());
-  }
-  ASSERT_TRUE(Store::Open(Env::Default(), dir).ok());  // recovery drops malware
-  const std::string check = BinPath("urlguard") + " check --data-dir " + dir + " ";
-  auto r = RunCommand(check + "http://www.example.com/");
-  EXPECT_EQ(r.exit_code, 8) << r.out;
-  EXPECT_NE(r.out.find("STALE"), std::string::npos) << r.out;
-  EXPECT_EQ(RunCommand(check + "javascript:x").exit_code, 2);  // an invalid input has no freshness
-  EXPECT_NE(RunCommand(BinPath("urlguard") + " check --help").out.find("8 a stale verdict"), std::string::npos);
-  auto status = RunCommand(BinPath("urlguard") + " status --data-dir " + dir);
-  EXPECT_NE(status.out.find("malware: not installed, STALE (damaged)"), std::string::npos) << status.out;
-}
-
 // A data directory with phishing and malware from the fixture snapshots installed, never expiring.
 std::string InstalledDataDir(const std::string& dir) {
   const std::string fixtures = std::getenv("URLGUARD_FIXTURE_SNAPSHOTS");
@@ -220,6 +186,27 @@ std::string InstalledDataDir(const std::string& dir) {
     EXPECT_TRUE((*store)->Install(meta, bytes).ok());
   }
   return dir;
+}
+
+// A data directory where a list's file was found damaged (dropped by recovery, only its high-water mark left)
+// still answers, but no verdict is confident: exit bit 8, and `status` names the list and the reason.
+TEST(Cli, CheckExitsWithTheStaleBitWhenAListIsDamaged) {
+  // Never expiring: only the damage makes it stale.
+  const std::string dir = InstalledDataDir(testing::ScratchDir("cli-stale") + "/D");
+  {
+    auto state = ReadStoreState(Env::Default(), dir);
+    ASSERT_TRUE(state.ok()) << state.status().ToString();
+    std::remove((dir + "/" + state->FindInstalled("malware")->file).c_str());
+  }
+  ASSERT_TRUE(Store::Open(Env::Default(), dir).ok());  // recovery drops malware
+  const std::string check = BinPath("urlguard") + " check --data-dir " + dir + " ";
+  auto r = RunCommand(check + "http://www.example.com/");
+  EXPECT_EQ(r.exit_code, 8) << r.out;
+  EXPECT_NE(r.out.find("STALE"), std::string::npos) << r.out;
+  EXPECT_EQ(RunCommand(check + "javascript:x").exit_code, 2);  // an invalid input has no freshness
+  EXPECT_NE(RunCommand(BinPath("urlguard") + " check --help").out.find("8 a stale verdict"), std::string::npos);
+  auto status = RunCommand(BinPath("urlguard") + " status --data-dir " + dir);
+  EXPECT_NE(status.out.find("malware: not installed, STALE (damaged)"), std::string::npos) << status.out;
 }
 
 // Issue 22, item 4: readers never checked. `check` and `status` answered from a 0777 copy of D (or a D under a

@@ -1055,7 +1055,7 @@ TEST(Syncer, AListWhoseFirstSyncFailedStaysSubscribedStaleAndIsRetried) {
     EXPECT_TRUE(lists[1].stale);
     EXPECT_EQ(lists[1].stale_reason, StaleReason::kNotInstalled);
     EXPECT_EQ(lists[1].last_sync_result, SyncResult::kFailed);
-    EXPECT_FALSE(AllListsInstalled(lists));
+    EXPECT_FALSE(ListsReady(lists, {}));
     const Verdict v = (*client)->CheckLocal("http://evil-beta0.example/");  // a beta-only URL
     EXPECT_EQ(v.kind, VerdictKind::kSafe);
     EXPECT_TRUE(v.stale);
@@ -1073,7 +1073,7 @@ TEST(Syncer, AListWhoseFirstSyncFailedStaysSubscribedStaleAndIsRetried) {
   }
   auto client = ::urlguard::Client::Open(co);
   ASSERT_TRUE(client.ok());
-  EXPECT_TRUE(AllListsInstalled((*client)->Lists()));
+  EXPECT_TRUE(ListsReady((*client)->Lists(), {}));
   EXPECT_FALSE((*client)->CheckLocal("http://example.org/").stale);
   EXPECT_EQ((*client)->CheckLocal("http://evil-beta0.example/").kind, VerdictKind::kHit);
 }

@@ -112,11 +112,6 @@ struct ClientStats {
   uint64_t swaps = 0;                  // generations swapped in since Open
 };
 
-// True when `lists` (Client::Lists()) is not empty and every list in it has an installed version: no list is
-// subscribed but not installed, none was found damaged. Expiry does not count (an expired list is installed; its
-// verdicts are stale). For "wait until the first sync installed everything" (urlguardd). Thread-safe.
-URLGUARD_EXPORT bool AllListsInstalled(const std::vector<ListStatus>& lists);
-
 class URLGUARD_EXPORT Client {
  public:
   // Opens the data directory read-only (no lock: any number of processes may). An empty directory is fine
@@ -155,11 +150,11 @@ class URLGUARD_EXPORT Client {
   // Blocks until the client is ready (ListsReady over Lists() and ClientOptions::lists: every subscribed list
   // installed, intact and within its signed expiry; with no `lists` given, at least one list installed and none
   // stale), swapping in new generations as they appear (Refresh), or until `timeout_ms` (>= 0) has passed.
-  // Ok when ready; kUnavailable "not ready after N ms: NAME (REASON), ..." naming the lists still stale. It only
-  // waits: the data directory is synced by urlguardd, SyncNow or a SyncEngine elsewhere. With no `lists` given
-  // the client cannot know what a syncer discovering lists will subscribe to: it is ready as soon as the first
-  // list is installed. The Go Safe Browsing client's WaitUntilReady. Looks every 200 ms; call from any thread
-  // but not from a lookup's path.
+  // Ok when ready; kUnavailable "not ready after N ms: NAME (REASON), ..." naming the lists still stale (and,
+  // when the last Refresh failed, "; the last refresh failed: STATUS"). It only waits: the data directory is
+  // synced by urlguardd, SyncNow or a SyncEngine elsewhere. With no `lists` given the client cannot know what a
+  // syncer discovering lists will subscribe to: it is ready as soon as the first list is installed. The Go Safe
+  // Browsing client's WaitUntilReady. Looks every 200 ms; call from any thread but not from a lookup's path.
   Status WaitUntilReady(int64_t timeout_ms);
   // Counters since Open (no I/O).
   ClientStats Stats() const;

@@ -102,7 +102,8 @@ class URLGUARD_EXPORT Directory {
   virtual Result<FileInfo> Stat() = 0;
   // fstatat(AT_SYMLINK_NOFOLLOW) of `name`, one component inside it ("..": its parent). As Env::Stat.
   virtual Result<FileInfo> StatAt(const std::string& name) = 0;
-  // readlinkat of `name`, one component inside it. As Env::ReadLink.
+  // readlinkat of `name`, one component inside it: the target as stored (may be relative to this directory).
+  // kNotFound when nothing is there; kInvalidArgument when `name` is not a symlink.
   virtual Result<std::string> ReadLinkAt(const std::string& name) = 0;
   // Opens directory `name`, one component inside it ("..": its parent), never following a symlink
   // (openat O_PATH|O_NOFOLLOW|O_DIRECTORY): kFailedPrecondition when `name` is a symlink or not a directory,
@@ -182,9 +183,6 @@ class URLGUARD_EXPORT Env {
   virtual Result<FileInfo> Stat(const std::string& path) = 0;
   // The absolute path with every symlink, "." and ".." resolved. kNotFound when a component is missing.
   virtual Result<std::string> RealPath(const std::string& path) = 0;
-  // readlink(2): the target a symbolic link at `path` names, as stored (may be relative to the link's
-  // directory). kNotFound when nothing is there; kInvalidArgument when `path` is not a symlink.
-  virtual Result<std::string> ReadLink(const std::string& path) = 0;
 
   // Takes an exclusive lock on `path` (created if missing, mode 0644) without waiting. kFailedPrecondition
   // when another process (or another FileLock in this one) holds it. A symlink at `path` is refused
@@ -273,7 +271,6 @@ class URLGUARD_EXPORT EnvWrapper : public Env {
   bool FileExists(const std::string& path) override { return target_->FileExists(path); }
   Result<FileInfo> Stat(const std::string& path) override { return target_->Stat(path); }
   Result<std::string> RealPath(const std::string& path) override { return target_->RealPath(path); }
-  Result<std::string> ReadLink(const std::string& path) override { return target_->ReadLink(path); }
   Result<std::unique_ptr<FileLock>> LockFile(const std::string& path) override {
     return target_->LockFile(path);
   }
