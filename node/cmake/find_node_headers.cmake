@@ -15,7 +15,9 @@
 #      headers only, nothing installed on the system. This is how CI gets it: Debian's node-addon-api depends on
 #      Debian's nodejs, which conflicts with the nodesource nodejs that CI (and most Node users) run, so
 #      `apt-get install node-addon-api` is impossible there. Once fetched, the headers stay in the build tree's
-#      cache and the build works offline.
+#      cache and the build works offline. The download is bounded (_fetch_seconds below) and tried once per
+#      build tree: a failure is remembered (URLGUARD_NODE_FETCH_FAILED), so a re-configure does not go to the
+#      network again; the binding is then left out with a message saying how to retry.
 find_path(URLGUARD_NODE_INCLUDE_DIR node_api.h PATHS /usr/include/node /usr/local/include/node
           DOC "the Node.js headers (node_api.h) the Node.js binding is built against")
 find_path(URLGUARD_NODE_ADDON_API_DIR napi.h
@@ -28,11 +30,13 @@ endif()
 option(URLGUARD_NODE_FETCH_ADDON_API
        "when node-addon-api is not found, fetch Debian's package's headers into the build tree (apt-get download)"
        ${URLGUARD_BUILD_TESTS})
-if(URLGUARD_NODE_INCLUDE_DIR AND NOT URLGUARD_NODE_ADDON_API_DIR AND URLGUARD_NODE_FETCH_ADDON_API)
+if(URLGUARD_NODE_INCLUDE_DIR AND NOT URLGUARD_NODE_ADDON_API_DIR AND URLGUARD_NODE_FETCH_ADDON_API
+   AND NOT URLGUARD_NODE_FETCH_FAILED)
   set(_fetch ${CMAKE_BINARY_DIR}/_deps/node-addon-api)
+  set(_fetch_seconds 120)  # the whole download: a configure never waits longer on the network
   file(REMOVE_RECURSE ${_fetch})
   file(MAKE_DIRECTORY ${_fetch})
-  execute_process(COMMAND apt-get download node-addon-api WORKING_DIRECTORY ${_fetch}
+  execute_process(COMMAND apt-get download node-addon-api WORKING_DIRECTORY ${_fetch} TIMEOUT ${_fetch_seconds}
                   RESULT_VARIABLE _rc OUTPUT_QUIET ERROR_VARIABLE _err)
   file(GLOB _deb ${_fetch}/node-addon-api_*.deb)
   if(_rc EQUAL 0 AND _deb)
@@ -43,7 +47,10 @@ if(URLGUARD_NODE_INCLUDE_DIR AND NOT URLGUARD_NODE_ADDON_API_DIR AND URLGUARD_NO
         "node-addon-api's headers (napi.h) for the Node.js binding" FORCE)
     message(STATUS "node-addon-api: Debian's package unpacked into ${URLGUARD_NODE_ADDON_API_DIR}")
   else()
-    message(STATUS "node-addon-api: apt-get download node-addon-api failed (${_rc}): ${_err}")
+    string(STRIP "${_err}" _err)
+    set(URLGUARD_NODE_FETCH_FAILED ON CACHE INTERNAL "apt-get download node-addon-api failed in this build tree")
+    message(STATUS "node-addon-api: apt-get download node-addon-api failed (${_rc}): ${_err}; the Node.js binding "
+                   "is not built. To retry: -UURLGUARD_NODE_FETCH_FAILED; or pass -DURLGUARD_NODE_ADDON_API_DIR=...")
   endif()
 endif()
 set(_urlguard_node_possible OFF)

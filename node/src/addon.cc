@@ -7,6 +7,7 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "urlguard/urlguard.h"
 
@@ -104,6 +105,28 @@ bool BoolOption(Napi::Value options, const char* name, bool fallback, bool* out)
   if (options.Env().IsExceptionPending()) return false;
   if (!v.IsUndefined()) *out = v.ToBoolean().Value();
   return true;
+}
+
+bool StringsOf(Napi::Value array, const std::string& message, std::vector<std::string>* out) {
+  if (!array.IsArray()) {
+    ThrowTypeError(array.Env(), message);
+    return false;
+  }
+  Napi::Array a = array.As<Napi::Array>();
+  for (uint32_t i = 0; i < a.Length(); ++i) {
+    Napi::Value s = a.Get(i);
+    if (!s.IsString()) {
+      ThrowTypeError(array.Env(), message);
+      return false;
+    }
+    out->push_back(s.As<Napi::String>().Utf8Value());
+  }
+  return true;
+}
+
+bool CheckOptionsOf(Napi::Value options, CheckOptions* out, bool* local) {
+  return BoolOption(options, "canonical", false, &out->want_canonical) &&
+         (local == nullptr || BoolOption(options, "local", false, local));
 }
 
 namespace {

@@ -17,6 +17,7 @@
 #include <array>
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -67,6 +68,14 @@ Napi::Value Num(Napi::Env env, uint64_t value);
 // TypeError when options is neither undefined nor an object.
 bool BoolOption(Napi::Value options, const char* name, bool fallback, bool* out);
 
+// The strings of a JS array of strings, appended to *out. Anything else (or an element that is not a string):
+// TypeError with `message`, false.
+bool StringsOf(Napi::Value array, const std::string& message, std::vector<std::string>* out);
+
+// The options of a lookup: {canonical} into *out and, when `local` is not null, {local} into *local. False after
+// a TypeError (see BoolOption).
+bool CheckOptionsOf(Napi::Value options, CheckOptions* out, bool* local = nullptr);
+
 // A JS Verdict (index.js) for `verdict` of `input` (the value that was checked, as given).
 Napi::Value MakeVerdict(Napi::Env env, Napi::Value input, const Verdict& verdict);
 
@@ -110,6 +119,59 @@ class PromiseWorker : public Napi::AsyncWorker {
   Work work_;
   Done done_;
 };
+
+// The methods that check one input or a batch, for Checker and Client alike. The caller has checked its object
+// and read the options; these read info[0] (named `what` in a TypeError) and hand back Verdicts that carry the
+// inputs as given.
+//   lookup(std::string_view input) -> Verdict;
+//   batch(const std::vector<std::string_view>& inputs, std::vector<Verdict>* out): out->at(i) for inputs[i].
+// The async forms copy the inputs and run lookup / batch on the libuv pool (they must hold, by value, whatever
+// they use: the shared_ptr of the Checker or Client, the options); bad inputs reject the promise.
+
+// check(input, options) / checkHost / checkIp: on the JS thread.
+template <typename Lookup>
+Napi::Value CheckOne(const Napi::CallbackInfo& info, const char* what, Lookup lookup) {
+  thread_local std::string storage;  // the JS thread's; no JS runs while a lookup reads it
+  std::string_view input;
+  if (!TextOf(info[0], what, &storage, &input)) return info.Env().Undefined();
+  return MakeVerdict(info.Env(), info[0], lookup(input));
+}
+
+// checkMany(inputs, options): on the JS thread.
+template <typename Batch>
+Napi::Value CheckBatchOf(const Napi::CallbackInfo& info, const char* what, Batch batch) {
+  Texts inputs;
+  if (!TextsOf(info[0], what, &inputs)) return info.Env().Undefined();
+  std::vector<Verdict> verdicts;
+  batch(inputs.Views(), &verdicts);
+  return MakeVerdicts(info.Env(), info[0].As<Napi::Array>(), verdicts);
+}
+
+// checkAsync(input, options): a promise of the Verdict.
+template <typename Lookup>
+Napi::Value CheckOneAsync(const Napi::CallbackInfo& info, const char* what, Lookup lookup) {
+  Napi::Env env = info.Env();
+  auto input = std::make_shared<std::string>();
+  if (!TextCopy(info[0], what, input.get())) return RejectPending(env);
+  auto verdict = std::make_shared<Verdict>();
+  Napi::Array keep = Napi::Array::New(env, 1);
+  keep.Set(0u, info[0]);
+  return PromiseWorker::Start(
+      env, keep, [lookup, input, verdict] { *verdict = lookup(std::string_view(*input)); },
+      [verdict](Napi::Env e, Napi::Value kept) { return MakeVerdict(e, kept.As<Napi::Array>().Get(0u), *verdict); });
+}
+
+// checkManyAsync(inputs, options): a promise of the Verdicts, in order.
+template <typename Batch>
+Napi::Value CheckBatchAsync(const Napi::CallbackInfo& info, const char* what, Batch batch) {
+  Napi::Env env = info.Env();
+  auto inputs = std::make_shared<Texts>();
+  if (!TextsOf(info[0], what, inputs.get())) return RejectPending(env);
+  auto verdicts = std::make_shared<std::vector<Verdict>>();
+  return PromiseWorker::Start(
+      env, info[0], [batch, inputs, verdicts] { batch(inputs->Views(), verdicts.get()); },
+      [verdicts](Napi::Env e, Napi::Value kept) { return MakeVerdicts(e, kept.As<Napi::Array>(), *verdicts); });
+}
 
 void InitChecker(Napi::Env env, Napi::Object exports);
 void InitClient(Napi::Env env, Napi::Object exports);

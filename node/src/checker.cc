@@ -24,20 +24,7 @@ bool PathsOf(Napi::Value value, std::vector<std::string>* out) {
     out->push_back(value.As<Napi::String>().Utf8Value());
     return true;
   }
-  if (!value.IsArray()) {
-    ThrowTypeError(value.Env(), "paths must be a string or an array of strings");
-    return false;
-  }
-  Napi::Array a = value.As<Napi::Array>();
-  for (uint32_t i = 0; i < a.Length(); ++i) {
-    Napi::Value p = a.Get(i);
-    if (!p.IsString()) {
-      ThrowTypeError(value.Env(), "paths must be a string or an array of strings");
-      return false;
-    }
-    out->push_back(p.As<Napi::String>().Utf8Value());
-  }
-  return true;
+  return StringsOf(value, "paths must be a string or an array of strings", out);
 }
 
 bool OpenOptionsOf(Napi::Value options, OpenOptions* out) {
@@ -97,83 +84,48 @@ class NodeChecker : public Napi::ObjectWrap<NodeChecker> {
   }
 
   Napi::Value Check(const Napi::CallbackInfo& info) {
-    Napi::Env env = info.Env();
-    std::shared_ptr<const Checker> c = Get(env);
+    std::shared_ptr<const Checker> c = Get(info.Env());
     CheckOptions o;
-    std::string_view url;
-    thread_local std::string storage;  // the JS thread's; no JS runs while a lookup reads it
-    if (c == nullptr || !BoolOption(info[1], "canonical", false, &o.want_canonical) ||
-        !TextOf(info[0], "url", &storage, &url)) {
-      return env.Undefined();
-    }
-    return MakeVerdict(env, info[0], c->Check(url, o));
+    if (c == nullptr || !CheckOptionsOf(info[1], &o)) return info.Env().Undefined();
+    return CheckOne(info, "url", [&](std::string_view url) { return c->Check(url, o); });
   }
 
   Napi::Value CheckMany(const Napi::CallbackInfo& info) {
-    Napi::Env env = info.Env();
-    std::shared_ptr<const Checker> c = Get(env);
+    std::shared_ptr<const Checker> c = Get(info.Env());
     CheckOptions o;
-    Texts urls;
-    if (c == nullptr || !BoolOption(info[1], "canonical", false, &o.want_canonical) ||
-        !TextsOf(info[0], "urls", &urls)) {
-      return env.Undefined();
-    }
-    std::vector<Verdict> verdicts;
-    c->CheckBatch(urls.Views(), &verdicts, o);
-    return MakeVerdicts(env, info[0].As<Napi::Array>(), verdicts);
+    if (c == nullptr || !CheckOptionsOf(info[1], &o)) return info.Env().Undefined();
+    return CheckBatchOf(info, "urls", [&](const std::vector<std::string_view>& urls, std::vector<Verdict>* out) {
+      c->CheckBatch(urls, out, o);
+    });
   }
 
   // Async methods reject instead of throwing (bad arguments, a closed checker).
   Napi::Value CheckAsync(const Napi::CallbackInfo& info) {
-    Napi::Env env = info.Env();
-    std::shared_ptr<const Checker> c = Get(env);
+    std::shared_ptr<const Checker> c = Get(info.Env());
     CheckOptions o;
-    auto url = std::make_shared<std::string>();
-    if (c == nullptr || !BoolOption(info[1], "canonical", false, &o.want_canonical) ||
-        !TextCopy(info[0], "url", url.get())) {
-      return RejectPending(env);
-    }
-    auto verdict = std::make_shared<Verdict>();
-    Napi::Array keep = Napi::Array::New(env, 1);
-    keep.Set(0u, info[0]);
-    return PromiseWorker::Start(
-        env, keep, [c, o, url, verdict] { *verdict = c->Check(*url, o); },
-        [verdict](Napi::Env e, Napi::Value kept) {
-          return MakeVerdict(e, kept.As<Napi::Array>().Get(0u), *verdict);
-        });
+    if (c == nullptr || !CheckOptionsOf(info[1], &o)) return RejectPending(info.Env());
+    return CheckOneAsync(info, "url", [c, o](std::string_view url) { return c->Check(url, o); });
   }
 
   Napi::Value CheckManyAsync(const Napi::CallbackInfo& info) {
-    Napi::Env env = info.Env();
-    std::shared_ptr<const Checker> c = Get(env);
+    std::shared_ptr<const Checker> c = Get(info.Env());
     CheckOptions o;
-    auto urls = std::make_shared<Texts>();
-    if (c == nullptr || !BoolOption(info[1], "canonical", false, &o.want_canonical) ||
-        !TextsOf(info[0], "urls", urls.get())) {
-      return RejectPending(env);
-    }
-    auto verdicts = std::make_shared<std::vector<Verdict>>();
-    return PromiseWorker::Start(
-        env, info[0], [c, o, urls, verdicts] { c->CheckBatch(urls->Views(), verdicts.get(), o); },
-        [verdicts](Napi::Env e, Napi::Value kept) { return MakeVerdicts(e, kept.As<Napi::Array>(), *verdicts); });
+    if (c == nullptr || !CheckOptionsOf(info[1], &o)) return RejectPending(info.Env());
+    return CheckBatchAsync(info, "urls", [c, o](const std::vector<std::string_view>& urls, std::vector<Verdict>* out) {
+      c->CheckBatch(urls, out, o);
+    });
   }
 
   Napi::Value CheckHost(const Napi::CallbackInfo& info) {
-    Napi::Env env = info.Env();
-    std::shared_ptr<const Checker> c = Get(env);
-    std::string storage;
-    std::string_view host;
-    if (c == nullptr || !TextOf(info[0], "host", &storage, &host)) return env.Undefined();
-    return MakeVerdict(env, info[0], c->CheckHost(host));
+    std::shared_ptr<const Checker> c = Get(info.Env());
+    if (c == nullptr) return info.Env().Undefined();
+    return CheckOne(info, "host", [&](std::string_view host) { return c->CheckHost(host); });
   }
 
   Napi::Value CheckIp(const Napi::CallbackInfo& info) {
-    Napi::Env env = info.Env();
-    std::shared_ptr<const Checker> c = Get(env);
-    std::string storage;
-    std::string_view ip;
-    if (c == nullptr || !TextOf(info[0], "ip", &storage, &ip)) return env.Undefined();
-    return MakeVerdict(env, info[0], c->CheckIp(ip));
+    std::shared_ptr<const Checker> c = Get(info.Env());
+    if (c == nullptr) return info.Env().Undefined();
+    return CheckOne(info, "ip", [&](std::string_view ip) { return c->CheckIp(ip); });
   }
 
   // [{name, version, createdUnix, entries, layers: {domain: {entries, filter}, ...}, bytes, path, sha256}].

@@ -25,20 +25,7 @@ bool StringsOption(Napi::Object options, const char* name, std::vector<std::stri
   Napi::Value v = options.Get(name);
   if (options.Env().IsExceptionPending()) return false;
   if (v.IsUndefined()) return true;
-  if (!v.IsArray()) {
-    ThrowTypeError(options.Env(), std::string("options.") + name + " must be an array of strings");
-    return false;
-  }
-  Napi::Array a = v.As<Napi::Array>();
-  for (uint32_t i = 0; i < a.Length(); ++i) {
-    Napi::Value s = a.Get(i);
-    if (!s.IsString()) {
-      ThrowTypeError(options.Env(), std::string("options.") + name + " must be an array of strings");
-      return false;
-    }
-    out->push_back(s.As<Napi::String>().Utf8Value());
-  }
-  return true;
+  return StringsOf(v, std::string("options.") + name + " must be an array of strings", out);
 }
 
 bool StringOption(Napi::Object options, const char* name, std::string* out) {
@@ -166,77 +153,52 @@ class NodeClient : public Napi::ObjectWrap<NodeClient> {
     return local ? c.CheckLocal(url, o) : c.Check(url, o);
   }
 
+  // All the lookups of a batch, in order.
+  static void LookupAll(const Client& c, const std::vector<std::string_view>& urls, const CheckOptions& o, bool local,
+                        std::vector<Verdict>* out) {
+    for (std::string_view url : urls) out->push_back(Lookup(c, url, o, local));
+  }
+
   // check(url, {canonical}) / checkLocal(url, {canonical}).
   Napi::Value CheckWith(const Napi::CallbackInfo& info, bool local) {
-    Napi::Env env = info.Env();
-    std::shared_ptr<const Client> c = Get(env);
+    std::shared_ptr<const Client> c = Get(info.Env());
     CheckOptions o;
-    std::string storage;
-    std::string_view url;
-    if (c == nullptr || !BoolOption(info[1], "canonical", false, &o.want_canonical) ||
-        !TextOf(info[0], "url", &storage, &url)) {
-      return env.Undefined();
-    }
-    return MakeVerdict(env, info[0], Lookup(*c, url, o, local));
+    if (c == nullptr || !CheckOptionsOf(info[1], &o)) return info.Env().Undefined();
+    return CheckOne(info, "url", [&](std::string_view url) { return Lookup(*c, url, o, local); });
   }
   Napi::Value Check(const Napi::CallbackInfo& info) { return CheckWith(info, false); }
   Napi::Value CheckLocal(const Napi::CallbackInfo& info) { return CheckWith(info, true); }
 
   // checkMany(urls, {canonical, local}).
   Napi::Value CheckMany(const Napi::CallbackInfo& info) {
-    Napi::Env env = info.Env();
-    std::shared_ptr<const Client> c = Get(env);
+    std::shared_ptr<const Client> c = Get(info.Env());
     CheckOptions o;
     bool local = false;
-    Texts urls;
-    if (c == nullptr || !BoolOption(info[1], "canonical", false, &o.want_canonical) ||
-        !BoolOption(info[1], "local", false, &local) || !TextsOf(info[0], "urls", &urls)) {
-      return env.Undefined();
-    }
-    std::vector<Verdict> verdicts;
-    for (std::string_view url : urls.Views()) verdicts.push_back(Lookup(*c, url, o, local));
-    return MakeVerdicts(env, info[0].As<Napi::Array>(), verdicts);
+    if (c == nullptr || !CheckOptionsOf(info[1], &o, &local)) return info.Env().Undefined();
+    return CheckBatchOf(info, "urls", [&](const std::vector<std::string_view>& urls, std::vector<Verdict>* out) {
+      LookupAll(*c, urls, o, local, out);
+    });
   }
 
   // checkAsync(url, {canonical, local}): a promise of the Verdict.
   Napi::Value CheckAsync(const Napi::CallbackInfo& info) {
-    Napi::Env env = info.Env();
-    std::shared_ptr<const Client> c = Get(env);
+    std::shared_ptr<const Client> c = Get(info.Env());
     CheckOptions o;
     bool local = false;
-    auto url = std::make_shared<std::string>();
-    if (c == nullptr || !BoolOption(info[1], "canonical", false, &o.want_canonical) ||
-        !BoolOption(info[1], "local", false, &local) || !TextCopy(info[0], "url", url.get())) {
-      return RejectPending(env);
-    }
-    auto verdict = std::make_shared<Verdict>();
-    Napi::Array keep = Napi::Array::New(env, 1);
-    keep.Set(0u, info[0]);
-    return PromiseWorker::Start(
-        env, keep, [c, o, local, url, verdict] { *verdict = Lookup(*c, *url, o, local); },
-        [verdict](Napi::Env e, Napi::Value kept) {
-          return MakeVerdict(e, kept.As<Napi::Array>().Get(0u), *verdict);
-        });
+    if (c == nullptr || !CheckOptionsOf(info[1], &o, &local)) return RejectPending(info.Env());
+    return CheckOneAsync(info, "url", [c, o, local](std::string_view url) { return Lookup(*c, url, o, local); });
   }
 
   // checkManyAsync(urls, {canonical, local}): a promise of the Verdicts, in order.
   Napi::Value CheckManyAsync(const Napi::CallbackInfo& info) {
-    Napi::Env env = info.Env();
-    std::shared_ptr<const Client> c = Get(env);
+    std::shared_ptr<const Client> c = Get(info.Env());
     CheckOptions o;
     bool local = false;
-    auto urls = std::make_shared<Texts>();
-    if (c == nullptr || !BoolOption(info[1], "canonical", false, &o.want_canonical) ||
-        !BoolOption(info[1], "local", false, &local) || !TextsOf(info[0], "urls", urls.get())) {
-      return RejectPending(env);
-    }
-    auto verdicts = std::make_shared<std::vector<Verdict>>();
-    return PromiseWorker::Start(
-        env, info[0],
-        [c, o, local, urls, verdicts] {
-          for (std::string_view url : urls->Views()) verdicts->push_back(Lookup(*c, url, o, local));
-        },
-        [verdicts](Napi::Env e, Napi::Value kept) { return MakeVerdicts(e, kept.As<Napi::Array>(), *verdicts); });
+    if (c == nullptr || !CheckOptionsOf(info[1], &o, &local)) return RejectPending(info.Env());
+    return CheckBatchAsync(info, "urls",
+                           [c, o, local](const std::vector<std::string_view>& urls, std::vector<Verdict>* out) {
+                             LookupAll(*c, urls, o, local, out);
+                           });
   }
 
   Napi::Value Refresh(const Napi::CallbackInfo& info) {
