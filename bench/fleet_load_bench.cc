@@ -44,7 +44,7 @@
 #include "core/sha256.h"
 #include "platform/env.h"
 #include "publish/publisher.h"
-#include "publish/signer.h"
+#include "signing/signer.h"
 #include "tests/fleet_test_util.h"
 #include "tests/test_util.h"
 

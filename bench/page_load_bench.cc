@@ -14,7 +14,7 @@
 //     (images with a per-page query);
 //   - host names and paths come from bench/corpus.cc's browsing generator (so they are clean: random names
 //     that collide with the list only by chance).
-// Client model: exactly the decision path of urlguard::Client (sync/client.cc, sync/verifier.h, the result
+// Client model: exactly the decision path of urlguard::Client (client/client.cc, client/verifier.h, the result
 // cache of docs/cache-schema.md): every URL is looked up locally (Checker::Check on the same snapshot bytes); a
 // local miss is final; a local hit is decided from the result cache when every hit's 4-byte prefix has a live
 // negative entry, else one verify request is sent for the URL and the answer ("not listed") is cached per

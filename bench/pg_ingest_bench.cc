@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
-// pg_ingest_bench: how fast feeds go into the PostgreSQL state (publish/pg_state.h, issue 10: "millions of
+// pg_ingest_bench: how fast feeds go into the PostgreSQL state (pg/pg_state.h, issue 10: "millions of
 // changes an hour fit on one PostgreSQL node"). Starts a throwaway PostgreSQL 15 cluster on 127.0.0.1
 // (tests/pg_cluster.h), then, in the same run:
 //   - batched:  PgState::IngestFeed of N new entries (COPY into a temp table + one INSERT ... ON CONFLICT per
@@ -29,7 +29,7 @@
 #include <vector>
 
 #include "core/entry.h"
-#include "publish/pg_state.h"
+#include "pg/pg_state.h"
 #include "tests/pg_cluster.h"
 
 namespace urlguard {

@@ -8,7 +8,7 @@
 //      updater does: sync/apply.h WriteDiffAppliedSnapshot + Store::InstallWith) against the in-memory apply it
 //      replaced (ApplyDiffToSnapshot + Store::Install), alternating in the same run.
 //   2. lookup latency (p50 / p99 / p99.9 / max) of a thread probing the list through the client's generation swap
-//      (sync/generation_slots.h, LoadGeneration) while another thread installs 20+ updates in a row and publishes
+//      (client/generation_slots.h, LoadGeneration) while another thread installs 20+ updates in a row and publishes
 //      each new generation, against the same thread with no updates (same run).
 //
 // The list: random fingerprints with the publisher's universes (U_L = k_L * N / p, publish/list_builder.h) for
@@ -41,8 +41,8 @@
 #include "core/snapshot.h"
 #include "platform/env.h"
 #include "sync/apply.h"
-#include "sync/generation.h"
-#include "sync/generation_slots.h"
+#include "client/generation.h"
+#include "client/generation_slots.h"
 #include "sync/store.h"
 #include "tests/peak_rss.h"
 

@@ -3,7 +3,7 @@
 //
 // verify_load_bench: the verify API under load, with its baseline in the same run (docs/verify-server.md,
 // docs/performance.md). Not a Google Benchmark: it builds a repository of N full hashes (deterministic), then
-//   1. times lookups alone: the mapped full-hash files (publish/file_hash_source.h) against the SQLite store
+//   1. times lookups alone: the mapped full-hash files (server/file_hash_source.h) against the SQLite store
 //      they replaced (bench/sqlite_hash_store.h), 5 prefixes per lookup, one in five a stored prefix;
 //   2. serves each source in this process through the real server stack (ServerApp on the http/ layer) and
 //      loads it from a cheap C++ client in this process: one thread, epoll, C keep-alive connections, one request
@@ -49,8 +49,8 @@
 #include "http/http_server.h"
 #include "http/listen_address.h"
 #include "platform/env.h"
-#include "publish/file_hash_source.h"
-#include "publish/server_app.h"
+#include "server/file_hash_source.h"
+#include "server/server_app.h"
 #include "urlguard/server.h"
 
 namespace urlguard {

@@ -1,17 +1,23 @@
 # SPDX-License-Identifier: Apache-2.0
-# urlguard_layer(TARGET FOLDER DEPS...): an object library from FOLDER/*.cc, without tests, fuzzers, benchmarks
-# and the test-support sources named in URLGUARD_TEST_SUPPORT_SOURCES (those go to urlguard_test_support only).
-function(urlguard_layer target folder)
+# urlguard_folder(TARGET FOLDER DEPS...): FOLDER's production sources (FOLDER/*.cc without tests, fuzzers,
+# benchmarks and the test-support sources named in URLGUARD_TEST_SUPPORT_SOURCES, which go to urlguard_test_support
+# only) as the object library TARGET_objects and the static library TARGET built from those objects. DEPS (the
+# folders below, as their static libraries, and packages) are TARGET's public link dependencies and give the
+# objects their usage requirements. liburlguard.so is composed of the client folders' object libraries.
+function(urlguard_folder target folder)
   file(GLOB _srcs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/${folder}/*.cc)
   list(FILTER _srcs EXCLUDE REGEX "_(test|fuzz|bench)\\.cc$")
   if(URLGUARD_TEST_SUPPORT_SOURCES)
     list(REMOVE_ITEM _srcs ${URLGUARD_TEST_SUPPORT_SOURCES})
   endif()
-  add_library(${target} OBJECT ${_srcs})
+  add_library(${target}_objects OBJECT ${_srcs})
+  target_include_directories(${target}_objects PUBLIC ${PROJECT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/include)
+  target_compile_options(${target}_objects PRIVATE ${URLGUARD_WARNINGS})
+  target_compile_definitions(${target}_objects PRIVATE URLGUARD_BUILDING_LIBRARY=1)
+  add_library(${target} STATIC $<TARGET_OBJECTS:${target}_objects>)
   target_include_directories(${target} PUBLIC ${PROJECT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/include)
-  target_compile_options(${target} PRIVATE ${URLGUARD_WARNINGS})
-  target_compile_definitions(${target} PRIVATE URLGUARD_BUILDING_LIBRARY=1)
   if(ARGN)
+    target_link_libraries(${target}_objects PUBLIC ${ARGN})
     target_link_libraries(${target} PUBLIC ${ARGN})
   endif()
 endfunction()

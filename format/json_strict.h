@@ -3,7 +3,7 @@
 //
 // Strict JSON parsing for documents whose meaning must be unique (a signed manifest, a verification answer):
 // nlohmann-json without exceptions, refusing duplicate member names (RFC 8259 §4 leaves their meaning to the
-// implementation). Shared by format/manifest.cc and sync/verifier.cc; callers phrase their own errors.
+// implementation). Shared by format/manifest.cc and client/verifier.cc; callers phrase their own errors.
 #ifndef URLGUARD_FORMAT_JSON_STRICT_H_
 #define URLGUARD_FORMAT_JSON_STRICT_H_
 

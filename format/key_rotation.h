@@ -5,7 +5,7 @@
 // key"; the bytes are specified in docs/manifest-format.md §7).
 //
 // This file holds the format and its verification (the client's half); the publisher writes statements
-// with publish/signer.h MakeRotationStatement().
+// with signing/signer.h MakeRotationStatement().
 //
 // A statement says "key OLD says: trust key NEW from time T". It is signed by OLD over the domain-separated
 // message "urlguard key rotation v1\0" || statement body, so it can never pass for a manifest signature
@@ -86,7 +86,7 @@ struct RotationStatement {
 
 // The signed body of a statement, exactly as docs/manifest-format.md §7 specifies: the header line of its
 // version (1 or 2), the key and time lines, and for v2 the old-key-until and reset lines in their stored order.
-// The publisher signs RotationSignedMessage(RotationStatementBody(s), s.version) (publish/signer.h).
+// The publisher signs RotationSignedMessage(RotationStatementBody(s), s.version) (signing/signer.h).
 std::string RotationStatementBody(const RotationStatement& statement);
 
 // The message a rotation signature covers: the signature domain of `version` (v1 or v2) || body.

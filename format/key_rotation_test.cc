@@ -3,7 +3,7 @@
 //
 // The client's half of key rotation: parsing and accepting statements. The statements here are the golden
 // file signed by the fixture key (fixtures/golden/key_rotation_v1.txt) and edits of it; the publisher's
-// writer and round trips through it are tested in publish/key_rotation_test.cc.
+// writer and round trips through it are tested in signing/key_rotation_test.cc.
 #include "format/key_rotation.h"
 
 #include <gtest/gtest.h>

@@ -110,7 +110,7 @@ TEST(Manifest, GoldenBytes) {
 }
 
 TEST(Manifest, GoldenSignatureVerifies) {
-  // The signature file is pinned by publish/signer_test.cc (the client holds no private-key code); here the
+  // The signature file is pinned by signing/signer_test.cc (the client holds no private-key code); here the
   // client's first two steps on the golden files: verify, then parse.
   const std::string golden = ReadFileOrDie(GoldenPath("manifest_v1.json"));
   const std::string sig = ReadFileOrDie(GoldenPath("manifest_v1.json.sig"));

@@ -2,7 +2,7 @@
 // Copyright urlguard authors.
 //
 // RAII and small helpers over OpenSSL 3's EVP_PKEY, shared by the client's public-key code
-// (format/signature.cc) and the publisher's private-key code (publish/signer.cc). Internal: nothing here is
+// (format/signature.cc) and the publisher's private-key code (signing/signer.cc). Internal: nothing here is
 // part of a byte format.
 #ifndef URLGUARD_FORMAT_OPENSSL_PKEY_H_
 #define URLGUARD_FORMAT_OPENSSL_PKEY_H_

@@ -14,7 +14,7 @@
 // version signs) can never be replayed as another.
 //
 // This is the client's half: verification and public keys only. Private keys, signing and key generation
-// live in the publisher (publish/signer.h, publish/keygen.h), so the client library holds no private-key
+// live in the publisher (signing/signer.h, signing/keygen.h), so the client library holds no private-key
 // code.
 //
 // Trust: public keys come from the embedder's configuration or are compiled in, never from an update. A
@@ -23,7 +23,7 @@
 // from "bad signature", and a publisher can sign with the old and the new key during a rotation.
 //
 // Changes the signed bytes or the signature file format: bump the domain strings, the docs and the golden
-// test (format/manifest_test.cc, publish/signer_test.cc).
+// test (format/manifest_test.cc, signing/signer_test.cc).
 #ifndef URLGUARD_FORMAT_SIGNATURE_H_
 #define URLGUARD_FORMAT_SIGNATURE_H_
 

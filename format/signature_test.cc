@@ -3,7 +3,7 @@
 //
 // The client's half of Ed25519: verification, public keys, signature files. Signatures come from the RFC
 // 8032 test vectors and the golden files signed by the fixture key (fixtures/keys/README.md); the
-// publisher's signing code is tested in publish/signer_test.cc.
+// publisher's signing code is tested in signing/signer_test.cc.
 #include "format/signature.h"
 
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
-// libFuzzer target for the per-feed state files of `urlguard-publish update` (publish/feed_state.h,
+// libFuzzer target for the per-feed state files of `urlguard-publish update` (feeds/feed_state.h,
 // docs/feeds-file.md §5): the feed metadata (REPO/private/feeds/NAME/meta) and the list record
 // (REPO/private/feed-lists/LIST.record). The first byte picks the parser; the rest is the file. Arbitrary bytes
 // give a value or a clean error; a value that parses serializes back to exactly the input (the formats are
@@ -11,7 +11,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "publish/feed_state.h"
+#include "feeds/feed_state.h"
 
 namespace {
 void Check(bool condition) {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
-// libFuzzer target for the feeds file of `urlguard-publish update` (publish/feeds_file.h, docs/feeds-file.md):
+// libFuzzer target for the feeds file of `urlguard-publish update` (feeds/feeds_file.h, docs/feeds-file.md):
 // arbitrary bytes give a parsed file or a clean error, never a crash or a hang; what parses keeps the spec's
 // contracts (every feed has a list and exactly one of url/path, every fraction in [0, 1], every list a feed
 // names is present once, feed names unique).
@@ -11,7 +11,7 @@
 #include <set>
 #include <string_view>
 
-#include "publish/feeds_file.h"
+#include "feeds/feeds_file.h"
 
 namespace {
 void Check(bool condition) {

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
-// libFuzzer target for the threat-feed parsers (publish/feeds.h): every format's parser, auto-detection,
+// libFuzzer target for the threat-feed parsers (feeds/feeds.h): every format's parser, auto-detection,
 // feed-argument parsing and gzip inflation on arbitrary bytes must never crash, hang, leak or trip a
 // sanitizer, and must keep their contracts (entries carry lines within the input, problems stay under the
 // cap, a failed parse leaves the outputs as they were).
 //
 // Build (links -lz): clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -I. -Iinclude
-//   fuzz/feeds_fuzz.cc publish/feeds.cc core/status.cc platform/env_posix.cc -lz
+//   fuzz/feeds_fuzz.cc feeds/feeds.cc core/status.cc platform/env_posix.cc -lz
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-#include "publish/feeds.h"
+#include "feeds/feeds.h"
 
 namespace {
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
-// libFuzzer target for urlguard-server's request routing (publish/server_app.h ServerApp::HandleHead and
+// libFuzzer target for urlguard-server's request routing (server/server_app.h ServerApp::HandleHead and
 // Handle): arbitrary method, target, headers and body reach every route (static files with traversal
 // attempts, ranges and If-None-Match; the verify API in both forms; metrics; health) of a server on a small
 // real repository in a temporary directory. Must never crash, hang, leak or trip a sanitizer, and must keep
@@ -24,7 +24,7 @@
 #include "http/request.h"
 #include "platform/env.h"
 #include "publish/full_hash_list.h"
-#include "publish/server_app.h"
+#include "server/server_app.h"
 #include "urlguard/server.h"
 
 namespace {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
-// libFuzzer target for the verify API's request parsers (publish/verify_request.h): ParseVerifyRequest (the POST
+// libFuzzer target for the verify API's request parsers (server/verify_request.h): ParseVerifyRequest (the POST
 // body, JSON) and ParseVerifyPrefixList (the GET form) on arbitrary bytes must never crash, hang, leak, throw
 // or trip a sanitizer, and must keep their contracts: a success holds 1 to kMaxVerifyPrefixes prefixes; a
 // failure is kInvalidArgument or kResourceExhausted; a prefix list that parses re-encodes (lower-case hex,
@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "publish/verify_request.h"
+#include "server/verify_request.h"
 
 namespace {
 

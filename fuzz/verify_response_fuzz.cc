@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
-// libFuzzer target for ParseVerifyResponse (sync/verifier.h): arbitrary bytes (a verify server's answer is
+// libFuzzer target for ParseVerifyResponse (client/verifier.h): arbitrary bytes (a verify server's answer is
 // untrusted network input) must never crash the parser or let an exception escape; every failure is one of
 // the documented codes with a message; an accepted answer respects every documented limit, and writing it
 // back as JSON parses to the same answer. Seeds: any {"matches":[{"sha256":"<64
@@ -14,7 +14,7 @@
 #include <string_view>
 
 #include "core/list_name.h"
-#include "sync/verifier.h"
+#include "client/verifier.h"
 
 namespace {
 

@@ -3,7 +3,7 @@
 //
 // The one SQLite helper: RAII for connections and prepared statements, opening with busy timeout and
 // extended result codes, switching to WAL, stepping, and small one-value queries. SQLite is the OS-facing
-// storage engine of the result cache (sync/result_cache.cc), which calls it through these functions; tests
+// storage engine of the result cache (client/result_cache.cc), which calls it through these functions; tests
 // look at its files with them too.
 //
 // Functions return SQLite result codes (SQLITE_OK or the failing code, extended codes on) so each caller

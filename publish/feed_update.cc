@@ -11,12 +11,12 @@
 #include "core/list_name.h"
 #include "format/signature.h"
 #include "platform/env.h"
-#include "publish/feed_fetch.h"
+#include "feeds/feed_fetch.h"
 #include "publish/pg_publish.h"
-#include "publish/pg_state.h"
+#include "pg/pg_state.h"
 #include "publish/publisher.h"
 #include "publish/repo_lock.h"
-#include "publish/signer.h"
+#include "signing/signer.h"
 #include "urlguard/publish.h"
 
 namespace urlguard {

@@ -24,10 +24,10 @@
 #include <utility>
 #include <vector>
 
-#include "publish/feed_check.h"  // LooksLikeHtml, CheckFeedContent: shared with publish and ingest
-#include "publish/feed_state.h"
-#include "publish/feeds.h"
-#include "publish/feeds_file.h"
+#include "feeds/feed_check.h"  // LooksLikeHtml, CheckFeedContent: shared with publish and ingest
+#include "feeds/feed_state.h"
+#include "feeds/feeds.h"
+#include "feeds/feeds_file.h"
 #include "urlguard/status.h"
 
 namespace urlguard {

@@ -26,8 +26,8 @@
 #include "format/full_hash_file.h"
 #include "platform/env.h"
 #include "publish/external_sort.h"
-#include "publish/feed_check.h"
-#include "publish/feeds.h"
+#include "feeds/feed_check.h"
+#include "feeds/feeds.h"
 #include "publish/key_record.h"
 #include "urlguard/status.h"
 
@@ -90,7 +90,7 @@ struct IngestReport {
   uint64_t entries = 0;   // values the feed parsers produced
   uint64_t rejected = 0;  // bad lines plus values that are no URL, domain or address
   std::vector<FeedProblem> problems;
-  // Per feed, in the order given: what its content amounted to (publish/feed_check.h; IngestFeeds fills it).
+  // Per feed, in the order given: what its content amounted to (feeds/feed_check.h; IngestFeeds fills it).
   std::vector<FeedContentStats> feeds;
 };
 

@@ -19,7 +19,7 @@
 
 #include "format/list_index.h"
 #include "platform/env.h"
-#include "publish/signer.h"
+#include "signing/signer.h"
 #include "urlguard/status.h"
 
 namespace urlguard {

@@ -7,8 +7,8 @@
 
 #include "core/entry.h"
 #include "core/list_name.h"
-#include "publish/feed_check.h"
-#include "publish/feeds.h"
+#include "feeds/feed_check.h"
+#include "feeds/feeds.h"
 #include "urlguard/publish.h"
 
 namespace urlguard {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
-// The PostgreSQL state (publish/pg_state.h) wired into the publisher and the public API
+// The PostgreSQL state (pg/pg_state.h) wired into the publisher and the public API
 // (include/urlguard/publish.h: ListPublishOptions::state, IngestIntoState): a publish run reads its entries out
 // of PostgreSQL (the entries live at the next version, streamed in sha256 order) and commits through the
 // VersionStore seam. The order of a run, and what a kill at each point leaves, is in docs/runbook-publishers.md.
@@ -13,7 +13,7 @@
 #include <memory>
 #include <string>
 
-#include "publish/pg_state.h"
+#include "pg/pg_state.h"
 #include "publish/publisher.h"
 
 namespace urlguard {

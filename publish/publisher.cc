@@ -20,7 +20,7 @@
 #include "format/deflate.h"
 #include "format/manifest.h"
 #include "publish/entry_list.h"
-#include "publish/feed_check.h"
+#include "feeds/feed_check.h"
 #include "format/full_hash_file.h"
 #include "publish/list_index_writer.h"
 #include "publish/repo_lock.h"
@@ -351,7 +351,7 @@ Status WriteFullHashesAndSeen(Env* env, const std::string& path, const std::stri
 }
 
 // The new version's number: one more than the last version the store committed (fleet mode,
-// publish/version_store.h), else one more than the newest private copy.
+// format/version_store.h), else one more than the newest private copy.
 uint64_t AllocateVersion(const VersionStore* store, const CommittedVersion& committed,
                          const std::vector<uint64_t>& versions) {
   if (store != nullptr) return committed.version + 1;
@@ -479,7 +479,7 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
   URLGUARD_RETURN_IF_ERROR(env->CreateDirs(public_dir));
   URLGUARD_RETURN_IF_ERROR(env->CreateDirs(private_dir));
   // One publisher per list (publish/repo_lock.h); publishers of other lists run side by side. With a version
-  // store, its per-list lock serializes publishers instead (publish/version_store.h).
+  // store, its per-list lock serializes publishers instead (format/version_store.h).
   std::unique_ptr<FileLock> lock;
   if (o.version_store == nullptr) {
     auto file_lock = env->LockFile(ListPublishLockPath(o.repo_dir, o.list));

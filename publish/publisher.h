@@ -40,9 +40,9 @@
 #include "core/entry.h"
 #include "core/layer_kind.h"
 #include "platform/env.h"
-#include "publish/feeds.h"
-#include "publish/signer.h"
-#include "publish/version_store.h"
+#include "feeds/feeds.h"
+#include "signing/signer.h"
+#include "format/version_store.h"
 #include "urlguard/publish.h"
 #include "urlguard/status.h"
 
@@ -68,7 +68,7 @@ struct PublishOptions {
   std::string default_threat;       // for entries whose feed names none; empty = the list name
   int64_t now_unix = 0;             // 0: the Env's clock
 
-  // Fleet mode (publish/version_store.h, docs/runbook-publishers.md). With a version store, the version number
+  // Fleet mode (format/version_store.h, docs/runbook-publishers.md). With a version store, the version number
   // comes from the store's last committed version under its per-list lock (not from the private copies), the
   // version is committed to the store before manifest.json/manifest.sig are written, the repository file lock and
   // seen.bin are not used (the store holds the seen counts; V.ugh is still written, after the commit), and a public manifest

@@ -9,7 +9,7 @@
 
 #include "platform/env.h"
 #include "publish/publisher.h"
-#include "publish/signer.h"
+#include "signing/signer.h"
 #include "urlguard/publish.h"
 #include "tests/test_util.h"
 

@@ -24,7 +24,7 @@
 #include "platform/env.h"
 #include "publish/publisher.h"
 #include "urlguard/server.h"
-#include "publish/signer.h"
+#include "signing/signer.h"
 #include "sync/store.h"
 #include "sync/syncer.h"
 #include "tests/test_util.h"

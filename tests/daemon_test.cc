@@ -33,7 +33,7 @@
 #include "platform/env.h"
 #include "publish/publisher.h"
 #include "urlguard/server.h"
-#include "publish/signer.h"
+#include "signing/signer.h"
 #include "tests/child_process.h"
 #include "tests/test_util.h"
 #include "urlguard/daemon.h"

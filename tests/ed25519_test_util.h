@@ -2,7 +2,7 @@
 // Copyright urlguard authors.
 //
 // Ed25519 test material shared by the verifying side (format/signature_test.cc) and the signing side
-// (publish/signer_test.cc): the RFC 8032 vectors and PEM keys of other algorithms that must be refused.
+// (signing/signer_test.cc): the RFC 8032 vectors and PEM keys of other algorithms that must be refused.
 #ifndef URLGUARD_TESTS_ED25519_TEST_UTIL_H_
 #define URLGUARD_TESTS_ED25519_TEST_UTIL_H_
 

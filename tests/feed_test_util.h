@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
-// Feed bodies shared by the feed tests (publish/feeds_test.cc, publish/feed_update_test.cc,
+// Feed bodies shared by the feed tests (feeds/feeds_test.cc, publish/feed_update_test.cc,
 // tests/feed_update_test.cc, tests/publish_guard_test.cc): a plain feed of generated domains, and gzip.
 #ifndef URLGUARD_TESTS_FEED_TEST_UTIL_H_
 #define URLGUARD_TESTS_FEED_TEST_UTIL_H_

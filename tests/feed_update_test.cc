@@ -20,7 +20,7 @@
 #include <mutex>
 #include <thread>
 
-#include "publish/pg_connection.h"
+#include "pg/pg_connection.h"
 #include "tests/feed_test_util.h"
 #include "tests/pg_cluster.h"
 #include "tests/test_util.h"

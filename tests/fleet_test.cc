@@ -13,7 +13,7 @@
 // kSafeVerified, and nothing is ever kUnverifiedHit.
 //
 // Every test client reaches nginx from 127.0.0.1, so the servers run with the window and the per-second cap
-// off (one signature for all of them); the shared throttling itself is publish/redis_guard_test's.
+// off (one signature for all of them); the shared throttling itself is server/redis_guard_test's.
 // Skipped when redis-server or nginx is not installed.
 #include <sys/stat.h>
 
@@ -29,7 +29,7 @@
 
 #include "platform/env.h"
 #include "publish/publisher.h"
-#include "publish/signer.h"
+#include "signing/signer.h"
 #include "tests/fleet_test_util.h"
 #include "tests/test_util.h"
 #include "urlguard/client.h"
@@ -378,7 +378,7 @@ TEST(FleetTest, ClientsKeepVerifyingThroughServerDeathAndRedisOutage) {
       ++n;
     }
     // Logged once per outage (a reply slower than the timeout on this busy machine is an outage too, so not
-    // exactly once here; publish/redis_guard_test pins "once"), and the last word is the return.
+    // exactly once here; server/redis_guard_test pins "once"), and the last word is the return.
     EXPECT_GE(n, 1u) << "server " << i << " log:\n" << log;
     EXPECT_GT(log.rfind("is back: switched to the shared guard"), log.rfind("switched to the local guard")) << log;
   }

@@ -3,7 +3,7 @@
 //
 // Test helpers for the fleet (docs/fleet.md): child processes started for real (redis-server, nginx,
 // urlguard-server; ChildProcess, tests/child_process.h), free loopback ports, and a Redis on 127.0.0.1 that a
-// test can stop and restart on the same port. Used by publish/redis_guard_test.cc, tests/fleet_test.cc and
+// test can stop and restart on the same port. Used by server/redis_guard_test.cc, tests/fleet_test.cc and
 // bench/fleet_load_bench.cc.
 #ifndef URLGUARD_TESTS_FLEET_TEST_UTIL_H_
 #define URLGUARD_TESTS_FLEET_TEST_UTIL_H_

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 # The client library holds no private-key code: signing, private-key loading and key generation live in the
-# publisher only (publish/signer.h, publish/keygen.h). Fails when any symbol of the shared library (its full
+# publisher only (signing/signer.h, signing/keygen.h). Fails when any symbol of the shared library (its full
 # symbol table, `nm -C`, which also lists the OpenSSL functions it calls, and its dynamic exports, `nm -D`)
 # names one of them.
 #

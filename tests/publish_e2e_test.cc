@@ -16,7 +16,7 @@
 #include "platform/env.h"
 #include "format/full_hash_file.h"
 #include "publish/publisher.h"
-#include "publish/signer.h"
+#include "signing/signer.h"
 #include "sync/apply.h"
 #include "tests/test_util.h"
 #include "urlguard/checker.h"

@@ -11,7 +11,7 @@
 
 #include <filesystem>
 
-#include "publish/pg_connection.h"
+#include "pg/pg_connection.h"
 #include "tests/feed_test_util.h"
 #include "tests/pg_cluster.h"
 #include "tests/test_util.h"

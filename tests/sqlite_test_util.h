@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
-// Helpers for tests of the SQLite-backed stores (sync/result_cache): look at a database
+// Helpers for tests of the SQLite-backed stores (client/result_cache): look at a database
 // file behind the store's back, and make digests with a chosen 4-byte verification prefix.
 #ifndef URLGUARD_TESTS_SQLITE_TEST_UTIL_H_
 #define URLGUARD_TESTS_SQLITE_TEST_UTIL_H_

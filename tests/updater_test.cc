@@ -30,7 +30,7 @@
 #include "format/manifest.h"
 #include "platform/fault_injection_env.h"
 #include "publish/publisher.h"
-#include "publish/signer.h"
+#include "signing/signer.h"
 #include "publish/list_index_writer.h"
 #include "sync/freshness.h"
 #include "sync/subscriptions.h"

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright urlguard authors.
+//
+// WorkQueue: a bounded FIFO of jobs run one at a time on its own worker thread (Client::CheckAsync). Push refuses
+// work beyond the capacity instead of growing without limit. Destruction runs the jobs already queued, then joins.
+//
+// Thread safety: Push from any number of threads; destroy once no Push can race with it.
+#ifndef URLGUARD_PLATFORM_WORK_QUEUE_H_
+#define URLGUARD_PLATFORM_WORK_QUEUE_H_
+
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+namespace urlguard {
+
+class WorkQueue {
+ public:
+  explicit WorkQueue(size_t capacity) : capacity_(capacity), worker_([this] { Run(); }) {}
+  ~WorkQueue() {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    worker_.join();
+  }
+  WorkQueue(const WorkQueue&) = delete;
+  WorkQueue& operator=(const WorkQueue&) = delete;
+
+  // Queues `job`; false (and the job is dropped) when the queue holds `capacity` jobs or is stopping.
+  bool Push(std::function<void()> job) {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      if (stop_ || jobs_.size() >= capacity_) return false;
+      jobs_.push_back(std::move(job));
+    }
+    cv_.notify_one();
+    return true;
+  }
+
+ private:
+  void Run() {
+    for (;;) {
+      std::function<void()> job;
+      {
+        std::unique_lock<std::mutex> l(mu_);
+        cv_.wait(l, [this] { return stop_ || !jobs_.empty(); });
+        if (jobs_.empty()) return;  // stopping and drained
+        job = std::move(jobs_.front());
+        jobs_.pop_front();
+      }
+      job();
+    }
+  }
+
+  const size_t capacity_;
+  std::mutex mu_;  // guards jobs_ and stop_
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> jobs_;
+  bool stop_ = false;
+  std::thread worker_;  // last: starts after the members it uses exist
+};
+
+}  // namespace urlguard
+
+#endif  // URLGUARD_PLATFORM_WORK_QUEUE_H_
