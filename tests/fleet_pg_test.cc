@@ -23,6 +23,7 @@
 #include "publish/pg_publish.h"
 #include "pg/pg_state.h"
 #include "publish/publisher.h"
+#include "server/pg_hash_source.h"
 #include "signing/signer.h"
 #include "tests/pg_cluster.h"
 #include "tests/test_util.h"
@@ -203,6 +204,45 @@ TEST_F(FleetPg, IngestTracksProvenanceSeenCountsAndRemovals) {
   EXPECT_EQ(rows["evil.example/"], std::make_pair(std::string("t"), b));
   EXPECT_EQ(rows["203.0.113.0/24"], std::make_pair(std::string("f"), std::string()));
   EXPECT_EQ(rows["bank.example/login.php"].first, "t");
+}
+
+// The PostgreSQL paths read the Env's clocks (include/urlguard/env.h), not the system's: an ingest without now_unix
+// stamps its entries with the Env's wall clock, and a verify server's poll of the store is timed with its monotonic
+// clock (urlguard_server_store_latency_seconds).
+TEST_F(FleetPg, IngestAndTheVerifyServersPollReadTheEnvClocks) {
+  class FixedClockEnv : public EnvWrapper {
+   public:
+    FixedClockEnv() : EnvWrapper(Env::Default()) {}
+    int64_t NowUnixSeconds() override { return 1'234'567'890; }
+    uint64_t NowMonotonicNanos() override { return nanos_.fetch_add(250'000'000); }  // 0.25 s per reading
+
+   private:
+    std::atomic<uint64_t> nanos_{0};
+  } env;
+  const std::string feed = root_ + "/feed.txt";
+  WriteFeed(feed, {"clock.example"});
+  StateIngestOptions o;
+  o.state = conninfo_;
+  o.list = "phishing";
+  o.inputs = {"plain:" + feed};
+  o.env = &env;  // and no now_unix
+  auto ingested = IngestIntoState(o);
+  ASSERT_TRUE(ingested.ok()) << ingested.status().ToString();
+  auto state = PgState::Open(conninfo_);
+  ASSERT_TRUE(state.ok());
+  auto seen = (*state)->connection()->Exec(
+      "SELECT extract(epoch FROM first_seen)::bigint, extract(epoch FROM last_seen)::bigint FROM entries");
+  ASSERT_TRUE(seen.ok());
+  ASSERT_EQ(seen->rows(), 1);
+  EXPECT_EQ(seen->int64(0, 0), 1'234'567'890);
+  EXPECT_EQ(seen->int64(0, 1), 1'234'567'890);
+
+  auto source = PgHashSource::Open(conninfo_, &env);
+  ASSERT_TRUE(source.ok()) << source.status().ToString();
+  PrometheusText metrics;
+  (*source)->AppendMetrics(&metrics);
+  EXPECT_NE(metrics.text().find("urlguard_server_store_latency_seconds 0.25\n"), std::string::npos)
+      << metrics.text();
 }
 
 // An ingest that PostgreSQL picks as a deadlock victim (here: another transaction holds the row of the feed's second
