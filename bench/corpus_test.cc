@@ -12,7 +12,7 @@
 #include <string>
 #include <unordered_set>
 
-#include "core/entry.h"
+#include "url/entry.h"
 #include "platform/env.h"
 #include "urlguard/checker.h"
 #include "urlguard/publish.h"

@@ -21,7 +21,7 @@
 #include <string>
 
 #include "bench/corpus.h"
-#include "core/entry.h"
+#include "url/entry.h"
 #include "core/sha256.h"
 
 namespace urlguard::bench {
@@ -143,7 +143,7 @@ int WriteBrowsing(const ListCorpus& list, uint64_t entries, uint64_t urls, doubl
 }
 
 // A wrk script POSTing kWrkBodies different verify bodies (docs/verify-server.md) of 1-5 prefixes; one prefix
-// in five is the SHA-256 prefix of a listed entry's key (core/entry.h), the rest random — the mix of
+// in five is the SHA-256 prefix of a listed entry's key (url/entry.h), the rest random — the mix of
 // bench/verify_load_bench.cc, but against the list the benchmark published.
 int WriteVerifyLua(const ListCorpus& list, uint64_t entries, const std::string& path) {
   std::mt19937_64 rng(7);

@@ -28,7 +28,7 @@
 #include <string>
 #include <vector>
 
-#include "core/entry.h"
+#include "url/entry.h"
 #include "pg/pg_state.h"
 #include "tests/pg_cluster.h"
 

@@ -8,8 +8,8 @@
 #include <cstring>
 #include <set>
 
-#include "core/entry.h"
-#include "core/filter_chain.h"
+#include "url/entry.h"
+#include "client/filter_chain.h"
 #include "core/snapshot.h"
 #include "format/repository_files.h"
 #include "platform/env.h"

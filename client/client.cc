@@ -13,8 +13,8 @@
 #include <thread>
 #include <unordered_set>
 
-#include "core/entry.h"
-#include "core/filter_chain.h"
+#include "url/entry.h"
+#include "client/filter_chain.h"
 #include "core/sha256.h"
 #include "core/snapshot.h"
 #include "format/signature.h"

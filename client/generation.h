@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "core/filter_chain.h"
+#include "client/filter_chain.h"
 #include "platform/env.h"
 #include "sync/store.h"
 #include "urlguard/status.h"

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <string>
 
-#include "core/entry.h"
+#include "url/entry.h"
 #include "core/sha256.h"
 #include "sync/freshness.h"
 #include "sync/time_floor.h"

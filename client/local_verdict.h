@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
-// From a filter-chain lookup (core/filter_chain.h) in a Generation to the public Verdict of a local lookup
+// From a filter-chain lookup (client/filter_chain.h) in a Generation to the public Verdict of a local lookup
 // (kSafe, kHit with every match, or kInvalid), and to the LocalHits the verification path decides
 // (client/verifier.h).
 //
@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/filter_chain.h"
+#include "client/filter_chain.h"
 #include "client/generation.h"
 #include "client/verifier.h"
 #include "urlguard/checker.h"

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
-// The public text tools (include/urlguard/text.h) over core/url_canon.h and core/url_extract.h.
+// The public text tools (include/urlguard/text.h) over url/url_canon.h and url/url_extract.h.
 #include "urlguard/text.h"
 
 #include "core/sha256.h"
-#include "core/url_canon.h"
-#include "core/url_extract.h"
+#include "url/url_canon.h"
+#include "url/url_extract.h"
 
 namespace urlguard {
 

@@ -70,7 +70,7 @@ constexpr int64_t kShortExpirySeconds = 8;
 const QColor kWarningRed(0xa8, 0x20, 0x1a);
 
 // An address urlguard calls invalid but Chromium and the server accept: each round of percent-unescaping
-// turns "%2525..." into "%25...", so it does not settle within urlguard's 1024 rounds (core/url_canon.h).
+// turns "%2525..." into "%25...", so it does not settle within urlguard's 1024 rounds (url/url_canon.h).
 QByteArray unescapeBombPath()
 {
     return QByteArray("/bomb/%") + QByteArray("25").repeated(1100);

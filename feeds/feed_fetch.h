@@ -2,11 +2,11 @@
 // Copyright urlguard authors.
 //
 // The publisher's feed downloader (docs/feeds-file.md §4): one conditional GET of an upstream feed with libcurl.
-// The client's fetcher (sync/curl_fetcher.h) is deliberately stricter (https only, no redirects, signed sizes);
-// upstream feeds are plain web resources, so this one follows up to kMaxFeedRedirects redirects between http and
-// https, accepts gzip and deflate content encoding, and goes through `proxy` or the usual proxy variables
-// (http_proxy, https_proxy, no_proxy; libcurl reads them). Every byte kept is counted against `max_bytes` after
-// content decoding, so a compressed bomb stops at the cap.
+// The client's fetcher (sync/fetcher.h, sync/curl_fetcher.cc) is deliberately stricter (https only, no redirects,
+// signed sizes); upstream feeds are plain web resources, so this one follows up to kMaxFeedRedirects redirects
+// between http and https, accepts gzip and deflate content encoding, and goes through `proxy` or the usual proxy
+// variables (http_proxy, https_proxy, no_proxy; libcurl reads them). Every byte kept is counted against
+// `max_bytes` after content decoding, so a compressed bomb stops at the cap.
 //
 // The fetcher only transports: whether a body counts is decided by publish/feed_update.h.
 //

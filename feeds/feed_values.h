@@ -3,7 +3,7 @@
 //
 // Light validation of values read from threat feeds: what certainly is not a URL, domain, address or
 // range, what a hosts file maps for the machine itself, and which threat names a feed column may carry.
-// Canonicalization is the list builder's job (core/url_canon.h); these only keep garbage out of it.
+// Canonicalization is the list builder's job (url/url_canon.h); these only keep garbage out of it.
 #ifndef URLGUARD_FEEDS_FEED_VALUES_H_
 #define URLGUARD_FEEDS_FEED_VALUES_H_
 

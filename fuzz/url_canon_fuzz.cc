@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
-// libFuzzer target for core/url_canon: any byte string must canonicalize or fail with kInvalidArgument,
+// libFuzzer target for url/url_canon: any byte string must canonicalize or fail with kInvalidArgument,
 // never crash; a canonical URL yields at most kMaxExpressions expressions; and canonicalization is
 // idempotent (Canonicalize(Spec()) succeeds with the same Spec(), host kind and structure); and for the
 // special schemes, Spec() respelled with no, back- or extra slashes after "scheme:" reads the same host. No
 // input class is excluded: url_canon.h guarantees the property for every input that canonicalizes.
 //
-// Build (needs clang): libraries urlguard core (core/url_canon.cc, core/status.cc, core/sha256.cc),
+// Build (needs clang): libraries urlguard core (url/url_canon.cc, core/status.cc, core/sha256.cc),
 // libidn2, libcrypto.
 #include <cstddef>
 #include <cstdint>
@@ -17,7 +17,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/url_canon.h"
+#include "url/url_canon.h"
 
 namespace {
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
-// libFuzzer target for ExtractUrls() (core/url_extract.h): any bytes must be scanned without a crash,
+// libFuzzer target for ExtractUrls() (url/url_extract.h): any bytes must be scanned without a crash,
 // and the result must keep its contract:
 //   - at most kMaxUrlsPerText URLs, spans inside the examined prefix, begin < end, in text order and
 //     non-overlapping; every normalized URL inside url_text, at most kMaxExtractedUrlBytes, starting
@@ -12,7 +12,7 @@
 //     what scan hands it);
 //   - truncated and scanned_bytes agree with the caps;
 //   - a second run on the same result object (capacity reuse) gives the same answer.
-// Needs only core/url_extract.cc (link urlguard_static, or compile that file alongside).
+// Needs only url/url_extract.cc (link urlguard_static, or compile that file alongside).
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -20,7 +20,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/url_extract.h"
+#include "url/url_extract.h"
 
 namespace {
 

@@ -82,7 +82,7 @@ Result<PgLiveEntry> LiveEntryFromRow(const PgResult& r, int row) {
   if (layer < 0 || layer >= kLayerKindCount) return Status::Corruption("PostgreSQL entries: bad layer");
   e.key.layer = static_cast<LayerKind>(layer);
   e.threat = std::string(r.value(row, 3));
-  if (e.key.layer == LayerKind::kIp) {  // "203.0.113.0/24", "2001:db8::/32" (core/entry.h)
+  if (e.key.layer == LayerKind::kIp) {  // "203.0.113.0/24", "2001:db8::/32" (url/entry.h)
     const size_t slash = e.key.expression.rfind('/');
     e.key.ipv6 = e.key.expression.find(':') != std::string::npos;
     e.key.prefix_length = slash == std::string::npos ? (e.key.ipv6 ? 128 : 32)

@@ -30,7 +30,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/entry.h"
+#include "url/entry.h"
 #include "core/layer_kind.h"
 #include "core/sha256.h"
 #include "pg/pg_connection.h"
@@ -60,7 +60,7 @@ bool IsPostgresStateUri(std::string_view state);
 
 // One entry as ingestion gives it.
 struct PgIngestEntry {
-  EntryKey key;        // layer and expression (core/entry.h)
+  EntryKey key;        // layer and expression (url/entry.h)
   std::string threat;  // a valid threat name
 };
 

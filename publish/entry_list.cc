@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <charconv>
 
-#include "core/entry.h"
+#include "url/entry.h"
 
 namespace urlguard {
 namespace {

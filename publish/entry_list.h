@@ -12,7 +12,7 @@
 //   version 7
 //   url-entries 12
 //   domain evil.example              (canonical host: lower case, punycode; sorted byte-wise)
-//   ip 203.0.113.0/24                (canonical range as core/entry.h writes it; sorted byte-wise)
+//   ip 203.0.113.0/24                (canonical range as url/entry.h writes it; sorted byte-wise)
 //   end 2                            (number of domain + ip lines: a truncated file is refused)
 //
 // Private, never served; deleted with the snapshot copy it belongs to.

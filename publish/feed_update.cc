@@ -7,7 +7,7 @@
 #include <optional>
 
 #include "core/ascii.h"
-#include "core/entry.h"
+#include "url/entry.h"
 #include "core/list_name.h"
 #include "format/repository_files.h"
 #include "format/signature.h"

@@ -12,7 +12,7 @@
 #include <thread>
 #include <unordered_map>
 
-#include "core/entry.h"
+#include "url/entry.h"
 #include "core/list_name.h"
 #include "core/sha256.h"
 #include "platform/sequential_file.h"

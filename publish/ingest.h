@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "core/entry.h"
+#include "url/entry.h"
 #include "format/full_hash_file.h"
 #include "platform/env.h"
 #include "publish/external_sort.h"

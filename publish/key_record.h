@@ -27,7 +27,7 @@ static_assert(std::endian::native == std::endian::little, "spill files are littl
 
 struct KeyRecord {
   uint64_t key = 0;         // the layer's local key (LocalKeyFor)
-  uint8_t sha256[32] = {};  // SHA-256 of the entry's expression (core/entry.h)
+  uint8_t sha256[32] = {};  // SHA-256 of the entry's expression (url/entry.h)
   uint64_t seq = 0;         // input position, feed index << 40 | line; larger wins among duplicates
   uint8_t layer = 0;        // LayerKind
   uint8_t ipv6 = 0;         // ip layer: 1 for an IPv6 range

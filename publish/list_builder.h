@@ -19,7 +19,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/entry.h"
+#include "url/entry.h"
 #include "core/key_hash.h"
 #include "core/probe_model.h"
 #include "core/snapshot.h"
@@ -58,7 +58,7 @@ class ListBuilder {
   // snapshot format version. kXxh3 unless a list must stay readable by clients that only read version 1.
   explicit ListBuilder(KeyHashKind key_hash = KeyHashKind::kXxh3) : key_hash_(key_hash) {}
 
-  // Adds one entry (see core/entry.h for how text maps to a layer). kInvalidArgument with the reason when the
+  // Adds one entry (see url/entry.h for how text maps to a layer). kInvalidArgument with the reason when the
   // text is not a URL, domain, address or range; the builder is unchanged then.
   Status Add(std::string_view entry);
   // Adds a computed key: the key hash of `key.expression`.

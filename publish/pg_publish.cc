@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <ctime>
 
-#include "core/entry.h"
+#include "url/entry.h"
 #include "core/list_name.h"
 #include "feeds/feed_check.h"
 #include "feeds/feeds.h"

@@ -5,7 +5,7 @@
 #include "urlguard/publish.h"
 
 
-#include "core/entry.h"
+#include "url/entry.h"
 #include "core/snapshot.h"
 #include "platform/env.h"
 #include "feeds/feed_check.h"

@@ -14,7 +14,7 @@
 
 #include "core/diff_codec.h"
 #include "core/byte_io.h"
-#include "core/entry.h"
+#include "url/entry.h"
 #include "core/snapshot.h"
 #include "core/snapshot_writer.h"
 #include "format/deflate.h"

@@ -38,7 +38,7 @@
 #include <string>
 #include <vector>
 
-#include "core/entry.h"
+#include "url/entry.h"
 #include "core/layer_kind.h"
 #include "platform/env.h"
 #include "feeds/feeds.h"

@@ -7,7 +7,7 @@
 #include <unordered_set>
 
 #include "core/ascii.h"
-#include "core/entry.h"
+#include "url/entry.h"
 #include "core/list_name.h"
 #include "publish/publisher.h"
 #include "format/manifest.h"

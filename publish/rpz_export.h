@@ -62,7 +62,7 @@ enum class RpzAction {
 };
 
 // Names and ranges the zone lets through (PASSTHRU), in the entry list's forms: domains lower case without a
-// final dot ("good.example"), ranges as core/entry.h writes them ("198.51.100.7/32").
+// final dot ("good.example"), ranges as url/entry.h writes them ("198.51.100.7/32").
 struct RpzAllowlist {
   std::vector<std::string> domains;
   std::vector<std::string> ip_ranges;
@@ -98,7 +98,7 @@ Status ParseRpzAction(std::string_view text, RpzAction* action, std::string* cna
 // kInvalidArgument for anything else (empty, "." alone, a bad label, over 255 bytes on the wire).
 Result<std::string> NormalizeRpzOrigin(std::string_view origin);
 
-// The rpz-ip owner name, relative to the origin, for a range as core/entry.h writes it: "203.0.113.0/24" ->
+// The rpz-ip owner name, relative to the origin, for a range as url/entry.h writes it: "203.0.113.0/24" ->
 // "24.0.113.0.203.rpz-ip", "2001:db8::/32" -> "32.zz.db8.2001.rpz-ip". kInvalidArgument for text that is no
 // address or range, or a /0 range (the draft allows prefix lengths 1-32 and 1-128).
 Result<std::string> RpzIpTriggerName(std::string_view range);

@@ -8,7 +8,7 @@
 // "never" or "seen about N times" for given entries. The byte format is docs/seen-filter-format.md.
 //
 // Keys. An entry's key is the first 8 bytes, big-endian, of SHA-256 of its canonical expression
-// (SeenKeyFor below; core/entry.h maps entry text to the expression). 64-bit keys collide with probability
+// (SeenKeyFor below; url/entry.h maps entry text to the expression). 64-bit keys collide with probability
 // about n^2 / 2^65: 3e-8 for a billion distinct entries, far below the filter's own rate.
 //
 // Membership: a scalable chain of blocked Bloom filters (Almeida, Baquero, Preguica, Hutchison, "Scalable

@@ -16,7 +16,7 @@
 # Left out on purpose, with the reason:
 #   fixtures/           test data and golden files pinned byte for byte (a format change must be deliberate)
 #   debian/             covered by debian/copyright (DEP-5), as Debian packaging is
-#   core/tld_table.inc  generated from the Public Suffix List (MPL-2.0, see debian/copyright)
+#   url/tld_table.inc  generated from the Public Suffix List (MPL-2.0, see debian/copyright)
 #   docs, man page includes (*.h2m), configuration and data files: not source code
 # A file counts as marked when one of its first 5 lines holds "SPDX-License-Identifier:".
 # CTest `spdx_check` runs --check.
@@ -38,7 +38,7 @@ fi
 source_files() {
   git ls-files -- '*.cc' '*.h' '*.c' '*.cpp' '*.hpp' '*.js' '*.mjs' '*.cjs' '*.ts' '*.sh' '*.py' '*.pyi' \
       '*CMakeLists.txt' '*.cmake' '*.cmake.in' '*.pc.in' |
-    grep -v -E '^(fixtures/|debian/|core/tld_table\.inc$)' || true
+    grep -v -E '^(fixtures/|debian/|url/tld_table\.inc$)' || true
 }
 
 marked() { head -n 5 -- "$1" | grep -q "SPDX-License-Identifier:"; }

@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "core/entry.h"
+#include "url/entry.h"
 #include "core/key_hash.h"
 #include "core/snapshot.h"
 #include "format/bounded_inflate.h"

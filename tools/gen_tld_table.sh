@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Regenerates core/tld_table.inc: the top-level labels of the ICANN section of the Mozilla Public Suffix
-# List, as Debian's `publicsuffix` package ships it, for IsKnownTld() in core/url_extract.cc.
+# Regenerates url/tld_table.inc: the top-level labels of the ICANN section of the Mozilla Public Suffix
+# List, as Debian's `publicsuffix` package ships it, for IsKnownTld() in url/url_extract.cc.
 #
-# Usage: tools/gen_tld_table.sh [path/to/public_suffix_list.dat] > core/tld_table.inc
+# Usage: tools/gen_tld_table.sh [path/to/public_suffix_list.dat] > url/tld_table.inc
 #   (default input: /usr/share/publicsuffix/public_suffix_list.dat, from `apt-get install -y publicsuffix`)
 #
 # Output: one C++ string literal per line, sorted in byte order (LC_ALL=C), no duplicates. For each rule

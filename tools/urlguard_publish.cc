@@ -25,8 +25,8 @@
 // drop-json, drop-txt, csv:COLUMN; auto-detected without a prefix; gzip is read as such.
 // Exit status: 0 done (bad lines are reported and skipped), 1 failed, 4 bad usage. For `publish`: 0 exactly when
 // the version was committed (a step after the commit that failed is a "warning:" on stderr, not a failure: clients
-// may already hold the version), 1 exactly when nothing was committed (man/urlguard-publish.1, EXIT STATUS),
-// except that the guard's refusals (docs/feeds.md, "The publication guard"; nothing committed either) exit 3
+// may already hold the version), 1 exactly when nothing was committed (the urlguard-publish(1) man page, EXIT
+// STATUS), except that the guard's refusals (docs/feeds.md, "The publication guard"; nothing committed either) exit 3
 // (an input refused, also for `ingest`) and 5 (too large a removal).
 // `update` also: 3 a feed was quarantined (its last good copy still counts), 5 removals were held back
 // (docs/feeds-file.md §8).

@@ -8,7 +8,7 @@
 #
 # Where node-addon-api comes from, in this order:
 #   1. -DURLGUARD_NODE_ADDON_API_DIR=... (node/scripts/build.js passes the copy npm installed for package.json);
-#   2. node/node_modules/node-addon-api (`npm install --ignore-scripts` in node/), or a global npm install;
+#   2. node_modules/node-addon-api under node/ (`npm install --ignore-scripts` in node/), or a global npm install;
 #   3. Debian's package in /usr/share/nodejs/node-addon-api, where it is installable (with Debian's nodejs);
 #   4. with URLGUARD_NODE_FETCH_ADDON_API (default: on when tests are built), Debian's package fetched into the
 #      build tree with `apt-get download` (signed archive, pinned by the release) and unpacked with `dpkg-deb -x`:

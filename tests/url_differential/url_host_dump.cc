@@ -16,8 +16,8 @@
 #include <string_view>
 
 #include "core/sha256.h"
-#include "core/url_canon.h"
-#include "core/url_extract.h"
+#include "url/url_canon.h"
+#include "url/url_extract.h"
 
 namespace {
 

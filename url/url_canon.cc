@@ -22,7 +22,7 @@
 // - Every step that could break idempotence (canonicalize(Spec()) == Spec()) is guarded: the host can
 //   never keep a ':', '@', '/', '?' or '\', and libidn2 output is only taken when it is plain
 //   [a-z0-9._-] (UTS #46 maps e.g. U+FF0F to '/' and U+FF05 to '%', which would re-parse differently).
-#include "core/url_canon.h"
+#include "url/url_canon.h"
 
 #include <arpa/inet.h>
 #include <idn2.h>

@@ -3,7 +3,7 @@
 //
 // URL extraction from free text: finds every link a person could have meant in a chat or forum message
 // ("see https://x.com/a", "evil.com", "www.shop.example", "hxxp://evil[.]com") and reports each with its
-// byte span in the text and a normalized URL string to hand to Canonicalize() (core/url_canon.h). Pure
+// byte span in the text and a normalized URL string to hand to Canonicalize() (url/url_canon.h). Pure
 // computation: no checking, no I/O. Used by `urlguard scan` and by backends that check every message.
 //
 // Design: one left-to-right pass over the bytes with a 128-entry class table; no regex library (std::regex
@@ -88,15 +88,15 @@
 // Thread safety: all functions are pure; ExtractUrls() writes only to *out. Use one ExtractResult per
 // thread. Allocation: ExtractUrls() reuses the capacity of *out, so a caller that keeps one result per
 // thread allocates nothing once the result has held as many URLs (and URL bytes) as the current text.
-#ifndef URLGUARD_CORE_URL_EXTRACT_H_
-#define URLGUARD_CORE_URL_EXTRACT_H_
+#ifndef URLGUARD_URL_URL_EXTRACT_H_
+#define URLGUARD_URL_URL_EXTRACT_H_
 
 #include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "core/url_canon.h"
+#include "url/url_canon.h"
 
 namespace urlguard {
 
@@ -146,7 +146,7 @@ struct ExtractResult {
 void ExtractUrls(std::string_view text, ExtractResult* out);
 
 // True when `lowercase_label` is a top-level domain of the IANA root zone as of the compiled-in table
-// (core/tld_table.inc, ICANN section of the Public Suffix List): ASCII labels in lower case ("com",
+// (url/tld_table.inc, ICANN section of the Public Suffix List): ASCII labels in lower case ("com",
 // "xn--p1ai"), IDN TLDs also in UTF-8 ("рф"). The caller lower-cases ASCII; "COM" is false.
 bool IsKnownTld(std::string_view lowercase_label);
 
@@ -157,4 +157,4 @@ bool IsFileLikeTld(std::string_view lowercase_label);
 
 }  // namespace urlguard
 
-#endif  // URLGUARD_CORE_URL_EXTRACT_H_
+#endif  // URLGUARD_URL_URL_EXTRACT_H_

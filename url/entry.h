@@ -11,8 +11,8 @@
 // unless it is empty), so a URL always finds its own entry: zero false negatives.
 //
 // Thread safety: pure functions.
-#ifndef URLGUARD_CORE_ENTRY_H_
-#define URLGUARD_CORE_ENTRY_H_
+#ifndef URLGUARD_URL_ENTRY_H_
+#define URLGUARD_URL_ENTRY_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -20,7 +20,7 @@
 #include <string_view>
 
 #include "core/layer_kind.h"
-#include "core/url_canon.h"
+#include "url/url_canon.h"
 #include "urlguard/status.h"
 
 namespace urlguard {
@@ -47,4 +47,4 @@ size_t IpPrefixExpression(const uint8_t* addr, bool ipv6, int prefix_length, cha
 
 }  // namespace urlguard
 
-#endif  // URLGUARD_CORE_ENTRY_H_
+#endif  // URLGUARD_URL_ENTRY_H_

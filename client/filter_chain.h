@@ -16,18 +16,18 @@
 // Allocation: none once a LookupScratch has served a URL of the current size (reuse one per thread).
 // Thread safety: a FilterChain is immutable after construction; any number of threads may probe it, each
 // with its own LookupScratch.
-#ifndef URLGUARD_CORE_FILTER_CHAIN_H_
-#define URLGUARD_CORE_FILTER_CHAIN_H_
+#ifndef URLGUARD_CLIENT_FILTER_CHAIN_H_
+#define URLGUARD_CLIENT_FILTER_CHAIN_H_
 
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 #include <vector>
 
-#include "core/entry.h"
+#include "url/entry.h"
 #include "core/sha256.h"
 #include "core/snapshot.h"
-#include "core/url_canon.h"
+#include "url/url_canon.h"
 #include "urlguard/status.h"
 
 namespace urlguard {
@@ -86,4 +86,4 @@ class FilterChain {
 
 }  // namespace urlguard
 
-#endif  // URLGUARD_CORE_FILTER_CHAIN_H_
+#endif  // URLGUARD_CLIENT_FILTER_CHAIN_H_

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
-#include "core/entry.h"
+#include "url/entry.h"
 
 #include <gtest/gtest.h>
 

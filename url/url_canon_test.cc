@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
-// Tests for core/url_canon: every row of the public Safe Browsing vectors in fixtures/vectors/, plus
+// Tests for url/url_canon: every row of the public Safe Browsing vectors in fixtures/vectors/, plus
 // idempotence, hostile inputs, the size cap, and a cross-check of the one-pass unescaping against the
 // obvious round-by-round reference.
-#include "core/url_canon.h"
+#include "url/url_canon.h"
 
 #include <gtest/gtest.h>
 

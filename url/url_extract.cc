@@ -12,7 +12,7 @@
 // Linear time: each attempt either reports a URL and continues after it, or continues after the bytes it
 // examined (a failed host resumes at the host's end, an email after its domain, a scheme separator after
 // itself). Trailing-punctuation stripping keeps running bracket counts instead of recounting.
-#include "core/url_extract.h"
+#include "url/url_extract.h"
 
 #include <algorithm>
 #include <array>
@@ -26,7 +26,7 @@ namespace {
 // ---- TLD tables ------------------------------------------------------------------------------------
 
 constexpr std::string_view kTlds[] = {
-#include "core/tld_table.inc"
+#include "url/tld_table.inc"
 };
 
 constexpr bool StrictlyIncreasing(const std::string_view* begin, const std::string_view* end) {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
-// The browser's reading of special URLs (WHATWG URL Standard, core/url_canon.cc "WHATWG URL Standard"):
+// The browser's reading of special URLs (WHATWG URL Standard, url/url_canon.cc "WHATWG URL Standard"):
 // every class of hostile spelling the browser differential test (tests/url_differential/) found missed
 // before, from fixtures/browser/missed_spellings.tsv, through Canonicalize() and through ExtractUrls();
 // the WHATWG IPv4 parser; and that URLs a browser refuses keep the Safe Browsing reading. Needs no node.
@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "core/url_canon.h"
-#include "core/url_extract.h"
+#include "url/url_canon.h"
+#include "url/url_extract.h"
 #include "tests/fixture_escapes.h"
 
 namespace urlguard {

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
-// Tests for ExtractUrls() (core/url_extract.h): a table of chat and forum messages with the URLs each
+// Tests for ExtractUrls() (url/url_extract.h): a table of chat and forum messages with the URLs each
 // must give (span in the text, normalized URL, flags), negative messages that must give none, the caps,
-// hostile bytes, the TLD table, and that Canonicalize() (core/url_canon.h) accepts what is reported.
-#include "core/url_extract.h"
+// hostile bytes, the TLD table, and that Canonicalize() (url/url_canon.h) accepts what is reported.
+#include "url/url_extract.h"
 
 #include <gtest/gtest.h>
 
@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/url_canon.h"
+#include "url/url_canon.h"
 #include "urlguard/status.h"
 
 namespace urlguard {
@@ -565,7 +565,7 @@ TEST(Tld, FileLikeTldsAreRealTlds) {
 
 TEST(Tld, TableNamesItsSourceAndLicense) {
   std::ifstream in(std::string(URLGUARD_SOURCE_DIR) + "/core/tld_table.inc");
-  ASSERT_TRUE(in) << "cannot open core/tld_table.inc";
+  ASSERT_TRUE(in) << "cannot open url/tld_table.inc";
   std::string header;
   for (std::string line; std::getline(in, line) && line.starts_with("//");) header += line + "\n";
   EXPECT_NE(header.find("tools/gen_tld_table.sh"), std::string::npos) << header;

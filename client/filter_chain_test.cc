@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
-#include "core/filter_chain.h"
+#include "client/filter_chain.h"
 
 #include <gtest/gtest.h>
 

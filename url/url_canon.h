@@ -40,8 +40,8 @@
 // reuse the capacity of their output objects, so a caller that keeps one object per thread allocates
 // nothing on the hot path once the object has held a URL as long as the current one (IDN hosts, which go
 // through libidn2, are the exception). Stack use: up to about 3 * kMaxUrlBytes bytes of scratch.
-#ifndef URLGUARD_CORE_URL_CANON_H_
-#define URLGUARD_CORE_URL_CANON_H_
+#ifndef URLGUARD_URL_URL_CANON_H_
+#define URLGUARD_URL_URL_CANON_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -189,4 +189,4 @@ std::vector<std::string> LookupPaths(const CanonicalUrl& url);
 }  // namespace internal
 }  // namespace urlguard
 
-#endif  // URLGUARD_CORE_URL_CANON_H_
+#endif  // URLGUARD_URL_URL_CANON_H_
