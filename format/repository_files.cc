@@ -15,8 +15,8 @@ constexpr char kPrivateTmpDirName[] = "tmp";
 constexpr char kFeedsDirName[] = "feeds";
 constexpr char kFeedListsDirName[] = "feed-lists";
 
-// Version digits: the private names' parse computes the number, so at most 19 digits (every such number fits a
-// uint64_t); the public names' check computes none and takes the 20 digits of the largest uint64_t.
+// Version digits: the private names' parse computes the number, so at most 19 digits (every such number fits
+// a uint64_t); the public names' check computes none and takes the 20 digits of the largest uint64_t.
 constexpr size_t kMaxPrivateDigits = 19;
 constexpr size_t kMaxPublicDigits = 20;
 
@@ -26,8 +26,8 @@ bool ConsumeLiteral(std::string_view* s, std::string_view literal) {
   return true;
 }
 
-// Consumes a decimal number of 1 to kMaxPublicDigits digits at the front of *s (the whole run of digits: a longer
-// one is refused, not split).
+// Consumes a decimal number of 1 to kMaxPublicDigits digits at the front of *s (the whole run of digits: a
+// longer one is refused, not split).
 bool ConsumeNumber(std::string_view* s) {
   size_t n = 0;
   while (n < s->size() && n <= kMaxPublicDigits && (*s)[n] >= '0' && (*s)[n] <= '9') ++n;
@@ -52,14 +52,18 @@ std::optional<uint64_t> ParseNumberedName(std::string_view name, std::string_vie
 }  // namespace
 
 std::string RepoPublicDir(const std::string& repo) { return JoinPath(repo, kPublicDirName); }
-std::string PublicListsDir(const std::string& repo) { return JoinPath(RepoPublicDir(repo), kPublicListsPath); }
+std::string PublicListsDir(const std::string& repo) {
+  return JoinPath(RepoPublicDir(repo), kPublicListsPath);
+}
 std::string PublicListPath(const std::string& list) { return std::string(kPublicListsPath) + "/" + list; }
 std::string PublicListDir(const std::string& repo, const std::string& list) {
   return JoinPath(PublicListsDir(repo), list);
 }
 
 std::string ListIndexPath() { return std::string(kPublicListsPath) + "/" + kListIndexFileName; }
-std::string ListIndexSignaturePath() { return std::string(kPublicListsPath) + "/" + kListIndexSignatureFileName; }
+std::string ListIndexSignaturePath() {
+  return std::string(kPublicListsPath) + "/" + kListIndexSignatureFileName;
+}
 
 std::string SnapshotFileName(uint64_t version) { return "snapshot-" + std::to_string(version) + ".ugs.z"; }
 std::string DiffFileName(uint64_t from_version, uint64_t to_version) {
@@ -76,19 +80,25 @@ bool IsDiffFileName(std::string_view name) {
 std::string RpzFileName(const std::string& list) { return list + ".rpz"; }
 
 std::string RepoPrivateDir(const std::string& repo) { return JoinPath(repo, kPrivateDirName); }
-std::string PrivateListsDir(const std::string& repo) { return JoinPath(RepoPrivateDir(repo), kPrivateListsDirName); }
+std::string PrivateListsDir(const std::string& repo) {
+  return JoinPath(RepoPrivateDir(repo), kPrivateListsDirName);
+}
 std::string PrivateListDir(const std::string& repo, const std::string& list) {
   return JoinPath(PrivateListsDir(repo), list);
 }
 
-std::string PrivateSnapshotFileName(uint64_t version) { return std::to_string(version) + kSnapshotFileSuffix; }
+std::string PrivateSnapshotFileName(uint64_t version) {
+  return std::to_string(version) + kSnapshotFileSuffix;
+}
 std::string EntryListFileName(uint64_t version) { return std::to_string(version) + ".entries"; }
 std::string StateFileName(uint64_t version) { return std::to_string(version) + ".state"; }
 std::string FullHashFileName(uint64_t version) { return std::to_string(version) + ".ugh"; }
 std::optional<uint64_t> ParsePrivateSnapshotFileName(std::string_view name) {
   return ParseNumberedName(name, kSnapshotFileSuffix);
 }
-std::optional<uint64_t> ParseFullHashFileName(std::string_view name) { return ParseNumberedName(name, ".ugh"); }
+std::optional<uint64_t> ParseFullHashFileName(std::string_view name) {
+  return ParseNumberedName(name, ".ugh");
+}
 bool HasSnapshotFileSuffix(std::string_view name) {
   const std::string_view suffix = kSnapshotFileSuffix;
   return name.size() > suffix.size() && name.substr(name.size() - suffix.size()) == suffix;
@@ -111,10 +121,16 @@ std::string SeenLockPath(const std::string& repo) { return JoinPath(RepoPrivateD
 std::string FeedUpdateLockPath(const std::string& repo) { return JoinPath(FeedsDir(repo), "update.lock"); }
 
 std::string FeedsDir(const std::string& repo) { return JoinPath(RepoPrivateDir(repo), kFeedsDirName); }
-std::string FeedDir(const std::string& repo, const std::string& feed) { return JoinPath(FeedsDir(repo), feed); }
+std::string FeedDir(const std::string& repo, const std::string& feed) {
+  return JoinPath(FeedsDir(repo), feed);
+}
 std::string QuarantineFileName(int64_t unix_time) { return std::to_string(unix_time) + ".body"; }
-std::optional<uint64_t> ParseQuarantineFileName(std::string_view name) { return ParseNumberedName(name, ".body"); }
-std::string FeedListsDir(const std::string& repo) { return JoinPath(RepoPrivateDir(repo), kFeedListsDirName); }
+std::optional<uint64_t> ParseQuarantineFileName(std::string_view name) {
+  return ParseNumberedName(name, ".body");
+}
+std::string FeedListsDir(const std::string& repo) {
+  return JoinPath(RepoPrivateDir(repo), kFeedListsDirName);
+}
 std::string ListRecordPath(const std::string& repo, const std::string& list) {
   return JoinPath(FeedListsDir(repo), list + ".record");
 }

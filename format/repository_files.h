@@ -2,46 +2,49 @@
 // Copyright urlguard authors.
 //
 // Repository files: the one place that names every file and directory of a publisher repository
-// (docs/repository-layout.md), as LevelDB's db/filename.h names every file of a database. Code elsewhere makes a
-// repository path only by calling these functions and recognizes a repository file name only with the Parse/Is
-// functions below; format/repository_files_test.cc pins every name, so renaming a file is a deliberate change.
+// (docs/repository-layout.md), as LevelDB's db/filename.h names every file of a database. Code elsewhere
+// makes a repository path only by calling these functions and recognizes a repository file name only with the
+// Parse/Is functions below; format/repository_files_test.cc pins every name, so renaming a file is a
+// deliberate change.
 //
-// It lives in format/ because every side of the repository uses it: the publisher writes it (publish/), the verify
-// server serves its public half and maps its full-hash files (server/), the client fetches the public half by the
-// same names below a server's base URL (sync/: URL paths mirror REPO/public/), and the offline checker opens
-// directories of snapshot files (client/).
+// It lives in format/ because every side of the repository uses it: the publisher writes it (publish/), the
+// verify server serves its public half and maps its full-hash files (server/), the client fetches the public
+// half by the same names below a server's base URL (sync/: URL paths mirror REPO/public/), and the offline
+// checker opens directories of snapshot files (client/).
 //
-//   REPO/public/                            RepoPublicDir: what a server serves; URL paths mirror it
-//     v1/lists/                             PublicListsDir (kPublicListsPath below public/ and a base URL)
-//       index.json, index.sig               ListIndexPath(), ListIndexSignaturePath() below public/ (list-index.md)
-//       LIST/                               PublicListDir (PublicListPath below public/ and a base URL)
-//         manifest.json, manifest.sig       kManifestFileName, kManifestSignatureFileName
-//         snapshot-V.ugs.z                  SnapshotFileName(V); IsSnapshotFileName
-//         diff-F-V.ugd.z                    DiffFileName(F, V); IsDiffFileName
-//         LIST.rpz                          RpzFileName(LIST)
-//   REPO/private/                           RepoPrivateDir: the publisher's own, never served
-//     lists/                                PrivateListsDir
-//       LIST/                               PrivateListDir
-//         V.ugs                             PrivateSnapshotFileName(V); ParsePrivateSnapshotFileName
-//         V.entries                         EntryListFileName(V)
-//         V.state                           StateFileName(V)
-//         V.ugh                             FullHashFileName(V); ParseFullHashFileName
-//         publish.lock                      ListPublishLockPath
-//     tmp/LIST/                             PrivateTmpDir: scratch of LIST's publish in progress
-//       PREFIX-N.run                        SortRunFileName(PREFIX, N): an external sort's spilled run
-//       merged.run, seen.run                kMergedRunFileName, kSeenRunFileName
-//     seen.bin                              SeenFilterPath
-//     seen.lock, index.lock                 SeenLockPath, IndexLockPath (what each guards: publish/repo_lock.h)
-//     feeds/                                FeedsDir (docs/feeds-file.md)
-//       update.lock                         FeedUpdateLockPath
-//       FEED/                               FeedDir
-//         meta, good                        kFeedMetaFileName, kFeedGoodFileName
-//         quarantine/T.body                 kFeedQuarantineDirName, QuarantineFileName(T); ParseQuarantineFileName
-//     feed-lists/LIST.record                FeedListsDir, ListRecordPath
+//   REPO/public/                         RepoPublicDir: what a server serves; URL paths mirror it
+//     v1/lists/                          PublicListsDir; kPublicListsPath below public/ and a base URL
+//       index.json, index.sig            ListIndexPath(), ListIndexSignaturePath() (docs/list-index.md)
+//       LIST/                            PublicListDir; PublicListPath below public/ and a base URL
+//         manifest.json, manifest.sig    kManifestFileName, kManifestSignatureFileName
+//         snapshot-V.ugs.z               SnapshotFileName(V); IsSnapshotFileName
+//         diff-F-V.ugd.z                 DiffFileName(F, V); IsDiffFileName
+//         LIST.rpz                       RpzFileName(LIST)
+//   REPO/private/                        RepoPrivateDir: the publisher's own, never served
+//     lists/                             PrivateListsDir
+//       LIST/                            PrivateListDir
+//         V.ugs                          PrivateSnapshotFileName(V); ParsePrivateSnapshotFileName
+//         V.entries                      EntryListFileName(V)
+//         V.state                        StateFileName(V)
+//         V.ugh                          FullHashFileName(V); ParseFullHashFileName
+//         publish.lock                   ListPublishLockPath
+//     tmp/LIST/                          PrivateTmpDir: scratch of LIST's publish in progress
+//       PREFIX-N.run                     SortRunFileName(PREFIX, N): an external sort's spilled run
+//       merged.run, seen.run             kMergedRunFileName, kSeenRunFileName
+//     seen.bin                           SeenFilterPath
+//     seen.lock, index.lock              SeenLockPath, IndexLockPath (what each guards: publish/repo_lock.h)
+//     feeds/                             FeedsDir (docs/feeds-file.md)
+//       update.lock                      FeedUpdateLockPath
+//       FEED/                            FeedDir
+//         meta, good                     kFeedMetaFileName, kFeedGoodFileName
+//         quarantine/                    kFeedQuarantineDirName
+//           T.body                       QuarantineFileName(T); ParseQuarantineFileName
+//     feed-lists/LIST.record             FeedListsDir, ListRecordPath
 //
-// Paths are made with JoinPath (platform/env.h): REPO may end in '/' or be empty (the current directory). Lists and
-// feeds are not checked here (IsValidListName, core/list_name.h, is the callers'): a name is only joined.
-// The client's data directory (docs/data-dir.md) is another layout: format/current_record.h and sync/store.h.
+// Paths are made with JoinPath (platform/env.h): REPO may end in '/' or be empty (the current directory).
+// Lists and feeds are not checked here (IsValidListName, core/list_name.h, is the callers'): a name is only
+// joined. The client's data directory (docs/data-dir.md) is another layout: format/current_record.h and
+// sync/store.h.
 //
 // Thread safety: pure functions of their arguments.
 #ifndef URLGUARD_FORMAT_REPOSITORY_FILES_H_
@@ -86,9 +89,9 @@ inline constexpr char kManifestSignatureFileName[] = "manifest.sig";
 std::string SnapshotFileName(uint64_t version);
 // "diff-F-V.ugd.z": zlib of the diff from version F to version V.
 std::string DiffFileName(uint64_t from_version, uint64_t to_version);
-// Whether `name` is "snapshot-" D ".ugs.z" (resp. "diff-" D "-" D ".ugd.z"), D a decimal number of 1 to 20 digits
-// (leading zeros allowed; 20 digits hold every uint64_t, no value is computed). What urlguard-server serves as
-// immutable (server/static_files.h, IsImmutableFileName).
+// Whether `name` is "snapshot-" D ".ugs.z" (resp. "diff-" D "-" D ".ugd.z"), D a decimal number of 1 to 20
+// digits (leading zeros allowed; 20 digits hold every uint64_t, no value is computed). What urlguard-server
+// serves as immutable (server/static_files.h, IsImmutableFileName).
 bool IsSnapshotFileName(std::string_view name);
 bool IsDiffFileName(std::string_view name);
 
@@ -115,15 +118,17 @@ std::string EntryListFileName(uint64_t version);
 std::string StateFileName(uint64_t version);
 // "V.ugh": the full hashes of version V for the verify API (format/full_hash_file.h).
 std::string FullHashFileName(uint64_t version);
-// V of "V.ugs" (resp. "V.ugh"), V 1 to 19 decimal digits (leading zeros allowed: "007.ugs" is 7; at most 19 so
-// that every such number fits a uint64_t); nullopt for every other name.
+// V of "V.ugs" (resp. "V.ugh"), V 1 to 19 decimal digits (leading zeros allowed: "007.ugs" is 7; at most 19
+// so that every such number fits a uint64_t); nullopt for every other name.
 std::optional<uint64_t> ParsePrivateSnapshotFileName(std::string_view name);
 std::optional<uint64_t> ParseFullHashFileName(std::string_view name);
 // Whether `name` is longer than ".ugs" and ends in it: the snapshot files Checker::OpenDirectory opens from a
-// directory a user names (any stem: a private list directory, a data directory's lists/LIST/, hand-made files).
+// directory a user names (any stem: a private list directory, a data directory's lists/LIST/, hand-made
+// files).
 bool HasSnapshotFileSuffix(std::string_view name);
 
-// "REPO/private/tmp/LIST": the scratch directory of LIST's publish in progress (emptied at its start and end).
+// "REPO/private/tmp/LIST": the scratch directory of LIST's publish in progress (emptied at its start and
+// end).
 std::string PrivateTmpDir(const std::string& repo, const std::string& list);
 // "PREFIX-N.run": the N-th run an external sort (publish/external_sort.h) spills into the scratch directory.
 std::string SortRunFileName(const std::string& prefix, uint64_t n);

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
-// Golden test of the repository's names (format/repository_files.h): every path and file name, byte for byte, each
-// next to the line of docs/repository-layout.md that documents it; the paths the code spelled before the names had
-// one home (the same bytes for every form of REPO); and the parse direction, with the names it must refuse.
+// Golden test of the repository's names (format/repository_files.h): every path and file name, byte for byte,
+// each next to the line of docs/repository-layout.md that documents it; the paths the code spelled before the
+// names had one home (the same bytes for every form of REPO); and the parse direction, with the names it must
+// refuse.
 #include "format/repository_files.h"
 
 #include <gtest/gtest.h>
@@ -23,7 +24,7 @@ constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
 
 struct Golden {
   const char* documented;  // as docs/repository-layout.md's layout block spells it (REPO/ left out)
-  std::string made;        // what the functions make for REPO "R", LIST "phishing", FEED "openphish", V 17, F 16
+  std::string made;  // what the functions make for REPO "R", LIST "phishing", FEED "openphish", V 17, F 16
   const char* expected;
 };
 
@@ -34,9 +35,12 @@ std::vector<Golden> Goldens() {
   const std::string priv = PrivateListDir(r, list);
   const std::string feed = FeedDir(r, "openphish");
   return {
-      {"public/v1/lists/index.json", JoinPath(RepoPublicDir(r), ListIndexPath()), "R/public/v1/lists/index.json"},
-      {"public/v1/lists/index.sig", JoinPath(RepoPublicDir(r), ListIndexSignaturePath()), "R/public/v1/lists/index.sig"},
-      {"public/v1/lists/index.json", JoinPath(PublicListsDir(r), kListIndexFileName), "R/public/v1/lists/index.json"},
+      {"public/v1/lists/index.json", JoinPath(RepoPublicDir(r), ListIndexPath()),
+       "R/public/v1/lists/index.json"},
+      {"public/v1/lists/index.sig", JoinPath(RepoPublicDir(r), ListIndexSignaturePath()),
+       "R/public/v1/lists/index.sig"},
+      {"public/v1/lists/index.json", JoinPath(PublicListsDir(r), kListIndexFileName),
+       "R/public/v1/lists/index.json"},
       {"public/v1/lists/index.sig", JoinPath(PublicListsDir(r), kListIndexSignatureFileName),
        "R/public/v1/lists/index.sig"},
       {"public/v1/lists/LIST/manifest.json", JoinPath(pub, kManifestFileName),
@@ -47,12 +51,16 @@ std::vector<Golden> Goldens() {
        "R/public/v1/lists/phishing/snapshot-17.ugs.z"},
       {"public/v1/lists/LIST/diff-F-V.ugd.z", JoinPath(pub, DiffFileName(16, 17)),
        "R/public/v1/lists/phishing/diff-16-17.ugd.z"},
-      {"public/v1/lists/LIST/LIST.rpz", JoinPath(pub, RpzFileName(list)), "R/public/v1/lists/phishing/phishing.rpz"},
-      {"private/lists/LIST/V.ugs", JoinPath(priv, PrivateSnapshotFileName(17)), "R/private/lists/phishing/17.ugs"},
-      {"private/lists/LIST/V.entries", JoinPath(priv, EntryListFileName(17)), "R/private/lists/phishing/17.entries"},
+      {"public/v1/lists/LIST/LIST.rpz", JoinPath(pub, RpzFileName(list)),
+       "R/public/v1/lists/phishing/phishing.rpz"},
+      {"private/lists/LIST/V.ugs", JoinPath(priv, PrivateSnapshotFileName(17)),
+       "R/private/lists/phishing/17.ugs"},
+      {"private/lists/LIST/V.entries", JoinPath(priv, EntryListFileName(17)),
+       "R/private/lists/phishing/17.entries"},
       {"private/lists/LIST/V.state", JoinPath(priv, StateFileName(17)), "R/private/lists/phishing/17.state"},
       {"private/lists/LIST/V.ugh", JoinPath(priv, FullHashFileName(17)), "R/private/lists/phishing/17.ugh"},
-      {"private/lists/LIST/publish.lock", ListPublishLockPath(r, list), "R/private/lists/phishing/publish.lock"},
+      {"private/lists/LIST/publish.lock", ListPublishLockPath(r, list),
+       "R/private/lists/phishing/publish.lock"},
       {"private/tmp/LIST/", PrivateTmpDir(r, list) + "/", "R/private/tmp/phishing/"},
       {"private/tmp/LIST/PREFIX-N.run", JoinPath(PrivateTmpDir(r, list), SortRunFileName("keys", 3)),
        "R/private/tmp/phishing/keys-3.run"},
@@ -108,8 +116,9 @@ TEST(RepositoryFiles, DirectoriesAndRelativePaths) {
   EXPECT_EQ(QuarantineFileName(0), "0.body");
 }
 
-// Before format/repository_files.h, each caller spelled its path as below; the names must be the same bytes for
-// every form a repository argument takes (relative, absolute, with a trailing slash, empty: the current directory).
+// Before format/repository_files.h, each caller spelled its path as below; the names must be the same bytes
+// for every form a repository argument takes (relative, absolute, with a trailing slash, empty: the current
+// directory).
 TEST(RepositoryFiles, SameBytesAsTheFormerSpellings) {
   for (const char* repo_text : {"R", "/srv/repo", "/srv/repo/", "", "/", "./r"}) {
     const std::string repo = repo_text;
@@ -146,17 +155,36 @@ TEST(RepositoryFiles, PrivateNumberedNamesParse) {
 
 TEST(RepositoryFiles, PrivateNumberedNamesRefuseEverythingElse) {
   // 20 digits are refused even where the value would fit: the grammar is 1 to 19 digits.
-  for (const char* name : {"", ".ugs", "ugs", "1ugs", "a.ugs", "1a.ugs", "-1.ugs", "+1.ugs", " 1.ugs", "1 .ugs",
-                           "1.UGS", "1.ugs.tmp", "1.ugs.z", "1.ugsx", "1.ugh", "1.state", "snapshot-1.ugs.z",
-                           "10000000000000000000.ugs", "18446744073709551615.ugs", "0x1.ugs", "1.5.ugs", "1/2.ugs"}) {
+  for (const char* name : {"",
+                           ".ugs",
+                           "ugs",
+                           "1ugs",
+                           "a.ugs",
+                           "1a.ugs",
+                           "-1.ugs",
+                           "+1.ugs",
+                           " 1.ugs",
+                           "1 .ugs",
+                           "1.UGS",
+                           "1.ugs.tmp",
+                           "1.ugs.z",
+                           "1.ugsx",
+                           "1.ugh",
+                           "1.state",
+                           "snapshot-1.ugs.z",
+                           "10000000000000000000.ugs",
+                           "18446744073709551615.ugs",
+                           "0x1.ugs",
+                           "1.5.ugs",
+                           "1/2.ugs"}) {
     EXPECT_FALSE(ParsePrivateSnapshotFileName(name).has_value()) << name;
   }
-  for (const char* name : {"", ".ugh", "a.ugh", "1.ugh.tmp", "1.ugs", "1.UGH", "-1.ugh", "10000000000000000000.ugh",
-                           "1.ugh ", "x1.ugh"}) {
+  for (const char* name : {"", ".ugh", "a.ugh", "1.ugh.tmp", "1.ugs", "1.UGH", "-1.ugh",
+                           "10000000000000000000.ugh", "1.ugh ", "x1.ugh"}) {
     EXPECT_FALSE(ParseFullHashFileName(name).has_value()) << name;
   }
-  for (const char* name : {"", ".body", "x.body", "1.body.tmp", "1.bod", "-1.body", "10000000000000000000.body",
-                           "1.BODY"}) {
+  for (const char* name :
+       {"", ".body", "x.body", "1.body.tmp", "1.bod", "-1.body", "10000000000000000000.body", "1.BODY"}) {
     EXPECT_FALSE(ParseQuarantineFileName(name).has_value()) << name;
   }
 }
@@ -167,7 +195,8 @@ TEST(RepositoryFiles, PublicVersionedNames) {
     EXPECT_TRUE(IsSnapshotFileName(name)) << name;
     EXPECT_FALSE(IsDiffFileName(name)) << name;
   }
-  for (const char* name : {"diff-1-2.ugd.z", "diff-0-0.ugd.z", "diff-99999999999999999999-99999999999999999999.ugd.z"}) {
+  for (const char* name :
+       {"diff-1-2.ugd.z", "diff-0-0.ugd.z", "diff-99999999999999999999-99999999999999999999.ugd.z"}) {
     EXPECT_TRUE(IsDiffFileName(name)) << name;
     EXPECT_FALSE(IsSnapshotFileName(name)) << name;
   }
@@ -179,9 +208,10 @@ TEST(RepositoryFiles, PublicVersionedNames) {
                            " snapshot-1.ugs.z", "x/snapshot-1.ugs.z", "1.ugs"}) {
     EXPECT_FALSE(IsSnapshotFileName(name)) << name;
   }
-  for (const char* name : {"", "diff-", "diff-1.ugd.z", "diff-1-.ugd.z", "diff--2.ugd.z", "diff-1-2-3.ugd.z",
-                           "diff-1-2.ugd", "diff-1-2.ugs.z", "diff-1_2.ugd.z", "diff-1-2.ugd.z.tmp",
-                           "diff-123456789012345678901-2.ugd.z", "diff-1-123456789012345678901.ugd.z", "Diff-1-2.ugd.z"}) {
+  for (const char* name :
+       {"", "diff-", "diff-1.ugd.z", "diff-1-.ugd.z", "diff--2.ugd.z", "diff-1-2-3.ugd.z", "diff-1-2.ugd",
+        "diff-1-2.ugs.z", "diff-1_2.ugd.z", "diff-1-2.ugd.z.tmp", "diff-123456789012345678901-2.ugd.z",
+        "diff-1-123456789012345678901.ugd.z", "Diff-1-2.ugd.z"}) {
     EXPECT_FALSE(IsDiffFileName(name)) << name;
   }
   for (const char* name : {"manifest.json", "manifest.sig", "index.json", "index.sig", "phishing.rpz"}) {

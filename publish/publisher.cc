@@ -489,7 +489,8 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
   if (committed.version != 0) {
     auto on_disk = env->ReadFile(JoinPath(public_dir, kManifestFileName), kMaxManifestBytes);
     if (!on_disk.ok() || *on_disk != committed.manifest) {
-      URLGUARD_RETURN_IF_ERROR(WritePublic(env, JoinPath(public_dir, kManifestSignatureFileName), committed.signature));
+      URLGUARD_RETURN_IF_ERROR(
+          WritePublic(env, JoinPath(public_dir, kManifestSignatureFileName), committed.signature));
       URLGUARD_RETURN_IF_ERROR(WritePublic(env, JoinPath(public_dir, kManifestFileName), committed.manifest));
     }
   }
