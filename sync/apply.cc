@@ -7,8 +7,8 @@
 
 #include "core/fingerprint_set.h"
 #include "core/snapshot_writer.h"
-#include "platform/file_sink.h"
 #include "platform/env.h"
+#include "platform/file_sink.h"
 
 namespace urlguard {
 
