@@ -6,10 +6,7 @@
 // refusing a forged one), and `--proxy` / http_proxy through a real proxy (Debian's tinyproxy) on loopback whose
 // log must show the requests. Real binaries (urlguard, urlguard-publish) against the reference server
 // (urlguard/server.h) on 127.0.0.1.
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -202,17 +199,6 @@ TEST_F(CliNetwork, ForgedOrMissingIndexIsRefused) {
 
 // ---- through a real proxy ---------------------------------------------------------------------------------
 
-bool CanConnect(int port) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  const bool ok = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
-  close(fd);
-  return ok;
-}
-
 // tinyproxy in the foreground on 127.0.0.1 with a generated configuration; its log lists every request.
 class Tinyproxy {
  public:
@@ -238,7 +224,7 @@ class Tinyproxy {
     options.stdin_path = "";  // inherited
     if (!proxy_.Start({kBinary, "-d", "-c", conf}, options)) return false;
     for (int i = 0; i < 100; ++i) {
-      if (CanConnect(port_)) return true;
+      if (testing::CanConnect(port_)) return true;
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     return false;
