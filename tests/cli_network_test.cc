@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "tests/child_process.h"
+#include "tests/reference_server_util.h"
 #include "tests/test_util.h"
 #include "urlguard/server.h"
 #include "urlguard/version.h"
@@ -70,12 +71,10 @@ class CliNetwork : public ::testing::Test {
                             " --list " + list + " --input plain:" + feed);
       ASSERT_EQ(pub.exit_code, 0) << pub.out;
     }
-    ServerOptions so;
-    so.repo_dir = repo_;
-    auto server = Server::Start(so);
+    auto server = testing::StartReferenceServer(repo_);
     ASSERT_TRUE(server.ok()) << server.status().ToString();
     server_ = std::move(server).value();
-    url_ = "http://127.0.0.1:" + std::to_string(server_->port());
+    url_ = server_->base_url();
   }
 
   std::string SyncCommand(const std::string& data_dir, const std::string& extra = "") const {
