@@ -267,35 +267,9 @@ Protection::Decision Protection::decide(const QUrl &url, bool mainFrame, const Q
     d.verdict = verdict.kind;
 
     // A local lookup answers kSafe, kHit or kInvalid; the other kinds come from Client::Check, which verifies
-    // (the warning page does that), and are mapped the way the browser would treat them.
+    // (the warning page does that), and are treated the way urlguard::IsThreat says.
     const int lists = listCount();
-    switch (verdict.kind) {
-    case urlguard::VerdictKind::kSafe:
-    case urlguard::VerdictKind::kSafeVerified:
-        if (verdict.stale && m_client && lists == 0)
-            d.summary = tr("Not protected: no lists are installed yet (Sync now)");
-        else if (verdict.stale)
-            d.summary = tr("Not listed, but a list is past its expiry: sync to be sure");
-        else if (lists == 1)
-            d.summary = tr("Checked against 1 list: not listed");
-        else
-            d.summary = tr("Checked against %1 lists: not listed").arg(lists);
-        break;
-    case urlguard::VerdictKind::kInvalid:
-        // Not a valid address: it has no canonical form, so it cannot be checked, and it never reaches the
-        // network.
-        ++m_counters.blockedInvalid;
-        d.summary = tr("Blocked: not a valid address (%1)").arg(fromStd(verdict.error));
-        if (mainFrame) {
-            d.action = Action::ShowWarning;
-            d.redirectUrl = warningUrl(url);
-        } else {
-            d.action = Action::Block;
-        }
-        break;
-    case urlguard::VerdictKind::kHit:
-    case urlguard::VerdictKind::kMalicious:
-    case urlguard::VerdictKind::kUnverifiedHit: {
+    if (urlguard::IsThreat(verdict.kind)) {
         ++m_counters.hits;
         const QString pageKey = mainFrame ? urlKey(url) : urlKey(firstPartyUrl);
         if (const Exemption *exemption = exemptCovers(pageKey, verdict)) {
@@ -317,8 +291,26 @@ Protection::Decision Protection::decide(const QUrl &url, bool mainFrame, const Q
             d.action = Action::Block;
             d.summary = tr("Blocked a listed resource (%1)").arg(summarize(verdict));
         }
-        break;
-    }
+    } else if (verdict.kind == urlguard::VerdictKind::kInvalid) {
+        // Not a valid address: it has no canonical form, so it cannot be checked, and it never reaches the
+        // network.
+        ++m_counters.blockedInvalid;
+        d.summary = tr("Blocked: not a valid address (%1)").arg(fromStd(verdict.error));
+        if (mainFrame) {
+            d.action = Action::ShowWarning;
+            d.redirectUrl = warningUrl(url);
+        } else {
+            d.action = Action::Block;
+        }
+    } else { // kSafe, kSafeVerified
+        if (verdict.stale && m_client && lists == 0)
+            d.summary = tr("Not protected: no lists are installed yet (Sync now)");
+        else if (verdict.stale)
+            d.summary = tr("Not listed, but a list is past its expiry: sync to be sure");
+        else if (lists == 1)
+            d.summary = tr("Checked against 1 list: not listed");
+        else
+            d.summary = tr("Checked against %1 lists: not listed").arg(lists);
     }
     if (mainFrame)
         emit mainFrameChecked(url, d.summary);
