@@ -45,9 +45,12 @@
 #include "client/generation_slots.h"
 #include "sync/store.h"
 #include "tests/peak_rss.h"
+#include "tests/random_set.h"
 
 namespace urlguard {
 namespace {
+
+using testing::RandomSet;
 
 constexpr char kList[] = "bench";
 constexpr int64_t kT0 = 1700000000;
@@ -74,17 +77,6 @@ struct Setup {
   std::vector<Manifest> manifests;  // [v] for version v >= 1 (odd: content A, even: B)
   std::string v1_bytes;
 };
-
-std::vector<uint64_t> RandomSet(std::mt19937_64& rng, uint64_t n, uint64_t universe) {
-  std::vector<uint64_t> v;
-  v.reserve(n);
-  while (v.size() < n) {
-    while (v.size() < n) v.push_back(rng() % universe);
-    std::sort(v.begin(), v.end());
-    v.erase(std::unique(v.begin(), v.end()), v.end());
-  }
-  return v;
-}
 
 SnapshotContent ContentOf(const Setup& s, uint64_t version) {
   SnapshotContent c;

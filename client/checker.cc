@@ -30,6 +30,20 @@ const char* VerdictKindName(VerdictKind kind) {
   return "unknown";
 }
 
+bool IsThreat(VerdictKind kind) {
+  switch (kind) {
+    case VerdictKind::kHit:
+    case VerdictKind::kMalicious:
+    case VerdictKind::kUnverifiedHit:
+      return true;
+    case VerdictKind::kSafe:
+    case VerdictKind::kSafeVerified:
+    case VerdictKind::kInvalid:
+      return false;
+  }
+  return false;  // not a VerdictKind value: nothing to act on
+}
+
 struct Checker::Impl {
   std::vector<std::unique_ptr<MappedFile>> mappings;
   std::vector<std::string> paths;

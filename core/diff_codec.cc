@@ -315,44 +315,20 @@ Status ApplyLayerDiff(const std::vector<uint64_t>& old_sorted, const LayerDiff& 
                       std::vector<uint64_t>* out) {
   assert(out != &old_sorted);
   out->clear();
-  const std::string where = std::string("apply diff to layer ") + LayerKindName(d.layer) + ": ";
-  if (old_sorted.size() != d.old_count) {
-    return Status::Corruption(where + "the state has " + U64(old_sorted.size()) +
-                              " entries, the diff expects " + U64(d.old_count));
-  }
+  URLGUARD_RETURN_IF_ERROR(CheckLayerDiffShape(d, old_sorted.size()));
   const std::vector<uint64_t>& removed = d.removed_positions;
-  for (size_t i = 0; i < removed.size(); ++i) {
-    if (removed[i] >= old_sorted.size()) {
-      return Status::Corruption(where + "removed position " + U64(removed[i]) + " is out of range");
-    }
-    if (i > 0 && removed[i] <= removed[i - 1]) {
-      return Status::Corruption(where + "removed positions not strictly increasing at index " + U64(i));
-    }
-  }
   const std::vector<uint64_t>& added = d.added;
-  for (size_t i = 0; i < added.size(); ++i) {
-    if (added[i] >= d.universe) {
-      return Status::Corruption(where + "added fingerprint " + U64(added[i]) + " is >= the universe " +
-                                U64(d.universe));
-    }
-    if (i > 0 && added[i] <= added[i - 1]) {
-      return Status::Corruption(where + "added fingerprints not strictly increasing at index " + U64(i));
-    }
-  }
-  // removed.size() <= old_sorted.size() now (distinct positions in range).
-  const uint64_t expected = old_sorted.size() - removed.size() + added.size();
-  if (expected != d.new_count) {
-    return Status::Corruption(where + "the result would have " + U64(expected) + " entries, the diff says " +
-                              U64(d.new_count));
-  }
+  // The shape holds: positions distinct and in range, old - removed + added == d.new_count. What is left to
+  // check needs the old fingerprints themselves.
+  const uint64_t expected = d.new_count;
   if (!old_sorted.empty() && old_sorted.back() >= d.universe) {
-    return Status::Corruption(where + "the state holds fingerprint " + U64(old_sorted.back()) +
-                              " >= the universe " + U64(d.universe));
+    return diff_internal::MergeError(
+        d, "the state holds fingerprint " + U64(old_sorted.back()) + " >= the universe " + U64(d.universe));
   }
 
   for (size_t i = 1; i < old_sorted.size(); ++i) {
     if (old_sorted[i] <= old_sorted[i - 1]) {
-      return Status::Corruption(where + "the state is not strictly increasing at index " + U64(i));
+      return diff_internal::MergeError(d, "the state is not strictly increasing at index " + U64(i));
     }
   }
 
@@ -383,7 +359,7 @@ Status ApplyLayerDiff(const std::vector<uint64_t>& old_sorted, const LayerDiff& 
     if (!emit_kept_run(next, run_end)) {
       const uint64_t dup = added[a];
       out->clear();
-      return Status::Corruption(where + "added fingerprint " + U64(dup) + " is already present");
+      return diff_internal::MergeError(d, "added fingerprint " + U64(dup) + " is already present");
     }
     next = run_end + 1;
   }
@@ -399,34 +375,33 @@ Status MergeError(const LayerDiff& d, const std::string& what) {
 }  // namespace diff_internal
 
 Status CheckLayerDiffShape(const LayerDiff& d, uint64_t old_count) {
-  const std::string where = std::string("apply diff to layer ") + LayerKindName(d.layer) + ": ";
   if (old_count != d.old_count) {
-    return Status::Corruption(where + "the state has " + U64(old_count) + " entries, the diff expects " +
-                              U64(d.old_count));
+    return diff_internal::MergeError(
+        d, "the state has " + U64(old_count) + " entries, the diff expects " + U64(d.old_count));
   }
   const std::vector<uint64_t>& removed = d.removed_positions;
   for (size_t i = 0; i < removed.size(); ++i) {
     if (removed[i] >= old_count) {
-      return Status::Corruption(where + "removed position " + U64(removed[i]) + " is out of range");
+      return diff_internal::MergeError(d, "removed position " + U64(removed[i]) + " is out of range");
     }
     if (i > 0 && removed[i] <= removed[i - 1]) {
-      return Status::Corruption(where + "removed positions not strictly increasing at index " + U64(i));
+      return diff_internal::MergeError(d, "removed positions not strictly increasing at index " + U64(i));
     }
   }
   const std::vector<uint64_t>& added = d.added;
   for (size_t i = 0; i < added.size(); ++i) {
     if (added[i] >= d.universe) {
-      return Status::Corruption(where + "added fingerprint " + U64(added[i]) + " is >= the universe " +
-                                U64(d.universe));
+      return diff_internal::MergeError(
+          d, "added fingerprint " + U64(added[i]) + " is >= the universe " + U64(d.universe));
     }
     if (i > 0 && added[i] <= added[i - 1]) {
-      return Status::Corruption(where + "added fingerprints not strictly increasing at index " + U64(i));
+      return diff_internal::MergeError(d, "added fingerprints not strictly increasing at index " + U64(i));
     }
   }
   const uint64_t expected = old_count - removed.size() + added.size();
   if (expected != d.new_count) {
-    return Status::Corruption(where + "the result would have " + U64(expected) + " entries, the diff says " +
-                              U64(d.new_count));
+    return diff_internal::MergeError(
+        d, "the result would have " + U64(expected) + " entries, the diff says " + U64(d.new_count));
   }
   return Status::Ok();
 }

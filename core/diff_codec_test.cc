@@ -18,22 +18,12 @@
 #include "core/byte_io.h"
 #include "core/sha256.h"
 #include "tests/largest_alloc.h"
+#include "tests/random_set.h"
 
 namespace urlguard {
 namespace {
 
-// Sorted unique values in [0, universe), n of them, deterministic for the seed.
-std::vector<uint64_t> RandomSet(size_t n, uint64_t universe, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<uint64_t> v;
-  v.reserve(n);
-  while (v.size() < n) {
-    while (v.size() < n) v.push_back(rng() % universe);
-    std::sort(v.begin(), v.end());
-    v.erase(std::unique(v.begin(), v.end()), v.end());
-  }
-  return v;
-}
+using testing::RandomSet;
 
 // `old` with `removals` random entries dropped and `additions` random values (not in old) added.
 std::vector<uint64_t> Mutate(const std::vector<uint64_t>& old, size_t removals, size_t additions,

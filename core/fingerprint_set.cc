@@ -49,6 +49,19 @@ Params ChooseParams(uint64_t n, uint64_t universe) {
   return best;
 }
 
+// The 56-byte body header (docs/snapshot-format.md): BuildFingerprintSet and the streaming encoder write the
+// same one.
+void AppendHeader(const FingerprintSetGeometry& g, std::string* out) {
+  AppendLE64(out, g.universe);
+  AppendLE64(out, g.n);
+  AppendLE64(out, g.buckets);
+  AppendLE32(out, g.r);
+  AppendLE32(out, kSampleShift);
+  AppendLE64(out, g.sample_count);
+  AppendLE64(out, g.unary_words);
+  AppendLE64(out, g.remainder_words);
+}
+
 class BitAppender {
  public:
   explicit BitAppender(std::vector<uint64_t>* words) : words_(words) {}
@@ -116,11 +129,9 @@ double FingerprintSetBitsPerEntry(uint64_t n, uint64_t universe) {
 }
 
 std::string BuildFingerprintSet(const std::vector<uint64_t>& fps, uint64_t universe) {
-  assert(universe >= 1);
-  assert(fps.size() <= kMaxLayerEntries);
   const uint64_t n = fps.size();
-  Params p = ChooseParams(n, universe);
-  const uint64_t samples = (p.buckets >> kSampleShift) + 2;  // + a final sample equal to n
+  const FingerprintSetGeometry g = FingerprintSetGeometryFor(n, universe);  // asserts universe and n
+  const uint64_t samples = g.sample_count;  // one per 128 buckets + a final sample equal to n
 
   std::vector<uint64_t> unary;
   std::vector<uint64_t> rems;
@@ -128,18 +139,18 @@ std::string BuildFingerprintSet(const std::vector<uint64_t>& fps, uint64_t unive
   BitAppender rem_bits(&rems);
   std::vector<uint32_t> sample_values;
   sample_values.reserve(samples);
-  const uint64_t rem_mask = p.r == 0 ? 0 : (p.r == 64 ? ~uint64_t{0} : (uint64_t{1} << p.r) - 1);
+  const uint64_t rem_mask = g.r == 0 ? 0 : (g.r == 64 ? ~uint64_t{0} : (uint64_t{1} << g.r) - 1);
 
   uint64_t i = 0;
-  for (uint64_t bucket = 0; bucket < p.buckets; ++bucket) {
+  for (uint64_t bucket = 0; bucket < g.buckets; ++bucket) {
     if ((bucket & ((uint64_t{1} << kSampleShift) - 1)) == 0) {
       sample_values.push_back(static_cast<uint32_t>(i));
     }
     uint64_t start = i;
-    while (i < n && (fps[i] >> p.r) == bucket) {
+    while (i < n && (fps[i] >> g.r) == bucket) {
       assert(fps[i] < universe);
       assert(i == 0 || fps[i] > fps[i - 1]);
-      rem_bits.Put(fps[i] & rem_mask, p.r);
+      rem_bits.Put(fps[i] & rem_mask, g.r);
       ++i;
     }
     unary_bits.PutOnes(i - start);
@@ -147,21 +158,12 @@ std::string BuildFingerprintSet(const std::vector<uint64_t>& fps, uint64_t unive
   }
   assert(i == n);
   while (sample_values.size() < samples) sample_values.push_back(static_cast<uint32_t>(n));
-  const uint64_t unary_words = CeilDiv(n + p.buckets, 64);
-  unary.resize(unary_words, 0);
-  const uint64_t rem_words = CeilDiv(n * p.r, 64) + 1;  // + 1: a two-word read is always in bounds
-  rems.resize(rem_words, 0);
+  unary.resize(g.unary_words, 0);
+  rems.resize(g.remainder_words, 0);
 
   std::string out;
-  out.reserve(kFingerprintSetHeaderBytes + samples * 4 + 8 + (unary_words + rem_words) * 8);
-  AppendLE64(&out, universe);
-  AppendLE64(&out, n);
-  AppendLE64(&out, p.buckets);
-  AppendLE32(&out, p.r);
-  AppendLE32(&out, kSampleShift);
-  AppendLE64(&out, samples);
-  AppendLE64(&out, unary_words);
-  AppendLE64(&out, rem_words);
+  out.reserve(g.body_bytes());
+  AppendHeader(g, &out);
   assert(out.size() == kFingerprintSetHeaderBytes);
   for (uint32_t s : sample_values) AppendLE32(&out, s);
   PadTo(&out, 8);
@@ -176,78 +178,78 @@ Result<FingerprintSetView> FingerprintSetView::Open(const uint8_t* data, size_t 
     return Status::Corruption("fingerprint set: body not 8-byte aligned");
   }
   FingerprintSetView v;
-  v.universe_ = LoadLE64(data);
-  v.n_ = LoadLE64(data + 8);
-  v.buckets_ = LoadLE64(data + 16);
-  v.r_ = LoadLE32(data + 24);
-  v.sample_shift_ = LoadLE32(data + 28);
-  v.sample_count_ = LoadLE64(data + 32);
-  v.unary_words_ = LoadLE64(data + 40);
-  v.remainder_words_ = LoadLE64(data + 48);
+  FingerprintSetGeometry& g = v.g_;
+  g.universe = LoadLE64(data);
+  g.n = LoadLE64(data + 8);
+  g.buckets = LoadLE64(data + 16);
+  g.r = LoadLE32(data + 24);
+  const uint32_t sample_shift = LoadLE32(data + 28);
+  g.sample_count = LoadLE64(data + 32);
+  g.unary_words = LoadLE64(data + 40);
+  g.remainder_words = LoadLE64(data + 48);
 
-  if (v.universe_ == 0) return Status::Corruption("fingerprint set: zero universe");
-  if (v.n_ > kMaxLayerEntries) return Status::Corruption("fingerprint set: too many entries");
-  if (v.r_ > 63) return Status::Corruption("fingerprint set: remainder width over 63 bits");
-  if (v.sample_shift_ != kSampleShift) return Status::Corruption("fingerprint set: unknown sample spacing");
-  if (v.buckets_ == 0 || v.buckets_ > (uint64_t{1} << 40) ||
-      v.buckets_ != CeilDiv(v.universe_, uint64_t{1} << v.r_)) {
+  if (g.universe == 0) return Status::Corruption("fingerprint set: zero universe");
+  if (g.n > kMaxLayerEntries) return Status::Corruption("fingerprint set: too many entries");
+  if (g.r > 63) return Status::Corruption("fingerprint set: remainder width over 63 bits");
+  if (sample_shift != kSampleShift) return Status::Corruption("fingerprint set: unknown sample spacing");
+  if (g.buckets == 0 || g.buckets > (uint64_t{1} << 40) ||
+      g.buckets != CeilDiv(g.universe, uint64_t{1} << g.r)) {
     return Status::Corruption("fingerprint set: bucket count does not match universe and remainder width");
   }
-  if (v.sample_count_ != (v.buckets_ >> kSampleShift) + 2) {
+  if (g.sample_count != (g.buckets >> kSampleShift) + 2) {
     return Status::Corruption("fingerprint set: wrong sample count");
   }
-  if (v.unary_words_ != CeilDiv(v.n_ + v.buckets_, 64)) {
+  if (g.unary_words != CeilDiv(g.n + g.buckets, 64)) {
     return Status::Corruption("fingerprint set: wrong unary length");
   }
-  if (v.remainder_words_ != CeilDiv(v.n_ * v.r_, 64) + 1) {
+  if (g.remainder_words != CeilDiv(g.n * g.r, 64) + 1) {
     return Status::Corruption("fingerprint set: wrong remainder length");
   }
-  uint64_t samples_bytes = (v.sample_count_ * 4 + 7) / 8 * 8;
-  uint64_t need = kFingerprintSetHeaderBytes + samples_bytes + (v.unary_words_ + v.remainder_words_) * 8;
+  const uint64_t need = g.body_bytes();
   if (need != size) {
     return Status::Corruption("fingerprint set: body is " + std::to_string(size) + " bytes, header implies " +
                               std::to_string(need));
   }
   v.samples_ = data + kFingerprintSetHeaderBytes;
-  v.unary_ = v.samples_ + samples_bytes;
-  v.remainders_ = v.unary_ + v.unary_words_ * 8;
+  v.unary_ = v.samples_ + g.samples_bytes();
+  v.remainders_ = v.unary_ + g.unary_words * 8;
 
   // Samples: start at 0, never decrease, end at n. This is what bounds every probe.
   uint32_t prev = 0;
   if (LoadLE32(v.samples_) != 0) return Status::Corruption("fingerprint set: first sample not 0");
-  for (uint64_t i = 1; i < v.sample_count_; ++i) {
+  for (uint64_t i = 1; i < g.sample_count; ++i) {
     uint32_t s = LoadLE32(v.samples_ + i * 4);
     if (s < prev) return Status::Corruption("fingerprint set: samples decrease");
     prev = s;
   }
-  if (prev != v.n_) return Status::Corruption("fingerprint set: last sample is not the entry count");
+  if (prev != g.n) return Status::Corruption("fingerprint set: last sample is not the entry count");
   uint64_t ones = 0;
-  for (uint64_t i = 0; i < v.unary_words_; ++i) ones += std::popcount(LoadLE64(v.unary_ + i * 8));
-  if (ones != v.n_) return Status::Corruption("fingerprint set: unary stream does not hold n entries");
+  for (uint64_t i = 0; i < g.unary_words; ++i) ones += std::popcount(LoadLE64(v.unary_ + i * 8));
+  if (ones != g.n) return Status::Corruption("fingerprint set: unary stream does not hold n entries");
   return v;
 }
 
-uint64_t FingerprintSetView::FingerprintOf(uint64_t h) const { return MulHi64(h, universe_); }
+uint64_t FingerprintSetView::FingerprintOf(uint64_t h) const { return MulHi64(h, g_.universe); }
 
 void FingerprintSetView::Prefetch(uint64_t fp) const {
-  uint64_t bucket = fp >> r_;
+  uint64_t bucket = fp >> g_.r;
   uint64_t block = bucket >> kSampleShift;
-  if (block + 1 >= sample_count_) return;
+  if (block + 1 >= g_.sample_count) return;
   uint64_t first = LoadLE32(samples_ + block * 4);
   __builtin_prefetch(unary_ + ((first + (block << kSampleShift)) >> 6) * 8);
-  __builtin_prefetch(remainders_ + ((first * r_) >> 6) * 8);
+  __builtin_prefetch(remainders_ + ((first * g_.r) >> 6) * 8);
 }
 
 bool FingerprintSetView::ContainsFingerprint(uint64_t fp) const {
-  if (n_ == 0 || fp >= universe_) return false;
-  const uint64_t bucket = fp >> r_;
+  if (g_.n == 0 || fp >= g_.universe) return false;
+  const uint64_t bucket = fp >> g_.r;
   const uint64_t block = bucket >> kSampleShift;
   const uint32_t within = static_cast<uint32_t>(bucket & ((uint64_t{1} << kSampleShift) - 1));
   const uint64_t first = LoadLE32(samples_ + block * 4);
   const uint64_t limit = LoadLE32(samples_ + (block + 1) * 4);  // entries of this block end before it
   // Bits of this block in the unary stream: [begin, end).
   const uint64_t begin = first + (block << kSampleShift);
-  const uint64_t stream_bits = unary_words_ * 64;
+  const uint64_t stream_bits = g_.unary_words * 64;
   const uint64_t end = std::min(stream_bits, limit + ((block + 1) << kSampleShift));
 
   // Skip `within` zeros (closed buckets) from `begin`.
@@ -288,15 +290,15 @@ bool FingerprintSetView::ContainsFingerprint(uint64_t fp) const {
     pos += avail;
   }
   if (entry + count > limit) return false;  // malformed: more ones than the samples allow
-  const uint64_t rem = fp & ((uint64_t{1} << r_) - 1);
-  if (r_ == 0) return count > 0;
-  const uint64_t mask = (uint64_t{1} << r_) - 1;
+  const uint64_t rem = fp & ((uint64_t{1} << g_.r) - 1);
+  if (g_.r == 0) return count > 0;
+  const uint64_t mask = (uint64_t{1} << g_.r) - 1;
   for (uint64_t e = entry; e < entry + count; ++e) {
-    uint64_t bit = e * r_;
+    uint64_t bit = e * g_.r;
     uint64_t w = bit >> 6;
     uint32_t off = static_cast<uint32_t>(bit & 63);
     uint64_t lo = LoadLE64(remainders_ + w * 8) >> off;
-    if (off + r_ > 64) lo |= LoadLE64(remainders_ + (w + 1) * 8) << (64 - off);
+    if (off + g_.r > 64) lo |= LoadLE64(remainders_ + (w + 1) * 8) << (64 - off);
     uint64_t value = lo & mask;
     if (value == rem) return true;
     if (value > rem) return false;  // sorted within the bucket
@@ -306,27 +308,27 @@ bool FingerprintSetView::ContainsFingerprint(uint64_t fp) const {
 
 void FingerprintSetView::Decode(std::vector<uint64_t>* out) const {
   out->clear();
-  out->reserve(n_);
+  out->reserve(g_.n);
   uint64_t bucket = 0;
   uint64_t entry = 0;
-  const uint64_t mask = r_ == 0 ? 0 : (uint64_t{1} << r_) - 1;
-  const uint64_t total_bits = n_ + buckets_;
-  for (uint64_t pos = 0; pos < total_bits && entry < n_; ++pos) {
+  const uint64_t mask = g_.r == 0 ? 0 : (uint64_t{1} << g_.r) - 1;
+  const uint64_t total_bits = g_.n + g_.buckets;
+  for (uint64_t pos = 0; pos < total_bits && entry < g_.n; ++pos) {
     bool one = (LoadLE64(unary_ + (pos >> 6) * 8) >> (pos & 63)) & 1;
     if (!one) {
       ++bucket;
       continue;
     }
     uint64_t value = 0;
-    if (r_ > 0) {
-      uint64_t bit = entry * r_;
+    if (g_.r > 0) {
+      uint64_t bit = entry * g_.r;
       uint64_t w = bit >> 6;
       uint32_t off = static_cast<uint32_t>(bit & 63);
       uint64_t lo = LoadLE64(remainders_ + w * 8) >> off;
-      if (off + r_ > 64) lo |= LoadLE64(remainders_ + (w + 1) * 8) << (64 - off);
+      if (off + g_.r > 64) lo |= LoadLE64(remainders_ + (w + 1) * 8) << (64 - off);
       value = lo & mask;
     }
-    out->push_back((bucket << r_) | value);
+    out->push_back((bucket << g_.r) | value);
     ++entry;
   }
 }
@@ -344,7 +346,7 @@ FingerprintSetGeometry FingerprintSetGeometryFor(uint64_t n, uint64_t universe) 
   g.r = p.r;
   g.sample_count = (p.buckets >> kSampleShift) + 2;
   g.unary_words = CeilDiv(n + p.buckets, 64);
-  g.remainder_words = CeilDiv(n * p.r, 64) + 1;
+  g.remainder_words = CeilDiv(n * p.r, 64) + 1;  // + 1: a two-word read is always in bounds
   return g;
 }
 
@@ -356,14 +358,7 @@ FingerprintSetEncoder::FingerprintSetEncoder(const FingerprintSetGeometry& geome
 
 std::string FingerprintSetEncoder::Header() const {
   std::string out;
-  AppendLE64(&out, g_.universe);
-  AppendLE64(&out, g_.n);
-  AppendLE64(&out, g_.buckets);
-  AppendLE32(&out, g_.r);
-  AppendLE32(&out, kSampleShift);
-  AppendLE64(&out, g_.sample_count);
-  AppendLE64(&out, g_.unary_words);
-  AppendLE64(&out, g_.remainder_words);
+  AppendHeader(g_, &out);
   assert(out.size() == kFingerprintSetHeaderBytes);
   return out;
 }
@@ -449,10 +444,10 @@ bool FingerprintSetEncoder::Finish() {
 FingerprintSetCursor::FingerprintSetCursor(const FingerprintSetView& view) : v_(view) {}
 
 bool FingerprintSetCursor::Next(uint64_t* fp) {
-  if (entry_ >= v_.n_) return false;
+  if (entry_ >= v_.g_.n) return false;
   while (word_ == 0) {
     bucket_ += left_;  // the rest of the word is zeros: closed buckets
-    if (word_index_ >= v_.unary_words_) return false;
+    if (word_index_ >= v_.g_.unary_words) return false;
     word_ = LoadLE64(v_.unary_ + word_index_ * 8);
     left_ = 64;
     ++word_index_;
@@ -463,7 +458,7 @@ bool FingerprintSetCursor::Next(uint64_t* fp) {
   word_ = used == 64 ? 0 : word_ >> used;
   left_ -= used;
   uint64_t value = 0;
-  const uint32_t r = v_.r_;
+  const uint32_t r = v_.g_.r;
   if (r > 0) {
     const uint64_t w = rem_bit_ >> 6;
     const uint32_t off = static_cast<uint32_t>(rem_bit_ & 63);

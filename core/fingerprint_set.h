@@ -55,52 +55,8 @@ double FingerprintSetBitsPerEntry(uint64_t n, uint64_t universe);
 // Precondition (asserted): sorted, unique, in range, n <= kMaxLayerEntries, universe >= 1.
 std::string BuildFingerprintSet(const std::vector<uint64_t>& sorted_fingerprints, uint64_t universe);
 
-// A read-only view over a body. Cheap to copy; does not own the bytes, which must outlive it.
-// Thread-safe: all methods are const and touch no shared mutable state.
-class FingerprintSetView {
- public:
-  FingerprintSetView() = default;
-
-  // Validates `size` bytes at `data` (8-byte aligned) as a body. kCorruption with the reason otherwise.
-  static Result<FingerprintSetView> Open(const uint8_t* data, size_t size);
-
-  uint64_t universe() const { return universe_; }
-  uint64_t size() const { return n_; }
-  uint32_t remainder_bits() const { return r_; }
-
-  // The fingerprint of a key whose first 8 bytes, big-endian, are h.
-  uint64_t FingerprintOf(uint64_t h) const;
-  bool ContainsFingerprint(uint64_t fp) const;
-  bool MayContain(uint64_t h) const { return ContainsFingerprint(FingerprintOf(h)); }
-  // Hints the CPU to load what ContainsFingerprint(fp) will read.
-  void Prefetch(uint64_t fp) const;
-
-  // Decodes every fingerprint in ascending order into `out` (cleared first). Linear time.
-  void Decode(std::vector<uint64_t>* out) const;
-
- private:
-  uint64_t universe_ = 1;
-  uint64_t n_ = 0;
-  uint64_t buckets_ = 0;
-  uint32_t r_ = 0;
-  uint32_t sample_shift_ = 7;
-  uint64_t sample_count_ = 0;
-  uint64_t unary_words_ = 0;
-  const uint8_t* samples_ = nullptr;  // u32 LE each
-  const uint8_t* unary_ = nullptr;    // u64 LE words, bit i of the stream = word i/64, bit i%64
-  const uint8_t* remainders_ = nullptr;  // u64 LE words, remainder j at bits [j*r, j*r + r)
-  uint64_t remainder_words_ = 0;
-
-  friend class FingerprintSetCursor;  // the streaming decoder below
-};
-
-// ---- Streaming build and decode ---------------------------------------------------------------------------
-// For sets too large to hold decoded (a client applying a diff to a 100 M-entry list, a publisher merging
-// spilled runs): the encoder takes fingerprints one at a time and emits the body's regions as they fill, the
-// cursor walks a mapped body in order. Both produce or read exactly the bytes BuildFingerprintSet writes
-// (core/snapshot_writer_test.cc compares them), with memory independent of n.
-
-// The sizes of a body, all known from (n, universe) before any fingerprint is seen.
+// The sizes of a body: its header fields, all known from (n, universe) before any fingerprint is seen. The
+// view reads them from a body, the encoder is given them.
 struct FingerprintSetGeometry {
   uint64_t universe = 1;
   uint64_t n = 0;
@@ -119,6 +75,44 @@ struct FingerprintSetGeometry {
 
 // The builder's choice for n fingerprints in `universe` (>= 1; n <= kMaxLayerEntries, asserted).
 FingerprintSetGeometry FingerprintSetGeometryFor(uint64_t n, uint64_t universe);
+
+// A read-only view over a body. Cheap to copy; does not own the bytes, which must outlive it.
+// Thread-safe: all methods are const and touch no shared mutable state.
+class FingerprintSetView {
+ public:
+  FingerprintSetView() = default;
+
+  // Validates `size` bytes at `data` (8-byte aligned) as a body. kCorruption with the reason otherwise.
+  static Result<FingerprintSetView> Open(const uint8_t* data, size_t size);
+
+  uint64_t universe() const { return g_.universe; }
+  uint64_t size() const { return g_.n; }
+  uint32_t remainder_bits() const { return g_.r; }
+
+  // The fingerprint of a key whose first 8 bytes, big-endian, are h.
+  uint64_t FingerprintOf(uint64_t h) const;
+  bool ContainsFingerprint(uint64_t fp) const;
+  bool MayContain(uint64_t h) const { return ContainsFingerprint(FingerprintOf(h)); }
+  // Hints the CPU to load what ContainsFingerprint(fp) will read.
+  void Prefetch(uint64_t fp) const;
+
+  // Decodes every fingerprint in ascending order into `out` (cleared first). Linear time.
+  void Decode(std::vector<uint64_t>* out) const;
+
+ private:
+  FingerprintSetGeometry g_;          // as the body's header says (Open checked it against the body's length)
+  const uint8_t* samples_ = nullptr;  // u32 LE each
+  const uint8_t* unary_ = nullptr;    // u64 LE words, bit i of the stream = word i/64, bit i%64
+  const uint8_t* remainders_ = nullptr;  // u64 LE words, remainder j at bits [j*r, j*r + r)
+
+  friend class FingerprintSetCursor;  // the streaming decoder below
+};
+
+// ---- Streaming build and decode ---------------------------------------------------------------------------
+// For sets too large to hold decoded (a client applying a diff to a 100 M-entry list, a publisher merging
+// spilled runs): the encoder takes fingerprints one at a time and emits the body's regions as they fill, the
+// cursor walks a mapped body in order. Both produce or read exactly the bytes BuildFingerprintSet writes
+// (core/snapshot_writer_test.cc compares them), with memory independent of n.
 
 // Encodes one body in a single pass. The body is: Header() | samples (+ pad) | unary words | remainder
 // words; each region's finished bytes are appended to the string its accessor returns, in order, and the

@@ -10,16 +10,12 @@
 #include <set>
 
 #include "core/byte_io.h"
+#include "tests/random_set.h"
 
 namespace urlguard {
 namespace {
 
-std::vector<uint64_t> RandomSet(uint64_t n, uint64_t universe, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::set<uint64_t> s;
-  while (s.size() < n) s.insert(rng() % universe);
-  return std::vector<uint64_t>(s.begin(), s.end());
-}
+using testing::RandomSet;
 
 struct Built {
   std::vector<uint64_t> storage;  // 8-byte aligned copy of the body

@@ -5,16 +5,17 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
-#include <QFutureWatcher>
 #include <QLocale>
-#include <QRandomGenerator>
+#include <QSet>
+#include <QStringList>
 #include <QThread>
 #include <QTimer>
 #include <QUrlQuery>
-#include <QtConcurrent/QtConcurrentRun>
 #include <string>
 #include <string_view>
 #include <utility>
+
+#include "sync_runner.h"
 
 namespace {
 
@@ -36,13 +37,15 @@ Protection::Protection(QObject *parent) : QObject(parent)
     m_pollTimer = new QTimer(this);
     m_pollTimer->setInterval(kClientPollIntervalMs);
     connect(m_pollTimer, &QTimer::timeout, this, &Protection::pollClient);
+    m_sync = new SyncRunner(this);
+    connect(m_sync, &SyncRunner::finished, this, &Protection::finishSync);
 }
 
 Protection::~Protection() = default;
 
 bool Protection::setSource(const ListSource &source, QString *error)
 {
-    if (m_syncing) {
+    if (m_sync->isRunning()) {
         // The sync writes into the current data directory and reports about it: let it finish first.
         if (error)
             *error = tr("a sync is running");
@@ -65,7 +68,7 @@ bool Protection::setSource(const ListSource &source, QString *error)
         m_checker.reset();
         m_lists.clear();
         m_client = std::move(client);
-        m_lastSync = SyncRun();
+        m_sync->clear();
         m_clientGenerationKnown = false;
         m_pollTimer->start();
         pollClient(); // emits listsChanged
@@ -177,36 +180,30 @@ QString Protection::syncUnavailableReason() const
     return QString();
 }
 
+bool Protection::isSyncing() const
+{
+    return m_sync->isRunning();
+}
+
+const SyncRun &Protection::lastSync() const
+{
+    return m_sync->last();
+}
+
 bool Protection::startSync()
 {
-    if (m_syncing || !canSync())
+    if (m_sync->isRunning() || !canSync())
         return false;
-    m_syncing = true;
-    if (!m_syncWatcher) {
-        m_syncWatcher = new QFutureWatcher<SyncRun>(this);
-        connect(m_syncWatcher, &QFutureWatcherBase::finished, this, &Protection::finishSync);
-    }
-    // The worker holds its own reference, so the client outlives the pass even if this object goes away.
-    std::shared_ptr<urlguard::Client> client = m_client;
-    m_syncWatcher->setFuture(QtConcurrent::run([client = std::move(client)] {
-        SyncRun outcome;
-        urlguard::Result<std::vector<urlguard::SyncReport>> reports = client->SyncNow();
-        outcome.ok = reports.ok();
-        if (reports.ok())
-            outcome.reports = std::move(reports).value();
-        else
-            outcome.error = fromStd(reports.status().ToString());
-        outcome.finished = QDateTime::currentDateTime();
-        return outcome;
-    }));
+    // The runner's worker holds its own reference, so the client outlives the pass even after a source
+    // change.
+    if (!m_sync->start(m_client))
+        return false;
     emit syncStarted();
     return true;
 }
 
 void Protection::finishSync()
 {
-    m_lastSync = m_syncWatcher->result();
-    m_syncing = false;
     ++m_counters.syncs;
     // SyncNow swapped the new generation in before it returned.
     m_clientGenerationKnown = false;
@@ -267,38 +264,12 @@ Protection::Decision Protection::decide(const QUrl &url, bool mainFrame, const Q
     d.verdict = verdict.kind;
 
     // A local lookup answers kSafe, kHit or kInvalid; the other kinds come from Client::Check, which verifies
-    // (the warning page does that), and are mapped the way the browser would treat them.
+    // (the warning page does that), and are treated the way urlguard::IsThreat says.
     const int lists = listCount();
-    switch (verdict.kind) {
-    case urlguard::VerdictKind::kSafe:
-    case urlguard::VerdictKind::kSafeVerified:
-        if (verdict.stale && m_client && lists == 0)
-            d.summary = tr("Not protected: no lists are installed yet (Sync now)");
-        else if (verdict.stale)
-            d.summary = tr("Not listed, but a list is past its expiry: sync to be sure");
-        else if (lists == 1)
-            d.summary = tr("Checked against 1 list: not listed");
-        else
-            d.summary = tr("Checked against %1 lists: not listed").arg(lists);
-        break;
-    case urlguard::VerdictKind::kInvalid:
-        // Not a valid address: it has no canonical form, so it cannot be checked, and it never reaches the
-        // network.
-        ++m_counters.blockedInvalid;
-        d.summary = tr("Blocked: not a valid address (%1)").arg(fromStd(verdict.error));
-        if (mainFrame) {
-            d.action = Action::ShowWarning;
-            d.redirectUrl = warningUrl(url);
-        } else {
-            d.action = Action::Block;
-        }
-        break;
-    case urlguard::VerdictKind::kHit:
-    case urlguard::VerdictKind::kMalicious:
-    case urlguard::VerdictKind::kUnverifiedHit: {
+    if (urlguard::IsThreat(verdict.kind)) {
         ++m_counters.hits;
         const QString pageKey = mainFrame ? urlKey(url) : urlKey(firstPartyUrl);
-        if (const Exemption *exemption = exemptCovers(pageKey, verdict)) {
+        if (const SessionExemptions::Exemption *exemption = m_exemptions.covering(pageKey, verdict)) {
             if (exemption->proceeded) {
                 ++m_counters.allowedAfterProceed;
                 d.summary = tr("Listed (%1), opened because you chose to proceed").arg(summarize(verdict));
@@ -317,8 +288,26 @@ Protection::Decision Protection::decide(const QUrl &url, bool mainFrame, const Q
             d.action = Action::Block;
             d.summary = tr("Blocked a listed resource (%1)").arg(summarize(verdict));
         }
-        break;
-    }
+    } else if (verdict.kind == urlguard::VerdictKind::kInvalid) {
+        // Not a valid address: it has no canonical form, so it cannot be checked, and it never reaches the
+        // network.
+        ++m_counters.blockedInvalid;
+        d.summary = tr("Blocked: not a valid address (%1)").arg(fromStd(verdict.error));
+        if (mainFrame) {
+            d.action = Action::ShowWarning;
+            d.redirectUrl = warningUrl(url);
+        } else {
+            d.action = Action::Block;
+        }
+    } else { // kSafe, kSafeVerified
+        if (verdict.stale && m_client && lists == 0)
+            d.summary = tr("Not protected: no lists are installed yet (Sync now)");
+        else if (verdict.stale)
+            d.summary = tr("Not listed, but a list is past its expiry: sync to be sure");
+        else if (lists == 1)
+            d.summary = tr("Checked against 1 list: not listed");
+        else
+            d.summary = tr("Checked against %1 lists: not listed").arg(lists);
     }
     if (mainFrame)
         emit mainFrameChecked(url, d.summary);
@@ -336,87 +325,34 @@ QUrl Protection::warningUrl(const QUrl &url)
     return page;
 }
 
-QString Protection::urlKey(const QUrl &url)
-{
-    return url.adjusted(QUrl::RemoveFragment).toString(QUrl::FullyEncoded);
-}
-
-QSet<QString> Protection::matchKeys(const urlguard::Verdict &verdict)
-{
-    QSet<QString> keys;
-    for (const urlguard::Match &m : verdict.matches)
-        keys.insert(fromStd(m.list) + QLatin1Char('\n') + fromStd(m.expression));
-    return keys;
-}
-
 QString Protection::issueProceedToken(const QUrl &url, const urlguard::Verdict &verdict)
 {
-    while (m_tokenOrder.size() >= kMaxPendingTokens)
-        m_pendingTokens.remove(m_tokenOrder.takeFirst());
-    quint32 words[4];
-    QRandomGenerator::system()->fillRange(words);
-    const QString token =
-            QString::fromLatin1(QByteArray(reinterpret_cast<const char *>(words), sizeof(words)).toHex());
-    m_pendingTokens.insert(token, PendingProceed {url, matchKeys(verdict)});
-    m_tokenOrder.append(token);
-    return token;
+    return m_exemptions.issueProceedToken(url, verdict);
 }
 
 QUrl Protection::redeemProceedToken(const QString &token)
 {
-    const auto it = m_pendingTokens.constFind(token);
-    if (it == m_pendingTokens.cend())
+    const std::optional<QUrl> url = m_exemptions.redeemProceedToken(token);
+    if (!url)
         return QUrl();
-    const PendingProceed pending = it.value();
-    m_pendingTokens.erase(it);
-    m_tokenOrder.removeOne(token);
-    exempt(pending.url, pending.matches, /*proceeded=*/true);
     ++m_counters.proceeds;
-    return pending.url;
+    return *url;
 }
 
 void Protection::exemptVerifiedFalsePositive(const QUrl &url, const urlguard::Verdict &verdict)
 {
-    exempt(url, matchKeys(verdict), /*proceeded=*/false);
+    m_exemptions.exemptVerified(url, verdict);
     ++m_counters.verifiedFalsePositives;
-}
-
-void Protection::exempt(const QUrl &url, const QSet<QString> &matches, bool proceeded)
-{
-    const QString key = urlKey(url);
-    if (!m_exempt.contains(key)) {
-        while (m_exemptOrder.size() >= kMaxExemptUrls)
-            m_exempt.remove(m_exemptOrder.takeFirst());
-        m_exemptOrder.append(key);
-    }
-    Exemption &exemption = m_exempt[key];
-    exemption.matches.unite(matches);
-    exemption.proceeded = exemption.proceeded || proceeded;
 }
 
 bool Protection::isExempt(const QUrl &url) const
 {
-    return m_exempt.contains(urlKey(url));
+    return m_exemptions.isExempt(url);
 }
 
 bool Protection::exemptionCovers(const QUrl &pageUrl, const urlguard::Verdict &verdict) const
 {
-    return exemptCovers(urlKey(pageUrl), verdict) != nullptr;
-}
-
-const Protection::Exemption *Protection::exemptCovers(const QString &pageKey,
-                                                      const urlguard::Verdict &verdict) const
-{
-    const auto it = m_exempt.constFind(pageKey);
-    if (it == m_exempt.cend())
-        return nullptr;
-    // Only what the user saw on the warning page (or the verifier cleared): a new match (another list,
-    // another expression) warns again.
-    for (const urlguard::Match &m : verdict.matches) {
-        if (!it->matches.contains(fromStd(m.list) + QLatin1Char('\n') + fromStd(m.expression)))
-            return nullptr;
-    }
-    return &it.value();
+    return m_exemptions.covering(urlKey(pageUrl), verdict) != nullptr;
 }
 
 QString Protection::summarize(const urlguard::Verdict &verdict) const

@@ -7,8 +7,9 @@
 // It owns where the lists come from — a urlguard::Client on a data directory (--data-dir: it follows new list
 // generations by itself, verifies hits, and can sync), or an offline urlguard::Checker on snapshot files
 // (--snapshot: local verdicts only) — decides what happens to each request (allow, block, or redirect a main
-// frame to the warning page), counts what it did, remembers for the session which URLs the user chose to open
-// despite a warning, and runs "Sync now" (Client::SyncNow) on a worker thread.
+// frame to the warning page) and counts what it did. What the user accepted despite a warning is kept by a
+// SessionExemptions (demo/session_exemptions.h), which decide() consults; "Sync now" runs on a SyncRunner
+// (demo/sync_runner.h).
 //
 // The decision is a local lookup only (Checker::Check or Client::CheckLocal, about a microsecond): no I/O, no
 // lock, no waiting, so it can run inside QWebEngineUrlRequestInterceptor::interceptRequest on the UI thread.
@@ -20,23 +21,19 @@
 #ifndef URLGUARD_DEMO_PROTECTION_H_
 #define URLGUARD_DEMO_PROTECTION_H_
 
-#include <QDateTime>
-#include <QHash>
 #include <QObject>
-#include <QSet>
 #include <QString>
-#include <QStringList>
 #include <QUrl>
 #include <memory>
 #include <vector>
 
 #include "list_source.h"
+#include "session_exemptions.h"
 #include "sync_run.h"
 #include "urlguard/checker.h"
 #include "urlguard/client.h"
 
-template<typename T>
-class QFutureWatcher;
+class SyncRunner;
 
 // The scheme of the browser's own protection pages (urlguard:warning, urlguard:proceed).
 inline constexpr char kUrlGuardScheme[] = "urlguard";
@@ -62,10 +59,9 @@ class Protection : public QObject
 {
     Q_OBJECT
 public:
-    // Bounds on the session memory (the warning page can be loaded by anything that navigates, so the number
-    // of outstanding tokens must not grow without limit).
-    static constexpr int kMaxPendingTokens = 64;
-    static constexpr int kMaxExemptUrls = 4096;
+    // Bounds on the session memory (SessionExemptions).
+    static constexpr int kMaxPendingTokens = SessionExemptions::kMaxPendingTokens;
+    static constexpr int kMaxExemptUrls = SessionExemptions::kMaxExemptUrls;
 
     enum class Action {
         Allow,       // let the request go
@@ -121,12 +117,12 @@ public:
     bool canSync() const;
     // Why canSync() is false, for a tooltip ("" when it is true).
     QString syncUnavailableReason() const;
-    bool isSyncing() const { return m_syncing; }
-    // Runs Client::SyncNow on a worker thread (QtConcurrent); returns false (and does nothing) when
-    // !canSync() or a sync is running. Emits syncStarted() now and syncFinished() on this thread when done;
-    // lastSync() then holds the outcome and the new generation is in use.
+    bool isSyncing() const;
+    // Runs Client::SyncNow on a worker thread (SyncRunner); returns false (and does nothing) when !canSync()
+    // or a sync is running. Emits syncStarted() now and syncFinished() on this thread when done; lastSync()
+    // then holds the outcome and the new generation is in use.
     bool startSync();
-    const SyncRun &lastSync() const { return m_lastSync; }
+    const SyncRun &lastSync() const;
 
     // Schemes that never reach the network and are the browser's own (data:, blob:, urlguard:, about:,
     // chrome:, qrc:, file:, ...): never looked up, never blocked by the lists.
@@ -162,7 +158,7 @@ public:
     bool exemptionCovers(const QUrl &pageUrl, const urlguard::Verdict &verdict) const;
 
     // Key of a URL in the session memory: the URL without its fragment, fully encoded.
-    static QString urlKey(const QUrl &url);
+    static QString urlKey(const QUrl &url) { return SessionExemptions::urlKey(url); }
 
 signals:
     // The open lists or the installed generation changed.
@@ -177,22 +173,6 @@ private slots:
     void pollClient();
 
 private:
-    struct PendingProceed
-    {
-        QUrl url;
-        QSet<QString> matches; // "list\nexpression"
-    };
-
-    static QSet<QString> matchKeys(const urlguard::Verdict &verdict);
-    struct Exemption
-    {
-        QSet<QString> matches;  // accepted "list\nexpression" matches
-        bool proceeded = false; // the user chose to proceed (else only verification exempted it)
-    };
-
-    void exempt(const QUrl &url, const QSet<QString> &matches, bool proceeded);
-    // The exemption of `pageKey` when it covers every match of `verdict`, else null.
-    const Exemption *exemptCovers(const QString &pageKey, const urlguard::Verdict &verdict) const;
     QString summarize(const urlguard::Verdict &verdict) const;
 
     void finishSync();
@@ -205,14 +185,9 @@ private:
     bool m_clientGenerationKnown = false;
     int m_clientListCount = 0; // installed lists of m_client's generation m_clientGeneration
     QTimer *m_pollTimer = nullptr;
-    bool m_syncing = false;
-    QFutureWatcher<SyncRun> *m_syncWatcher = nullptr;
-    SyncRun m_lastSync;
+    SyncRunner *m_sync = nullptr; // a child of this object
     ProtectionCounters m_counters;
-    QHash<QString, PendingProceed> m_pendingTokens; // token -> what it unlocks
-    QStringList m_tokenOrder;                       // oldest first, for eviction
-    QHash<QString, Exemption> m_exempt;             // urlKey -> what was accepted, and how
-    QStringList m_exemptOrder;                      // keys of m_exempt, oldest first, for eviction
+    SessionExemptions m_exemptions;
 };
 
 #endif // URLGUARD_DEMO_PROTECTION_H_

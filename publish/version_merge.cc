@@ -14,47 +14,68 @@ int CompareClear(const ClearRecord& a, const ClearRecord& b) {
 
 }  // namespace
 
-Result<bool> VersionMerge::AdvanceOld() {
+namespace version_merge_internal {
+
+template <typename Record, typename Sorter>
+template <typename NextOld, typename Compare>
+Status ThreeWayMerge<Record, Sorter>::AdvanceOld(const NextOld& next_old, const Compare& compare) {
   have_old_ = false;
-  if (old_ == nullptr) return false;
   for (;;) {
-    URLGUARD_ASSIGN_OR_RETURN(bool has, old_->Next(&old_rec_));
-    if (!has) return false;
-    if (old_rec_.threat >= old_to_union_.size()) return Status::Corruption("state record with a bad threat id");
-    old_rec_.threat = old_to_union_[old_rec_.threat];
+    URLGUARD_ASSIGN_OR_RETURN(bool has, next_old(&old_rec_));
+    if (!has) return Status::Ok();
     int c = 1;
-    while (have_removed_ && (c = CompareEntry(removed_rec_, old_rec_)) < 0) {
+    while (have_removed_ && (c = compare(removed_rec_, old_rec_)) < 0) {
       URLGUARD_ASSIGN_OR_RETURN(have_removed_, removed_->Next(&removed_rec_));
     }
     if (have_removed_ && c == 0) continue;  // removed
     have_old_ = true;
-    return true;
+    return Status::Ok();
   }
 }
 
-Result<bool> VersionMerge::Next(KeyRecord* out) {
+template <typename Record, typename Sorter>
+template <typename NextOld, typename Compare>
+Result<bool> ThreeWayMerge<Record, Sorter>::Next(Record* out, const NextOld& next_old,
+                                                 const Compare& compare) {
   if (!started_) {
     started_ = true;
     if (removed_ != nullptr) {
       URLGUARD_ASSIGN_OR_RETURN(have_removed_, removed_->Next(&removed_rec_));
     }
     URLGUARD_ASSIGN_OR_RETURN(have_added_, added_->Next(&added_rec_));
-    URLGUARD_RETURN_IF_ERROR(AdvanceOld().status());
+    URLGUARD_RETURN_IF_ERROR(AdvanceOld(next_old, compare));
   }
   if (!have_old_ && !have_added_) return false;
-  int c = !have_old_ ? 1 : !have_added_ ? -1 : CompareEntry(old_rec_, added_rec_);
+  // An entry both in the previous version and added keeps the added record (c == 0 takes `added`).
+  const int c = !have_old_ ? 1 : !have_added_ ? -1 : compare(old_rec_, added_rec_);
   if (c < 0) {
     *out = old_rec_;
-    URLGUARD_RETURN_IF_ERROR(AdvanceOld().status());
+    URLGUARD_RETURN_IF_ERROR(AdvanceOld(next_old, compare));
   } else {
     *out = added_rec_;
     URLGUARD_ASSIGN_OR_RETURN(have_added_, added_->Next(&added_rec_));
-    if (c == 0) URLGUARD_RETURN_IF_ERROR(AdvanceOld().status());
+    if (c == 0) URLGUARD_RETURN_IF_ERROR(AdvanceOld(next_old, compare));
   }
   return true;
 }
 
-Result<bool> ClearVersionMerge::NextOldRaw(ClearRecord* out) {
+}  // namespace version_merge_internal
+
+Result<bool> VersionMerge::NextOld(KeyRecord* out) {
+  if (old_ == nullptr) return false;
+  URLGUARD_ASSIGN_OR_RETURN(bool has, old_->Next(out));
+  if (!has) return false;
+  if (out->threat >= old_to_union_.size()) return Status::Corruption("state record with a bad threat id");
+  out->threat = old_to_union_[out->threat];
+  return true;
+}
+
+Result<bool> VersionMerge::Next(KeyRecord* out) {
+  return merge_.Next(out, [this](KeyRecord* r) { return NextOld(r); }, CompareEntry);
+}
+
+Result<bool> ClearVersionMerge::NextOld(ClearRecord* out) {
+  if (old_ == nullptr) return false;
   bool ip = false;
   URLGUARD_ASSIGN_OR_RETURN(bool has, old_->Next(&ip, &scratch_));
   if (!has) return false;
@@ -66,42 +87,8 @@ Result<bool> ClearVersionMerge::NextOldRaw(ClearRecord* out) {
   return true;
 }
 
-Result<bool> ClearVersionMerge::AdvanceOld() {
-  have_old_ = false;
-  if (old_ == nullptr) return false;
-  for (;;) {
-    URLGUARD_ASSIGN_OR_RETURN(bool has, NextOldRaw(&old_rec_));
-    if (!has) return false;
-    int c = 1;
-    while (have_removed_ && (c = CompareClear(removed_rec_, old_rec_)) < 0) {
-      URLGUARD_ASSIGN_OR_RETURN(have_removed_, removed_->Next(&removed_rec_));
-    }
-    if (have_removed_ && c == 0) continue;
-    have_old_ = true;
-    return true;
-  }
-}
-
 Result<bool> ClearVersionMerge::Next(ClearRecord* out) {
-  if (!started_) {
-    started_ = true;
-    if (removed_ != nullptr) {
-      URLGUARD_ASSIGN_OR_RETURN(have_removed_, removed_->Next(&removed_rec_));
-    }
-    URLGUARD_ASSIGN_OR_RETURN(have_added_, added_->Next(&added_rec_));
-    URLGUARD_RETURN_IF_ERROR(AdvanceOld().status());
-  }
-  if (!have_old_ && !have_added_) return false;
-  int c = !have_old_ ? 1 : !have_added_ ? -1 : CompareClear(old_rec_, added_rec_);
-  if (c < 0) {
-    *out = old_rec_;
-    URLGUARD_RETURN_IF_ERROR(AdvanceOld().status());
-  } else {
-    *out = added_rec_;
-    URLGUARD_ASSIGN_OR_RETURN(have_added_, added_->Next(&added_rec_));
-    if (c == 0) URLGUARD_RETURN_IF_ERROR(AdvanceOld().status());
-  }
-  return true;
+  return merge_.Next(out, [this](ClearRecord* r) { return NextOld(r); }, CompareClear);
 }
 
 }  // namespace urlguard

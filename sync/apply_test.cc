@@ -19,12 +19,14 @@
 #include "platform/fault_injection_env.h"
 #include "sync/store.h"
 #include "tests/peak_rss.h"
+#include "tests/random_set.h"
 #include "tests/test_util.h"
 
 namespace urlguard {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::RandomSet;
 using testing::ReadFileOrDie;
 using testing::TempDir;
 
@@ -38,16 +40,6 @@ struct UpdateCase {
   Manifest manifest;  // of the new version
   std::vector<uint64_t> old_url;  // the url layer's old fingerprints
 };
-
-std::vector<uint64_t> RandomSet(std::mt19937_64& rng, uint64_t n, uint64_t universe) {
-  std::vector<uint64_t> v;
-  while (v.size() < n) {
-    while (v.size() < n) v.push_back(rng() % universe);
-    std::sort(v.begin(), v.end());
-    v.erase(std::unique(v.begin(), v.end()), v.end());
-  }
-  return v;
-}
 
 // The url layer holds n fingerprints (universe n * 2^14, as the publisher picks for 0.006% false positives),
 // `changes` of which change (half removed, half added); with all_layers, a small domain and ip layer too, the

@@ -6,10 +6,7 @@
 // refusing a forged one), and `--proxy` / http_proxy through a real proxy (Debian's tinyproxy) on loopback whose
 // log must show the requests. Real binaries (urlguard, urlguard-publish) against the reference server
 // (urlguard/server.h) on 127.0.0.1.
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -21,6 +18,7 @@
 #include <thread>
 
 #include "tests/child_process.h"
+#include "tests/reference_server_util.h"
 #include "tests/test_util.h"
 #include "urlguard/server.h"
 #include "urlguard/version.h"
@@ -73,12 +71,10 @@ class CliNetwork : public ::testing::Test {
                             " --list " + list + " --input plain:" + feed);
       ASSERT_EQ(pub.exit_code, 0) << pub.out;
     }
-    ServerOptions so;
-    so.repo_dir = repo_;
-    auto server = Server::Start(so);
+    auto server = testing::StartReferenceServer(repo_);
     ASSERT_TRUE(server.ok()) << server.status().ToString();
     server_ = std::move(server).value();
-    url_ = "http://127.0.0.1:" + std::to_string(server_->port());
+    url_ = server_->base_url();
   }
 
   std::string SyncCommand(const std::string& data_dir, const std::string& extra = "") const {
@@ -202,17 +198,6 @@ TEST_F(CliNetwork, ForgedOrMissingIndexIsRefused) {
 
 // ---- through a real proxy ---------------------------------------------------------------------------------
 
-bool CanConnect(int port) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  const bool ok = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
-  close(fd);
-  return ok;
-}
-
 // tinyproxy in the foreground on 127.0.0.1 with a generated configuration; its log lists every request.
 class Tinyproxy {
  public:
@@ -238,7 +223,7 @@ class Tinyproxy {
     options.stdin_path = "";  // inherited
     if (!proxy_.Start({kBinary, "-d", "-c", conf}, options)) return false;
     for (int i = 0; i < 100; ++i) {
-      if (CanConnect(port_)) return true;
+      if (testing::CanConnect(port_)) return true;
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     return false;

@@ -27,6 +27,7 @@
 #include "signing/signer.h"
 #include "sync/store.h"
 #include "sync/syncer.h"
+#include "tests/reference_server_util.h"
 #include "tests/test_util.h"
 #include "urlguard/client.h"
 
@@ -48,12 +49,10 @@ class ClientE2E : public ::testing::Test {
     pub_pem_ = key_->PublicPem();
     WriteFeed({});
     ASSERT_TRUE(PublishNow().ok());
-    ServerOptions so;
-    so.repo_dir = repo_;
-    auto server = Server::Start(so);
+    auto server = testing::StartReferenceServer(repo_);
     ASSERT_TRUE(server.ok()) << server.status().ToString();
     server_ = std::move(server).value();
-    url_ = "http://127.0.0.1:" + std::to_string(server_->port());
+    url_ = server_->base_url();
   }
 
   // The feed: two known entries, `extra` ones, and filler so the list is not trivially small.

@@ -35,6 +35,7 @@
 #include "urlguard/server.h"
 #include "signing/signer.h"
 #include "tests/child_process.h"
+#include "tests/reference_server_util.h"
 #include "tests/test_util.h"
 #include "urlguard/daemon.h"
 
@@ -104,12 +105,10 @@ std::unique_ptr<Server> PublishAndServe(const std::string& root, const std::stri
   po.inputs = {*ParseFeedSpec("plain:" + root + "/feed.txt")};
   Status published = Publish(Env::Default(), key, po).status();
   EXPECT_TRUE(published.ok()) << published.ToString();
-  ServerOptions so;
-  so.repo_dir = po.repo_dir;
-  auto server = Server::Start(so);
+  auto server = testing::StartReferenceServer(po.repo_dir);
   EXPECT_TRUE(server.ok()) << server.status().ToString();
   if (!published.ok() || !server.ok()) return nullptr;
-  *url = "http://127.0.0.1:" + std::to_string((*server)->port());
+  *url = (*server)->base_url();
   return std::move(*server);
 }
 
@@ -247,11 +246,9 @@ TEST(Daemon, AFailingListIsSubscribedAndStaleInStatusAndMetrics) {
                                 "/stash/;; esac; done")
                 .exit_code,
             0);
-  ServerOptions so;
-  so.repo_dir = root + "/repo";
-  auto server = Server::Start(so);
+  auto server = testing::StartReferenceServer(root + "/repo");
   ASSERT_TRUE(server.ok()) << server.status().ToString();
-  const std::string url = "http://127.0.0.1:" + std::to_string((*server)->port());
+  const std::string url = (*server)->base_url();
 
   NotifySocket notify(root + "/notify.sock");
   pid_t pid = Spawn({testing::BinPath("urlguardd"), "--data-dir", root + "/data", "--server", url, "--public-key",
@@ -363,9 +360,7 @@ TEST(Tools, KeyRotationMovesTrustOnlyThroughASignedStatement) {
   testing::WriteFileOrDie(root + "/feed.txt", "evil.example\n");
   ASSERT_EQ(testing::RunCommand(pub + " publish --repo " + root + "/repo --key " + root +
                                 "/new/urlguard-ed25519.pem --list phishing --input " + root + "/feed.txt").exit_code, 0);
-  ServerOptions so;
-  so.repo_dir = root + "/repo";
-  auto server = Server::Start(so);
+  auto server = testing::StartReferenceServer(root + "/repo");
   ASSERT_TRUE(server.ok());
   const std::string sync = testing::BinPath("urlguard") + " sync --once --list phishing --server http://127.0.0.1:" +
                            std::to_string((*server)->port()) + " --public-key " + root + "/old/urlguard-ed25519.pub.pem";

@@ -8,11 +8,8 @@
 #ifndef URLGUARD_TESTS_FLEET_TEST_UTIL_H_
 #define URLGUARD_TESTS_FLEET_TEST_UTIL_H_
 
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,17 +26,6 @@ namespace urlguard::testing {
 
 inline constexpr char kRedisServerBinary[] = "/usr/bin/redis-server";
 inline constexpr char kNginxBinary[] = "/usr/sbin/nginx";
-
-inline bool CanConnect(int port) {
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  const bool ok = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
-  close(fd);
-  return ok;
-}
 
 // Polls `ready` every 20 ms for up to `millis`.
 template <typename F>

@@ -115,6 +115,20 @@ inline int FreeLoopbackPort() {
   return port;
 }
 
+// True when something accepts a TCP connection on 127.0.0.1:port right now (how the tests see that a server
+// they started is up).
+inline bool CanConnect(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  const bool ok = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  close(fd);
+  return ok;
+}
+
 inline std::string SourcePath(const std::string& relative) { return std::string(URLGUARD_SOURCE_DIR) + "/" + relative; }
 inline std::string BinPath(const std::string& tool) { return std::string(URLGUARD_BINARY_DIR) + "/bin/" + tool; }
 

@@ -38,6 +38,7 @@
 
 #include "http/http_test_util.h"
 #include "sync/fetcher.h"
+#include "tests/reference_server_util.h"
 #include "tests/test_util.h"
 #include "urlguard/checker.h"
 #include "urlguard/client.h"
@@ -122,9 +123,7 @@ class Repository {
   }
 
   Status StartServer() {
-    ServerOptions so;
-    so.repo_dir = root_ + "/repo";
-    auto server = Server::Start(so);
+    auto server = testing::StartReferenceServer(root_ + "/repo");
     if (!server.ok()) return server.status();
     server_ = std::move(server).value();
     return Status::Ok();

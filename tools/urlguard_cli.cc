@@ -96,9 +96,7 @@ int RunCanon(bool json, const std::vector<std::string>& inputs) {
 
 int ExitBits(const Verdict& v) {
   const int stale = v.stale ? kExitStale : 0;
-  if (v.kind == VerdictKind::kHit || v.kind == VerdictKind::kMalicious || v.kind == VerdictKind::kUnverifiedHit) {
-    return kExitHit | stale;
-  }
+  if (urlguard::IsThreat(v.kind)) return kExitHit | stale;
   if (v.kind == VerdictKind::kInvalid) return kExitInvalid;
   return stale;
 }

@@ -51,6 +51,17 @@ enum class VerdictKind : uint8_t {
 // "safe", "hit", "invalid", "safe_verified", "malicious", "unverified_hit".
 URLGUARD_EXPORT const char* VerdictKindName(VerdictKind kind);
 
+// True when a caller should act on the verdict as on a threat (warn, block, exit with "listed"): kHit,
+// kMalicious and kUnverifiedHit. kMalicious is confirmed. kHit is a local hit nobody verified: the filters
+// have no false negatives, so a hit is the only sign of a threat a local lookup gives, and a caller that does
+// not verify has to trust it (at the list's false-positive rate). kUnverifiedHit is a hit that verification
+// could not decide (offline, timeout, a bad answer): counting it fails closed, so whoever can block the
+// verification API cannot turn listed URLs into safe ones. Not threats: kSafe and kSafeVerified (a filter
+// false positive), and kInvalid, which matched nothing because the input has no canonical form; what to do
+// with an unusable URL is the caller's own choice (the CLI has an exit bit for it, the demo browser blocks
+// it). Thread-safe.
+URLGUARD_EXPORT bool IsThreat(VerdictKind kind);
+
 struct Match {
   std::string list;        // list name, e.g. "phishing"
   Layer layer = Layer::kDomain;
