@@ -93,6 +93,20 @@ pid_t Spawn(const std::vector<std::string>& args, const std::string& notify_sock
 // or -1 when it did not exit in time; either way its whole process group is gone afterwards.
 int WaitExit(pid_t pid, int seconds) { return testing::StopProcessGroup(pid, 0, seconds * 1000); }
 
+// urlguardd on ROOT/data with the `phishing` list of the server at `url` installed first (one `urlguard sync --once`
+// pass), so that it serves the list from its first request on; returns once it said READY=1, its pid in `*pid`.
+void StartSyncedDaemon(const std::string& root, const std::string& url, int api_port, NotifySocket* notify,
+                       pid_t* pid) {
+  const std::string data = root + "/data";
+  auto synced = testing::RunCommand(testing::BinPath("urlguard") + " sync --once --list phishing --server " + url +
+                                    " --public-key " + root + "/pub.pem --data-dir " + data);
+  ASSERT_EQ(synced.exit_code, 0) << synced.out;
+  *pid = Spawn({testing::BinPath("urlguardd"), "--data-dir", data, "--server", url, "--public-key", root + "/pub.pem",
+                "--list", "phishing", "--listen", "127.0.0.1:" + std::to_string(api_port)},
+               root + "/notify.sock", root + "/daemon.log");
+  ASSERT_TRUE(notify->WaitFor("READY=1", 20)) << testing::ReadFileOrDie(root + "/daemon.log");
+}
+
 // Signs `feed` (plain entries) as list "phishing" in ROOT/repo with a fresh key (public half at ROOT/pub.pem) and
 // serves the repository on 127.0.0.1. Returns the running server; `*url` is its base URL.
 std::unique_ptr<Server> PublishAndServe(const std::string& root, const std::string& feed, std::string* url) {
@@ -185,16 +199,9 @@ TEST(Daemon, CheckJsonIsTheSameObjectAsTheCli) {
   ASSERT_NE(server, nullptr);
   const int api_port = 20000 + static_cast<int>((getpid() + 7919) % 20000);
   const std::string data = root + "/data";
-  // Install the list first (one pass), so the daemon serves it from its first request on.
-  auto synced = testing::RunCommand(testing::BinPath("urlguard") + " sync --once --list phishing --server " + url +
-                                    " --public-key " + root + "/pub.pem --data-dir " + data);
-  ASSERT_EQ(synced.exit_code, 0) << synced.out;
-
   NotifySocket notify(root + "/notify.sock");
-  pid_t pid = Spawn({testing::BinPath("urlguardd"), "--data-dir", data, "--server", url, "--public-key",
-                     root + "/pub.pem", "--list", "phishing", "--listen", "127.0.0.1:" + std::to_string(api_port)},
-                    root + "/notify.sock", root + "/daemon.log");
-  ASSERT_TRUE(notify.WaitFor("READY=1", 20)) << testing::ReadFileOrDie(root + "/daemon.log");
+  pid_t pid = -1;
+  ASSERT_NO_FATAL_FAILURE(StartSyncedDaemon(root, url, api_port, &notify, &pid));
   httplib::Client api("127.0.0.1", api_port);
   api.set_read_timeout(10, 0);
 
@@ -317,15 +324,9 @@ TEST(Daemon, AFifoInTheDataDirectoryHangsNothing) {
   ASSERT_NE(server, nullptr);
   const int api_port = 20000 + static_cast<int>((getpid() + 104729) % 20000);
   const std::string data = root + "/data";
-  auto synced = testing::RunCommand(testing::BinPath("urlguard") + " sync --once --list phishing --server " + url +
-                                    " --public-key " + root + "/pub.pem --data-dir " + data);
-  ASSERT_EQ(synced.exit_code, 0) << synced.out;
-
   NotifySocket notify(root + "/notify.sock");
-  pid_t pid = Spawn({testing::BinPath("urlguardd"), "--data-dir", data, "--server", url, "--public-key",
-                     root + "/pub.pem", "--list", "phishing", "--listen", "127.0.0.1:" + std::to_string(api_port)},
-                    root + "/notify.sock", root + "/daemon.log");
-  ASSERT_TRUE(notify.WaitFor("READY=1", 20)) << testing::ReadFileOrDie(root + "/daemon.log");
+  pid_t pid = -1;
+  ASSERT_NO_FATAL_FAILURE(StartSyncedDaemon(root, url, api_port, &notify, &pid));
   httplib::Client api("127.0.0.1", api_port);
   api.set_read_timeout(10, 0);
   const std::string evil = "/v1/check?url=" + httplib::detail::encode_query_param("http://evil.example/");
