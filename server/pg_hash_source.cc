@@ -18,18 +18,17 @@ uint32_t Prefix32(const Sha256Digest& d) {
 
 Result<std::unique_ptr<PgHashSource>> PgHashSource::Open(const std::string& conninfo) {
   std::unique_ptr<PgHashSource> s(new PgHashSource(conninfo));
-  s->table_ = std::make_shared<Table>();
   URLGUARD_RETURN_IF_ERROR(s->Refresh());
   return s;
 }
 
 std::shared_ptr<const PgHashSource::Table> PgHashSource::Current() const {
-  std::lock_guard<std::mutex> l(table_mutex_);
+  MutexLock l(&table_mutex_);
   return table_;
 }
 
 Status PgHashSource::Refresh() {
-  std::lock_guard<std::mutex> l(refresh_mutex_);
+  MutexLock l(&refresh_mutex_);
   const auto start = std::chrono::steady_clock::now();
   Status s = RefreshLocked();
   store_latency_micros_ = std::chrono::duration_cast<std::chrono::microseconds>(
@@ -80,7 +79,7 @@ Status PgHashSource::RefreshLocked() {
   if (changed) {
     auto next = std::make_shared<Table>();
     for (auto& [name, l] : lists) next->lists.push_back(l);
-    std::lock_guard<std::mutex> l(table_mutex_);
+    MutexLock l(&table_mutex_);
     table_ = std::move(next);
   }
   return first_problem;

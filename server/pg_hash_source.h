@@ -23,12 +23,12 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "http/prometheus.h"
 #include "pg/pg_state.h"
+#include "platform/thread_annotations.h"
 #include "server/verify_hash_source.h"
 
 namespace urlguard {
@@ -73,17 +73,20 @@ class PgHashSource : public VerifyHashSource {
   };
 
   explicit PgHashSource(std::string conninfo) : conninfo_(std::move(conninfo)) {}
-  std::shared_ptr<const Table> Current() const;
-  Status RefreshLocked();
-  Result<std::shared_ptr<const ListTable>> LoadList(const PgVersionInfo& info, uint64_t budget);
+  std::shared_ptr<const Table> Current() const EXCLUDES(table_mutex_);
+  Status RefreshLocked() REQUIRES(refresh_mutex_);
+  Result<std::shared_ptr<const ListTable>> LoadList(const PgVersionInfo& info, uint64_t budget)
+      REQUIRES(refresh_mutex_);
 
   const std::string conninfo_;
 
-  std::mutex refresh_mutex_;         // serializes Refresh(); guards state_
-  std::unique_ptr<PgState> state_;   // null after a failure: reconnect on the next Refresh
+  Mutex refresh_mutex_;  // also serializes Refresh()
+  // Null after a failure: reconnect on the next Refresh.
+  std::unique_ptr<PgState> state_ GUARDED_BY(refresh_mutex_);
 
-  mutable std::mutex table_mutex_;   // guards table_ (the pointer; tables are immutable)
-  std::shared_ptr<const Table> table_;
+  mutable Mutex table_mutex_;
+  // The pointer is guarded; tables are immutable.
+  std::shared_ptr<const Table> table_ GUARDED_BY(table_mutex_) = std::make_shared<const Table>();
 
   std::atomic<bool> store_up_{false};
   std::atomic<int64_t> store_latency_micros_{0};

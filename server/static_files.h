@@ -27,12 +27,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <string>
 #include <string_view>
 
 #include "http/request.h"
 #include "platform/env.h"
+#include "platform/thread_annotations.h"
 
 namespace urlguard {
 
@@ -71,8 +71,8 @@ class StaticFiles {
 
   Env* const env_;
   const std::string root_;
-  std::mutex mutex_;  // guards cache_
-  std::map<std::string, CachedTag> cache_;
+  Mutex mutex_;
+  std::map<std::string, CachedTag> cache_ GUARDED_BY(mutex_);
 };
 
 }  // namespace urlguard
