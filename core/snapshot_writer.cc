@@ -6,86 +6,29 @@
 #include <cassert>
 
 #include "core/blocked_bloom.h"
-#include "platform/env.h"
 
 namespace urlguard {
-namespace {
 
-// Spilled regions are copied into the file through a mapping, this many bytes at a time; each piece is handed
-// back to the kernel once copied.
-constexpr size_t kCopyChunkBytes = size_t{128} << 10;
-
-}  // namespace
-
-// A spill file for one region of the current layer: appended while fingerprints arrive, copied into the
-// snapshot when the layer ends, then removed.
-class SnapshotWriter::Stream {
+// The output as a ByteSink, through the hash and the buffer: what a spill is copied into.
+class SnapshotWriter::EmitSink final : public ByteSink {
  public:
-  Stream(Env* env, std::string path) : env_(env), path_(std::move(path)) {}
-  ~Stream() { Drop(); }
-
-  // Appends *bytes to the spill file (created on first use) and clears *bytes.
-  Status Spill(std::string* bytes) {
-    if (file_ == nullptr) {
-      auto f = CreateTempFile(env_, path_);
-      if (!f.ok()) return f.status();
-      file_ = std::move(f).value();
-      created_ = true;
-    }
-    Status s = file_->Append(*bytes);
-    bytes->clear();
-    return s;
-  }
-
-  // Feeds what was spilled, in order, to `emit`, then removes the spill file.
-  template <typename Emit>
-  Status CopyTo(Emit&& emit) {
-    if (file_ == nullptr) return Status::Ok();
-    Status s = file_->Close();
-    file_.reset();
-    if (!s.ok()) return s;
-    auto mapped = env_->MapReadOnly(path_);
-    if (!mapped.ok()) return mapped.status();
-    const MappedFile& m = **mapped;
-    for (size_t off = 0; off < m.size(); off += kCopyChunkBytes) {
-      const size_t n = std::min(kCopyChunkBytes, m.size() - off);
-      URLGUARD_RETURN_IF_ERROR(emit(std::string_view(reinterpret_cast<const char*>(m.data()) + off, n)));
-      ReleaseMappedPages(m, off, n);
-    }
-    Drop();
-    return Status::Ok();
-  }
+  explicit EmitSink(SnapshotWriter* w) : w_(w) {}
+  Status Append(std::string_view bytes) override { return w_->Emit(bytes); }
 
  private:
-  void Drop() {
-    file_.reset();
-    if (created_) (void)env_->RemoveFile(path_);
-    created_ = false;
-  }
-
-  Env* const env_;
-  const std::string path_;
-  std::unique_ptr<WritableFile> file_;
-  bool created_ = false;
+  SnapshotWriter* const w_;
 };
 
-SnapshotWriter::SnapshotWriter(Env* env, std::string path, const SnapshotWriterOptions& options)
-    : env_(env), path_(std::move(path)), tmp_path_(path_ + ".tmp"), options_(options) {}
+SnapshotWriter::SnapshotWriter(ByteSink* out, SpillFactory* spills, const SnapshotWriterOptions& options)
+    : out_(out), spills_(spills), options_(options) {}
 
-SnapshotWriter::~SnapshotWriter() {
-  unary_.reset();
-  remainders_.reset();
-  if (!finished_ && file_ != nullptr) {
-    file_.reset();
-    (void)env_->RemoveFile(tmp_path_);
-  }
-}
+SnapshotWriter::~SnapshotWriter() = default;
 
-Result<std::unique_ptr<SnapshotWriter>> SnapshotWriter::Create(Env* env, const std::string& path,
+Result<std::unique_ptr<SnapshotWriter>> SnapshotWriter::Create(ByteSink* out, SpillFactory* spills,
                                                                const SnapshotHeaderFields& header,
                                                                const std::vector<StreamLayerSpec>& layers,
                                                                const SnapshotWriterOptions& options) {
-  std::unique_ptr<SnapshotWriter> w(new SnapshotWriter(env, path, options));
+  std::unique_ptr<SnapshotWriter> w(new SnapshotWriter(out, spills, options));
   SnapshotHead head;
   head.list_name = header.list_name;
   head.version = header.version;
@@ -124,10 +67,7 @@ Result<std::unique_ptr<SnapshotWriter>> SnapshotWriter::Create(Env* env, const s
   for (size_t i = 0; i < w->layers_.size(); ++i) w->layers_[i].body_offset = layout.body_offsets[i];
   w->file_size_ = layout.file_size;
 
-  auto file = CreateTempFile(env, w->tmp_path_);
-  if (!file.ok()) return file.status();
-  w->file_ = std::move(file).value();
-  w->file_buffer_.reserve(options.buffer_bytes);
+  w->out_buffer_.reserve(options.buffer_bytes);
   URLGUARD_RETURN_IF_ERROR(w->Emit(head_bytes));
   URLGUARD_RETURN_IF_ERROR(w->StartLayer());
   return w;
@@ -138,22 +78,41 @@ Status SnapshotWriter::Fail(Status s) {
   return error_;
 }
 
-Status SnapshotWriter::FlushFile() {
-  if (file_buffer_.empty()) return Status::Ok();
-  Status s = file_->Append(file_buffer_);
-  file_buffer_.clear();
+Status SnapshotWriter::FlushOutput() {
+  if (out_buffer_.empty()) return Status::Ok();
+  Status s = out_->Append(out_buffer_);
+  out_buffer_.clear();
   return s;
 }
 
 Status SnapshotWriter::Emit(std::string_view bytes) {
   hasher_.Update(bytes);
   written_ += bytes.size();
-  if (file_buffer_.size() + bytes.size() > options_.buffer_bytes) {
-    URLGUARD_RETURN_IF_ERROR(FlushFile());
-    if (bytes.size() >= options_.buffer_bytes) return file_->Append(bytes);
+  if (out_buffer_.size() + bytes.size() > options_.buffer_bytes) {
+    URLGUARD_RETURN_IF_ERROR(FlushOutput());
+    if (bytes.size() >= options_.buffer_bytes) return out_->Append(bytes);
   }
-  file_buffer_.append(bytes);
+  out_buffer_.append(bytes);
   return Status::Ok();
+}
+
+Status SnapshotWriter::SpillBytes(std::string_view name, std::unique_ptr<Spill>* spill, std::string* bytes) {
+  if (*spill == nullptr) {
+    auto made = spills_->NewSpill(name);
+    if (!made.ok()) return made.status();
+    *spill = std::move(made).value();
+  }
+  Status s = (*spill)->Append(*bytes);
+  bytes->clear();
+  return s;
+}
+
+Status SnapshotWriter::CopySpill(std::unique_ptr<Spill>* spill) {
+  if (*spill == nullptr) return Status::Ok();
+  EmitSink emit(this);
+  Status s = (*spill)->CopyTo(&emit);
+  spill->reset();
+  return s;
 }
 
 Status SnapshotWriter::StartLayer() {
@@ -166,10 +125,7 @@ Status SnapshotWriter::StartLayer() {
   encoder_->samples()->reserve(options_.buffer_bytes + 8);
   encoder_->unary()->reserve(options_.buffer_bytes + 8);
   encoder_->remainders()->reserve(options_.buffer_bytes + 8);
-  URLGUARD_RETURN_IF_ERROR(Emit(encoder_->Header()));
-  unary_ = std::make_unique<Stream>(env_, tmp_path_ + ".unary");
-  remainders_ = std::make_unique<Stream>(env_, tmp_path_ + ".rem");
-  return Status::Ok();
+  return Emit(encoder_->Header());
 }
 
 Status SnapshotWriter::Add(uint64_t fingerprint) {
@@ -193,11 +149,11 @@ Status SnapshotWriter::Add(uint64_t fingerprint) {
     if (!s.ok()) return Fail(std::move(s));
   }
   if (encoder_->unary()->size() >= cap) {
-    Status s = unary_->Spill(encoder_->unary());
+    Status s = SpillBytes("unary", &unary_, encoder_->unary());
     if (!s.ok()) return Fail(std::move(s));
   }
   if (encoder_->remainders()->size() >= cap) {
-    Status s = remainders_->Spill(encoder_->remainders());
+    Status s = SpillBytes("rem", &remainders_, encoder_->remainders());
     if (!s.ok()) return Fail(std::move(s));
   }
   return Status::Ok();
@@ -211,15 +167,12 @@ Status SnapshotWriter::EndLayer() {
                                      " layer: " + std::to_string(encoder_->added()) + " of the declared " +
                                      std::to_string(l.spec.entries) + " fingerprints added");
     }
-    auto emit = [this](std::string_view b) { return Emit(b); };
     URLGUARD_RETURN_IF_ERROR(Emit(*encoder_->samples()));
-    URLGUARD_RETURN_IF_ERROR(unary_->CopyTo(emit));
+    URLGUARD_RETURN_IF_ERROR(CopySpill(&unary_));
     URLGUARD_RETURN_IF_ERROR(Emit(*encoder_->unary()));
-    URLGUARD_RETURN_IF_ERROR(remainders_->CopyTo(emit));
+    URLGUARD_RETURN_IF_ERROR(CopySpill(&remainders_));
     URLGUARD_RETURN_IF_ERROR(Emit(*encoder_->remainders()));
     encoder_.reset();
-    unary_.reset();
-    remainders_.reset();
   }
   const uint64_t body_bytes =
       l.spec.filter == FilterKind::kFingerprintArray ? l.geometry.body_bytes() : l.spec.bloom_body.size();
@@ -253,27 +206,14 @@ Result<Sha256Digest> SnapshotWriter::Finish() {
   Status s = EndLayer();
   if (!s.ok()) return Fail(std::move(s));
   const Sha256Digest digest = hasher_.Finish();
-  file_buffer_.append(reinterpret_cast<const char*>(digest.data()), digest.size());
+  out_buffer_.append(reinterpret_cast<const char*>(digest.data()), digest.size());
   written_ += digest.size();
   if (written_ != file_size_) {
     return Fail(Status::Internal("snapshot writer: wrote " + std::to_string(written_) + " bytes, laid out " +
                                  std::to_string(file_size_)));
   }
-  s = FlushFile();
-  if (s.ok()) s = file_->Sync();
-  if (s.ok()) s = file_->Close();
-  if (!s.ok()) return Fail(s.WithContext(tmp_path_));
-  file_.reset();
-  if (options_.install) {
-    s = env_->RenameFile(tmp_path_, path_);
-    if (!s.ok()) {
-      (void)env_->RemoveFile(tmp_path_);
-      return Fail(std::move(s));
-    }
-    finished_ = true;
-    s = env_->SyncDir(DirName(path_));
-    if (!s.ok()) return Fail(s.WithContext(path_ + " renamed, but not yet durable"));
-  }
+  s = FlushOutput();
+  if (!s.ok()) return Fail(std::move(s));
   finished_ = true;
   return digest;
 }

@@ -12,6 +12,8 @@
 
 #include "core/blocked_bloom.h"
 #include "core/snapshot.h"
+#include "platform/file_sink.h"
+#include "platform/env.h"
 #include "platform/fault_injection_env.h"
 #include "tests/test_util.h"
 
@@ -65,13 +67,11 @@ SnapshotContent RandomContent(std::mt19937_64& rng) {
   return c;
 }
 
-// Streams `c` through a SnapshotWriter into `path`; the digest, or the first error.
-Result<Sha256Digest> StreamContent(Env* env, const std::string& path, SnapshotContent c,
-                                   const SnapshotWriterOptions& options) {
-  std::sort(c.layers.begin(), c.layers.end(),
+std::vector<StreamLayerSpec> SpecsOf(SnapshotContent* c) {
+  std::sort(c->layers.begin(), c->layers.end(),
             [](const LayerContent& a, const LayerContent& b) { return a.kind < b.kind; });
   std::vector<StreamLayerSpec> specs;
-  for (const LayerContent& l : c.layers) {
+  for (const LayerContent& l : c->layers) {
     StreamLayerSpec s;
     s.kind = l.kind;
     s.filter = l.filter;
@@ -81,14 +81,86 @@ Result<Sha256Digest> StreamContent(Env* env, const std::string& path, SnapshotCo
     s.bloom_body = l.bloom_body;
     specs.push_back(s);
   }
-  URLGUARD_ASSIGN_OR_RETURN(
-      auto w, SnapshotWriter::Create(env, path, {c.list_name, c.version, c.created_unix, c.key_hash}, specs, options));
+  return specs;
+}
+
+// Streams `c` (sorted first) through a SnapshotWriter into `out` with `spills`; the digest, or the first error.
+Result<Sha256Digest> StreamTo(ByteSink* out, SpillFactory* spills, SnapshotContent c,
+                              const SnapshotWriterOptions& options) {
+  const std::vector<StreamLayerSpec> specs = SpecsOf(&c);
+  URLGUARD_ASSIGN_OR_RETURN(auto w, SnapshotWriter::Create(out, spills, {c.list_name, c.version, c.created_unix,
+                                                                         c.key_hash},
+                                                           specs, options));
   for (size_t i = 0; i < c.layers.size(); ++i) {
     if (i > 0) URLGUARD_RETURN_IF_ERROR(w->NextLayer());
     for (uint64_t fp : c.layers[i].fingerprints) URLGUARD_RETURN_IF_ERROR(w->Add(fp));
   }
   return w->Finish();
 }
+
+// What the writer's callers (publish/publisher.cc, sync/apply.cc) do: `path`.tmp and its spills through the
+// Env (platform/file_sink.h), then sync, close and rename; the temporary file removed on any failure. So the Env's
+// errors reach the writer as they reach the product.
+Result<Sha256Digest> StreamContent(Env* env, const std::string& path, SnapshotContent c,
+                                   const SnapshotWriterOptions& options) {
+  const std::string tmp = path + ".tmp";
+  URLGUARD_ASSIGN_OR_RETURN(auto file, CreateTempFile(env, tmp));
+  WritableFileSink sink(file.get());
+  TempFileSpills spills(env, tmp);
+  Result<Sha256Digest> digest = StreamTo(&sink, &spills, std::move(c), options);
+  Status s = digest.status();
+  if (s.ok()) s = file->Sync();
+  if (s.ok()) s = file->Close();
+  file.reset();
+  if (s.ok()) s = env->RenameFile(tmp, path);
+  if (!s.ok()) {
+    (void)env->RemoveFile(tmp);
+    return s;
+  }
+  return digest;
+}
+
+// In memory: a string as the output, strings as the spills.
+class StringSink final : public ByteSink {
+ public:
+  Status Append(std::string_view bytes) override {
+    bytes_.append(bytes);
+    return Status::Ok();
+  }
+  std::string bytes_;
+};
+
+class StringSpills final : public SpillFactory {
+ public:
+  class StringSpill final : public Spill {
+   public:
+    explicit StringSpill(StringSpills* owner) : owner_(owner) { ++owner_->live; }
+    ~StringSpill() override { --owner_->live; }
+    Status Append(std::string_view bytes) override {
+      bytes_.append(bytes);
+      owner_->bytes += bytes.size();
+      return Status::Ok();
+    }
+    Status CopyTo(ByteSink* out) override {
+      // Odd pieces: the writer must not depend on how a spill comes back.
+      for (size_t off = 0; off < bytes_.size(); off += 7) {
+        URLGUARD_RETURN_IF_ERROR(out->Append(std::string_view(bytes_).substr(off, 7)));
+      }
+      return Status::Ok();
+    }
+
+   private:
+    StringSpills* const owner_;
+    std::string bytes_;
+  };
+  Result<std::unique_ptr<Spill>> NewSpill(std::string_view name) override {
+    names.emplace_back(name);
+    return std::unique_ptr<Spill>(new StringSpill(this));
+  }
+  std::vector<std::string> names;  // of every spill made, in order
+  int live = 0;                    // spills not yet destroyed
+  uint64_t bytes = 0;              // appended to all spills
+};
 
 TEST(SnapshotWriter, ByteIdenticalToBuildSnapshotOnRandomContents) {
   TempDir dir("snapshot-writer");
@@ -137,13 +209,15 @@ TEST(SnapshotWriter, CursorDecodesWhatTheEncoderWrote) {
 
 TEST(SnapshotWriter, RefusesBadInputAndLeavesNoFiles) {
   TempDir dir("snapshot-writer-bad");
-  const std::string path = dir.Join("x.ugs");
+  // Spill files where a caller puts them; the output in memory (nothing here writes enough to spill).
+  TempFileSpills spills(Env::Default(), dir.Join("x.ugs.tmp"));
+  StringSink out;
   StreamLayerSpec spec;
   spec.kind = LayerKind::kUrl;
   spec.universe = 1000;
   spec.entries = 3;
   {
-    auto w = SnapshotWriter::Create(Env::Default(), path, {"x", 1, 0}, {spec});
+    auto w = SnapshotWriter::Create(&out, &spills, {"x", 1, 0}, {spec});
     ASSERT_TRUE(w.ok());
     ASSERT_TRUE((*w)->Add(5).ok());
     EXPECT_EQ((*w)->Add(5).code(), StatusCode::kInvalidArgument);  // not ascending
@@ -151,12 +225,12 @@ TEST(SnapshotWriter, RefusesBadInputAndLeavesNoFiles) {
     EXPECT_FALSE((*w)->Finish().ok());
   }
   {
-    auto w = SnapshotWriter::Create(Env::Default(), path, {"x", 1, 0}, {spec});
+    auto w = SnapshotWriter::Create(&out, &spills, {"x", 1, 0}, {spec});
     ASSERT_TRUE(w.ok());
     EXPECT_EQ((*w)->Add(1000).code(), StatusCode::kInvalidArgument);  // not below the universe
   }
   {
-    auto w = SnapshotWriter::Create(Env::Default(), path, {"x", 1, 0}, {spec});
+    auto w = SnapshotWriter::Create(&out, &spills, {"x", 1, 0}, {spec});
     ASSERT_TRUE(w.ok());
     ASSERT_TRUE((*w)->Add(1).ok());
     auto f = (*w)->Finish();  // 1 of 3
@@ -164,19 +238,19 @@ TEST(SnapshotWriter, RefusesBadInputAndLeavesNoFiles) {
     EXPECT_NE(f.status().message().find("1 of the declared 3"), std::string::npos) << f.status().ToString();
   }
   {
-    auto w = SnapshotWriter::Create(Env::Default(), path, {"x", 1, 0}, {spec});
+    auto w = SnapshotWriter::Create(&out, &spills, {"x", 1, 0}, {spec});
     ASSERT_TRUE(w.ok());
     for (uint64_t fp : {1, 2, 3}) ASSERT_TRUE((*w)->Add(fp).ok());
     EXPECT_EQ((*w)->Add(4).code(), StatusCode::kInvalidArgument);  // one more than declared
   }
   StreamLayerSpec dup = spec;
-  EXPECT_EQ(SnapshotWriter::Create(Env::Default(), path, {"x", 1, 0}, {spec, dup}).status().code(),
+  EXPECT_EQ(SnapshotWriter::Create(&out, &spills, {"x", 1, 0}, {spec, dup}).status().code(),
             StatusCode::kInvalidArgument);
-  EXPECT_EQ(SnapshotWriter::Create(Env::Default(), path, {"BAD", 1, 0}, {spec}).status().code(),
+  EXPECT_EQ(SnapshotWriter::Create(&out, &spills, {"BAD", 1, 0}, {spec}).status().code(),
             StatusCode::kInvalidArgument);
   StreamLayerSpec prefixes = spec;
   prefixes.ip_prefixes.AddV4(24);
-  EXPECT_EQ(SnapshotWriter::Create(Env::Default(), path, {"x", 1, 0}, {prefixes}).status().code(),
+  EXPECT_EQ(SnapshotWriter::Create(&out, &spills, {"x", 1, 0}, {prefixes}).status().code(),
             StatusCode::kInvalidArgument);
   EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
 }
@@ -211,21 +285,76 @@ TEST(SnapshotWriter, DiskFullAtAnyAppendLeavesNoFiles) {
   EXPECT_EQ(ReadFileOrDie(dir.Join("full.ugs")), expected);
 }
 
-TEST(SnapshotWriter, KeepsTheTempFileWhenNotInstalling) {
-  TempDir dir("snapshot-writer-keep");
+TEST(SnapshotWriter, WritesOnlyToTheSinkAndSpillsItIsHanded) {
+  // Pure: the same bytes as BuildSnapshot with a string as the output and strings as the spills, whatever the
+  // buffer size; each spill is made on first need and destroyed when its layer ends.
+  std::mt19937_64 rng(5150);
+  for (int trial = 0; trial < 100; ++trial) {
+    SnapshotContent c = RandomContent(rng);
+    auto built = BuildSnapshot(c);
+    ASSERT_TRUE(built.ok()) << built.status().ToString();
+    SnapshotWriterOptions options;
+    options.buffer_bytes = trial % 2 == 0 ? 8 + rng() % 200 : size_t{1} << 20;
+    StringSink out;
+    StringSpills spills;
+    auto digest = StreamTo(&out, &spills, c, options);
+    ASSERT_TRUE(digest.ok()) << digest.status().ToString();
+    ASSERT_TRUE(out.bytes_ == *built) << "trial " << trial;
+    EXPECT_EQ(0, std::memcmp(digest->data(), built->data() + built->size() - 32, 32));
+    EXPECT_EQ(spills.live, 0) << "trial " << trial;
+    for (const std::string& name : spills.names) EXPECT_TRUE(name == "unary" || name == "rem") << name;
+    if (options.buffer_bytes > (size_t{1} << 16)) {
+      EXPECT_TRUE(spills.names.empty()) << "trial " << trial;
+    }
+  }
+  // A layer large enough for tiny buffers to spill both regions.
   SnapshotContent c;
-  c.list_name = "keep";
+  c.list_name = "spill";
   c.version = 1;
   LayerContent l;
-  l.universe = 100;
-  l.fingerprints = {1, 50, 99};
-  l.entries = 3;
+  l.universe = uint64_t{1} << 40;
+  l.fingerprints = RandomSorted(rng, 5000, l.universe);
+  l.entries = l.fingerprints.size();
   c.layers.push_back(l);
   SnapshotWriterOptions options;
-  options.install = false;
-  ASSERT_TRUE(StreamContent(Env::Default(), dir.Join("k.ugs"), c, options).ok());
-  EXPECT_FALSE(std::filesystem::exists(dir.Join("k.ugs")));
-  EXPECT_EQ(ReadFileOrDie(dir.Join("k.ugs.tmp")), *BuildSnapshot(c));
+  options.buffer_bytes = 256;
+  StringSink out;
+  StringSpills spills;
+  ASSERT_TRUE(StreamTo(&out, &spills, c, options).ok());
+  EXPECT_EQ(out.bytes_, *BuildSnapshot(c));
+  EXPECT_EQ(std::set<std::string>(spills.names.begin(), spills.names.end()),
+            (std::set<std::string>{"unary", "rem"}));
+  EXPECT_EQ(spills.names.size(), 2u);
+  EXPECT_GT(spills.bytes, 5000u);
+}
+
+TEST(SnapshotWriter, ASinkErrorComesBackUnchangedAndKillsTheWriter) {
+  class FailingSink final : public ByteSink {
+   public:
+    Status Append(std::string_view bytes) override {
+      if (written_ + bytes.size() > 3000) return Status::IoError("injected: sink full");
+      written_ += bytes.size();
+      return Status::Ok();
+    }
+    uint64_t written_ = 0;
+  };
+  std::mt19937_64 rng(11);
+  SnapshotContent c;
+  c.list_name = "sink";
+  c.version = 1;
+  LayerContent l;
+  l.universe = uint64_t{1} << 40;
+  l.fingerprints = RandomSorted(rng, 5000, l.universe);
+  l.entries = l.fingerprints.size();
+  c.layers.push_back(l);
+  FailingSink out;
+  StringSpills spills;
+  SnapshotWriterOptions options;
+  options.buffer_bytes = 512;
+  auto r = StreamTo(&out, &spills, c, options);
+  EXPECT_EQ(r.status().code(), StatusCode::kIoError) << r.status().ToString();
+  EXPECT_EQ(r.status().message(), "injected: sink full");
+  EXPECT_EQ(spills.live, 0);
 }
 
 }  // namespace

@@ -11,6 +11,21 @@
 #include "urlguard/publish.h"
 
 namespace urlguard {
+
+// include/urlguard/publish.h; here because the feeds file is its first user (`grace = 7d`), below publish/.
+Result<int64_t> ParseDurationSeconds(std::string_view s) {
+  const Status bad = Status::InvalidArgument("a duration such as 90m, 24h or 7d");
+  if (s.empty() || s.size() > 12) return bad;
+  size_t digits = s.find_first_not_of("0123456789");
+  if (digits == 0) return bad;
+  int64_t n = 0;
+  for (char c : s.substr(0, digits)) n = n * 10 + (c - '0');  // at most 12 digits: no overflow
+  std::string_view unit = digits == std::string_view::npos ? "s" : s.substr(digits);
+  int64_t mult = unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : unit == "d" ? 86400 : 0;
+  if (mult == 0 || n <= 0) return bad;
+  return n * mult;
+}
+
 namespace {
 
 constexpr int64_t kMaxGraceSeconds = 30 * 86400;

@@ -2,13 +2,12 @@
 // Copyright urlguard authors.
 #include "pg/pg_state.h"
 
-#include <signal.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
 #include "core/list_name.h"
+#include "platform/fault_point.h"
 
 namespace urlguard {
 namespace {
@@ -66,11 +65,6 @@ const char kListLockSql[] = "SELECT pg_advisory_lock(hashtextextended('urlguard-
 const char kListUnlockSql[] = "SELECT pg_advisory_unlock(hashtextextended('urlguard-publish:' || $1, 0))";
 
 std::string DigestBytes(const Sha256Digest& d) { return std::string(reinterpret_cast<const char*>(d.data()), d.size()); }
-
-void MaybeDie(const char* point) {
-  const char* fault = std::getenv("URLGUARD_FAULT_PG_PUBLISH");
-  if (fault != nullptr && std::strcmp(fault, point) == 0) ::raise(SIGKILL);
-}
 
 Result<PgLiveEntry> LiveEntryFromRow(const PgResult& r, int row) {
   PgLiveEntry e;
@@ -356,7 +350,7 @@ Status PgState::CommitVersion(const VersionCommit& c) {
       "  (SELECT min(first_seen) FROM entries WHERE list = $1 AND added_version = $2)",
       {PgParam::Text(c.list), PgParam::Int(static_cast<int64_t>(c.version)), PgParam::Bytes(c.manifest),
        PgParam::Bytes(c.signature), PgParam::Bytes(DigestBytes(c.state_sha256))});
-  MaybeDie("before-commit");
+  URLGUARD_FAULT_POINT("pg.publish.before-commit");
   if (s.ok()) s = conn_->Run("COMMIT");
   if (!s.ok()) {
     (void)conn_->Run("ROLLBACK");
@@ -364,7 +358,7 @@ Status PgState::CommitVersion(const VersionCommit& c) {
     return s.WithContext("committing " + c.list + " version " + std::to_string(c.version));
   }
   in_transaction_ = false;
-  MaybeDie("after-commit");
+  URLGUARD_FAULT_POINT("pg.publish.after-commit");
   return Status::Ok();
 }
 

@@ -120,8 +120,8 @@ class PgState : public VersionStore {
 
   // ---- VersionStore (the publisher's seam) ----
   Result<CommittedVersion> BeginPublish(const std::string& list) override;
-  // Commits. The fault points of tests/fleet_pg_test.cc: when $URLGUARD_FAULT_PG_PUBLISH is "before-commit"
-  // or "after-commit" the process kills itself (SIGKILL) at that point.
+  // Commits. Fault points (platform/fault_point.h, test builds only) for tests/fleet_pg_test.cc's kill tests:
+  // "pg.publish.before-commit" and "pg.publish.after-commit".
   Status CommitVersion(const VersionCommit& commit) override;
   void EndPublish(const std::string& list) override;
 

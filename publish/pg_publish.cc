@@ -3,7 +3,6 @@
 #include "publish/pg_publish.h"
 
 #include <algorithm>
-#include <ctime>
 
 #include "url/entry.h"
 #include "core/list_name.h"
@@ -69,7 +68,7 @@ Result<StateIngestReport> IngestIntoState(const StateIngestOptions& o, PublishRe
   auto accepted_paths = ResolveAcceptedInputs(o.accept, o.inputs);
   if (!accepted_paths.ok()) return accepted_paths.status();
   Env* env = o.env != nullptr ? o.env : Env::Default();
-  const int64_t now = o.now_unix != 0 ? o.now_unix : static_cast<int64_t>(std::time(nullptr));
+  const int64_t now = o.now_unix != 0 ? o.now_unix : env->NowUnixSeconds();
   auto pg = PgState::Open(o.state);
   if (!pg.ok()) return pg.status();
   StateIngestReport report;

@@ -58,19 +58,6 @@ const char* PublishPhaseName(PublishPhase phase) {
   return "?";
 }
 
-Result<int64_t> ParseDurationSeconds(std::string_view s) {
-  const Status bad = Status::InvalidArgument("a duration such as 90m, 24h or 7d");
-  if (s.empty() || s.size() > 12) return bad;
-  size_t digits = s.find_first_not_of("0123456789");
-  if (digits == 0) return bad;
-  int64_t n = 0;
-  for (char c : s.substr(0, digits)) n = n * 10 + (c - '0');  // at most 12 digits: no overflow
-  std::string_view unit = digits == std::string_view::npos ? "s" : s.substr(digits);
-  int64_t mult = unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : unit == "d" ? 86400 : 0;
-  if (mult == 0 || n <= 0) return bad;
-  return n * mult;
-}
-
 Result<KeyPairFiles> GenerateKeyPair(const std::string& dir, Env* env) {
   env = OrDefault(env);
   URLGUARD_RETURN_IF_ERROR(env->CreateDirs(dir));
@@ -165,6 +152,48 @@ Result<SnapshotBuildReport> BuildSnapshotFile(const SnapshotBuildOptions& o) {
   return report;
 }
 
+void CopyListPublishOptions(const ListPublishOptions& o, PublishOptions* po) {
+  po->repo_dir = o.repo_dir;
+  po->list = o.list;
+  po->expires_in_seconds = o.expires_in_seconds;
+  po->keep = o.keep;
+  po->emergency = o.emergency;
+  po->fp_rate = o.fp_rate;
+  po->default_threat = o.default_threat;
+  po->memory_budget = o.memory_budget;
+  po->threads = o.threads;
+  po->phase_progress = o.phase_progress;
+  // The publication guard: on, with the caller's removal cap.
+  po->check_inputs = true;
+  po->max_rejected_fraction = kDefaultInputMaxRejectedFraction;
+  po->cap_removal = !o.allow_large_removal;
+  po->max_removal = o.max_removal;
+}
+
+ListPublishReport ToListPublishReport(const PublishReport& r) {
+  ListPublishReport out;
+  out.version = r.version;
+  out.first_version = r.first_version;
+  for (int i = 0; i < 3; ++i) {
+    out.entries[i] = r.entries[i];
+    out.added[i] = r.added[i];
+    out.removed[i] = r.removed[i];
+  }
+  out.universe_changed = r.universe_changed;
+  out.input_lines = r.input_lines;
+  out.input_entries = r.input_entries;
+  out.rejected = r.rejected;
+  out.new_keys = r.new_keys;
+  out.seen_before = r.seen_before;
+  for (const FeedProblem& p : r.problems) out.problems.push_back(ToPublic(p));
+  out.snapshot_bytes = r.snapshot_bytes;
+  out.snapshot_wire_bytes = r.snapshot_wire_bytes;
+  for (const auto& d : r.diffs) out.diffs.push_back({d.from_version, d.wire_bytes, d.changed_entries});
+  out.manifest_path = r.manifest_path;
+  out.warnings = r.warnings;
+  return out;
+}
+
 Result<ListPublishReport> PublishList(const ListPublishOptions& o, PublishRefusal* refusal) {
   if (refusal != nullptr) *refusal = PublishRefusal::kNone;
   Env* env = OrDefault(o.env);
@@ -199,45 +228,12 @@ Result<ListPublishReport> PublishList(const ListPublishOptions& o, PublishRefusa
     }
   }
   if (o.expires_in_seconds <= 0) return Status::InvalidArgument("the expiry must be positive");
-  po.repo_dir = o.repo_dir;
-  po.list = o.list;
-  po.expires_in_seconds = o.expires_in_seconds;
-  po.keep = o.keep;
-  po.emergency = o.emergency;
-  po.fp_rate = o.fp_rate;
-  po.default_threat = o.default_threat;
-  po.memory_budget = o.memory_budget;
-  po.threads = o.threads;
-  po.phase_progress = o.phase_progress;
-  po.check_inputs = true;
-  po.max_rejected_fraction = kDefaultInputMaxRejectedFraction;
+  CopyListPublishOptions(o, &po);
   po.accepted_inputs = *accepted;
-  po.cap_removal = !o.allow_large_removal;
-  po.max_removal = o.max_removal;
   po.refusal = refusal;
   auto r = Publish(env, *key, po, o.progress);
   if (!r.ok()) return r.status();
-  ListPublishReport out;
-  out.version = r->version;
-  out.first_version = r->first_version;
-  for (int i = 0; i < 3; ++i) {
-    out.entries[i] = r->entries[i];
-    out.added[i] = r->added[i];
-    out.removed[i] = r->removed[i];
-  }
-  out.universe_changed = r->universe_changed;
-  out.input_lines = r->input_lines;
-  out.input_entries = r->input_entries;
-  out.rejected = r->rejected;
-  out.new_keys = r->new_keys;
-  out.seen_before = r->seen_before;
-  for (const FeedProblem& p : r->problems) out.problems.push_back(ToPublic(p));
-  out.snapshot_bytes = r->snapshot_bytes;
-  out.snapshot_wire_bytes = r->snapshot_wire_bytes;
-  for (const auto& d : r->diffs) out.diffs.push_back({d.from_version, d.wire_bytes, d.changed_entries});
-  out.manifest_path = r->manifest_path;
-  out.warnings = r->warnings;
-  return out;
+  return ToListPublishReport(*r);
 }
 
 Result<std::vector<int64_t>> CountSeenEntries(const std::string& repo_dir, const std::vector<std::string>& entries,

@@ -17,6 +17,7 @@
 #include "url/entry.h"
 #include "core/snapshot.h"
 #include "core/snapshot_writer.h"
+#include "platform/file_sink.h"
 #include "format/deflate.h"
 #include "format/manifest.h"
 #include "publish/entry_list.h"
@@ -213,29 +214,51 @@ Result<Sha256Digest> WriteSnapshotFromState(Env* env, const std::string& state_p
   header.version = bo.version;
   header.created_unix = bo.created_unix;
   header.key_hash = kPublisherKeyHash;
-  URLGUARD_ASSIGN_OR_RETURN(auto writer, SnapshotWriter::Create(env, snapshot_path, header, specs));
-  URLGUARD_ASSIGN_OR_RETURN(auto reader, StateFileReader::Open(state_path));
-  int layer = specs.empty() ? 0 : static_cast<int>(specs.front().kind);
-  size_t spec_index = 0;
-  bool have_last = false;
-  uint64_t last = 0;
-  KeyRecord r;
-  for (;;) {
-    URLGUARD_ASSIGN_OR_RETURN(bool has, reader->Next(&r));
-    if (!has) break;
-    if (r.layer != layer) {
-      URLGUARD_RETURN_IF_ERROR(writer->NextLayer());
-      layer = static_cast<int>(specs[++spec_index].kind);
-      have_last = false;
-      if (r.layer != layer) return Status::Internal("state file layers out of order");
+  // The writer is pure (core/byte_sink.h): the file, its spills next to it, the sync and the rename are ours.
+  const std::string tmp = snapshot_path + ".tmp";
+  URLGUARD_ASSIGN_OR_RETURN(auto file, CreateTempFile(env, tmp));
+  WritableFileSink sink(file.get());
+  TempFileSpills spills(env, tmp);
+  auto write = [&]() -> Result<Sha256Digest> {
+    URLGUARD_ASSIGN_OR_RETURN(auto writer, SnapshotWriter::Create(&sink, &spills, header, specs));
+    URLGUARD_ASSIGN_OR_RETURN(auto reader, StateFileReader::Open(state_path));
+    int layer = specs.empty() ? 0 : static_cast<int>(specs.front().kind);
+    size_t spec_index = 0;
+    bool have_last = false;
+    uint64_t last = 0;
+    KeyRecord r;
+    for (;;) {
+      URLGUARD_ASSIGN_OR_RETURN(bool has, reader->Next(&r));
+      if (!has) break;
+      if (r.layer != layer) {
+        URLGUARD_RETURN_IF_ERROR(writer->NextLayer());
+        layer = static_cast<int>(specs[++spec_index].kind);
+        have_last = false;
+        if (r.layer != layer) return Status::Internal("state file layers out of order");
+      }
+      const uint64_t fp = MulHi64(r.key, specs[spec_index].universe);
+      if (have_last && fp == last) continue;
+      URLGUARD_RETURN_IF_ERROR(writer->Add(fp));
+      have_last = true;
+      last = fp;
     }
-    const uint64_t fp = MulHi64(r.key, specs[spec_index].universe);
-    if (have_last && fp == last) continue;
-    URLGUARD_RETURN_IF_ERROR(writer->Add(fp));
-    have_last = true;
-    last = fp;
+    URLGUARD_ASSIGN_OR_RETURN(Sha256Digest digest, writer->Finish());
+    Status s = file->Sync();
+    if (s.ok()) s = file->Close();
+    if (!s.ok()) return s.WithContext(tmp);
+    file.reset();
+    URLGUARD_RETURN_IF_ERROR(env->RenameFile(tmp, snapshot_path));
+    return digest;
+  };
+  Result<Sha256Digest> digest = write();
+  if (!digest.ok()) {
+    file.reset();
+    (void)env->RemoveFile(tmp);
+    return digest.status();
   }
-  return writer->Finish();
+  Status s = env->SyncDir(DirName(snapshot_path));
+  if (!s.ok()) return s.WithContext(snapshot_path + " renamed, but not yet durable");
+  return digest;
 }
 
 // MakeLayerDiff (core/diff_codec.h) over two mapped layers, streaming: only the changes are held. Either layer may

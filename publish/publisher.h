@@ -129,6 +129,15 @@ struct PublishReport {
   std::vector<std::string> warnings;
 };
 
+// PublishList's copies between the public types (include/urlguard/publish.h) and these. A twin is a place to
+// forget a field: publish/publish_api_test.cc fails when a public field is added and not carried.
+//   CopyListPublishOptions: the fields Publish takes as they are, and the publication guard (on, capped at
+//   o.max_removal unless o.allow_large_removal). PublishList fills the rest itself: the inputs (parsed into
+//   FeedSpecs), the accepted inputs, the PostgreSQL state's seams, the key, the Env and the progress callback.
+void CopyListPublishOptions(const ListPublishOptions& o, PublishOptions* po);
+//   ToListPublishReport: every field of the public report.
+ListPublishReport ToListPublishReport(const PublishReport& report);
+
 // Called now and then with the number of entries processed so far.
 using ProgressFn = std::function<void(uint64_t entries)>;
 

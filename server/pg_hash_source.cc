@@ -3,7 +3,6 @@
 #include "server/pg_hash_source.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <map>
 
@@ -16,8 +15,8 @@ uint32_t Prefix32(const Sha256Digest& d) {
 
 }  // namespace
 
-Result<std::unique_ptr<PgHashSource>> PgHashSource::Open(const std::string& conninfo) {
-  std::unique_ptr<PgHashSource> s(new PgHashSource(conninfo));
+Result<std::unique_ptr<PgHashSource>> PgHashSource::Open(const std::string& conninfo, Env* env) {
+  std::unique_ptr<PgHashSource> s(new PgHashSource(conninfo, env != nullptr ? env : Env::Default()));
   URLGUARD_RETURN_IF_ERROR(s->Refresh());
   return s;
 }
@@ -29,10 +28,9 @@ std::shared_ptr<const PgHashSource::Table> PgHashSource::Current() const {
 
 Status PgHashSource::Refresh() {
   MutexLock l(&refresh_mutex_);
-  const auto start = std::chrono::steady_clock::now();
+  const uint64_t start = env_->NowMonotonicNanos();
   Status s = RefreshLocked();
-  store_latency_micros_ = std::chrono::duration_cast<std::chrono::microseconds>(
-                              std::chrono::steady_clock::now() - start).count();
+  store_latency_micros_ = static_cast<int64_t>((env_->NowMonotonicNanos() - start) / 1000);
   if (!s.ok() && s.code() == StatusCode::kUnavailable) {
     store_up_ = false;
     ++store_failures_;

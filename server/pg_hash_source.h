@@ -30,6 +30,7 @@
 #include "pg/pg_state.h"
 #include "platform/thread_annotations.h"
 #include "server/verify_hash_source.h"
+#include "urlguard/env.h"
 
 namespace urlguard {
 
@@ -41,10 +42,11 @@ constexpr size_t kMaxPgHashSourceThreats = 65535;
 
 class PgHashSource : public VerifyHashSource {
  public:
-  // Connects to `conninfo` and loads every list's newest committed version. Failures: PgState::Open's
-  // (kUnavailable when PostgreSQL is down: a verify server does not start without anything to answer from),
-  // and the first load's.
-  static Result<std::unique_ptr<PgHashSource>> Open(const std::string& conninfo);
+  // Connects to `conninfo` and loads every list's newest committed version. `env` times the polls
+  // (urlguard_server_store_latency_seconds); null: Env::Default(); not owned, outlives the source. Failures:
+  // PgState::Open's (kUnavailable when PostgreSQL is down: a verify server does not start without anything to
+  // answer from), and the first load's.
+  static Result<std::unique_ptr<PgHashSource>> Open(const std::string& conninfo, Env* env = nullptr);
 
   Status Refresh() override;
   Status Lookup(std::span<const uint32_t> prefixes, VerifyLookup* out) const override;
@@ -72,12 +74,13 @@ class PgHashSource : public VerifyHashSource {
     std::vector<std::shared_ptr<const ListTable>> lists;  // sorted by name
   };
 
-  explicit PgHashSource(std::string conninfo) : conninfo_(std::move(conninfo)) {}
+  PgHashSource(std::string conninfo, Env* env) : env_(env), conninfo_(std::move(conninfo)) {}
   std::shared_ptr<const Table> Current() const EXCLUDES(table_mutex_);
   Status RefreshLocked() REQUIRES(refresh_mutex_);
   Result<std::shared_ptr<const ListTable>> LoadList(const PgVersionInfo& info, uint64_t budget)
       REQUIRES(refresh_mutex_);
 
+  Env* const env_;
   const std::string conninfo_;
 
   Mutex refresh_mutex_;  // also serializes Refresh()

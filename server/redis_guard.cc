@@ -179,6 +179,7 @@ Result<std::unique_ptr<RedisAbuseGuard>> RedisAbuseGuard::Create(RedisGuardOptio
       w.signatures_per_second > kMaxRollingWindowSignaturesPerSecond || !(w.fp_rate > 0 && w.fp_rate < 1)) {
     return Status::InvalidArgument("guard: window options out of range");
   }
+  if (options.env == nullptr) options.env = Env::Default();
   std::unique_ptr<RedisAbuseGuard> guard(new RedisAbuseGuard(std::move(options)));
   if (guard->script_sha_.empty()) return Status::Internal("guard: SHA-1 unavailable");
   std::string error;
@@ -330,7 +331,7 @@ RollingWindowDecision RedisAbuseGuard::Check(std::string_view signature, int64_t
     SwitchToLocal(error);
     return local;
   }
-  const auto start = std::chrono::steady_clock::now();
+  const uint64_t start = options_.env->NowMonotonicNanos();
   RollingWindowDecision shared;
   if (!Eval(c, KeyOf(signature), now_seconds, &shared, &error)) {
     errors_.fetch_add(1, std::memory_order_relaxed);
@@ -338,7 +339,7 @@ RollingWindowDecision RedisAbuseGuard::Check(std::string_view signature, int64_t
     SwitchToLocal(error);
     return local;
   }
-  const auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
+  const uint64_t nanos = options_.env->NowMonotonicNanos() - start;
   Return(c);
   const double seconds = static_cast<double>(nanos) / 1e9;
   for (size_t i = 0; i < kLatencyBounds.size(); ++i) {
@@ -348,7 +349,7 @@ RollingWindowDecision RedisAbuseGuard::Check(std::string_view signature, int64_t
     }
   }
   latency_count_.fetch_add(1, std::memory_order_relaxed);
-  latency_nanos_.fetch_add(static_cast<uint64_t>(nanos), std::memory_order_relaxed);
+  latency_nanos_.fetch_add(nanos, std::memory_order_relaxed);
   return shared;
 }
 

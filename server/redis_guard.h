@@ -54,6 +54,7 @@
 
 #include "platform/thread_annotations.h"
 #include "server/abuse_guard.h"
+#include "urlguard/env.h"
 #include "urlguard/status.h"
 
 struct redisContext;
@@ -87,6 +88,10 @@ struct RedisGuardOptions {
   RollingWindowOptions window;
   // Receives the one-line messages "switched to the local guard: WHY" / "back on redis". Null: stderr.
   std::function<void(std::string_view)> log;
+  // Times the Redis round trips (urlguard_server_guard_redis_seconds). Null: Env::Default(). Not owned; outlives
+  // the guard. The connect and reply timeouts are hiredis's own, and the retry thread's wait is a condition
+  // variable's (docs/architecture.md §1).
+  Env* env = nullptr;
 };
 
 // Parses "redis://HOST:PORT[/DB][?timeout_ms=N]" (HOST: a name, an IPv4 address or [IPv6]; PORT 1..65535; DB

@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <fstream>
 #include <mutex>
 #include <random>
@@ -269,6 +270,32 @@ TEST_F(RedisGuardTest, FallsBackWhileRedisIsDownAndReturns) {
   PrometheusText after;
   g->AppendMetrics(&after);
   EXPECT_NE(after.text().find("urlguard_server_guard_backend{backend=\"redis\"} 1"), std::string::npos);
+}
+
+// The round-trip histogram reads the Env's clock (RedisGuardOptions::env), not one of its own: a clock that moves
+// 20 ms between any two readings puts every round trip in the 0.025 s bucket, however fast Redis answers.
+TEST_F(RedisGuardTest, TimesRoundTripsWithTheEnvClock) {
+  class SteppingClockEnv : public EnvWrapper {
+   public:
+    SteppingClockEnv() : EnvWrapper(Env::Default()) {}
+    uint64_t NowMonotonicNanos() override { return nanos_.fetch_add(20'000'000) + 20'000'000; }
+
+   private:
+    std::atomic<uint64_t> nanos_{0};
+  } env;
+  RedisGuardOptions o = Options("clock", 30, 0);
+  o.env = &env;
+  auto g = Make(std::move(o));
+  ASSERT_TRUE(g);
+  ASSERT_TRUE(g->using_redis());
+  for (int i = 0; i < 3; ++i) g->Check("v4:192.0.2.80", 7'000'000 + i);
+  PrometheusText text;
+  g->AppendMetrics(&text);
+  EXPECT_NE(text.text().find("urlguard_server_guard_redis_seconds_bucket{le=\"0.01\"} 0\n"), std::string::npos)
+      << text.text();
+  EXPECT_NE(text.text().find("urlguard_server_guard_redis_seconds_bucket{le=\"0.025\"} 3\n"), std::string::npos)
+      << text.text();
+  EXPECT_NE(text.text().find("urlguard_server_guard_redis_seconds_count 3\n"), std::string::npos);
 }
 
 TEST_F(RedisGuardTest, StartsOnTheLocalGuardWhenRedisIsDown) {

@@ -75,7 +75,7 @@ Result<std::unique_ptr<ServerApp>> ServerApp::Create(const ServerOptions& option
   if (!info.ok() || !info->is_dir) return Status::NotFound("server: " + public_dir + " is not a directory");
   if (source == nullptr && !options.state.empty()) {  // stateless verify server (server/pg_hash_source.h)
     if (!IsPostgresStateUri(options.state)) return Status::InvalidArgument("server: state must be postgresql://...");
-    auto pg = PgHashSource::Open(options.state);
+    auto pg = PgHashSource::Open(options.state, env);
     if (!pg.ok()) return pg.status().WithContext("server");
     source = std::move(pg).value();
   }
@@ -91,6 +91,7 @@ Result<std::unique_ptr<ServerApp>> ServerApp::Create(const ServerOptions& option
     RedisGuardOptions r;
     URLGUARD_RETURN_IF_ERROR(ParseRedisUrl(options.guard, &r));
     r.window = v.guard;
+    r.env = env;
     auto guard = RedisAbuseGuard::Create(std::move(r));
     if (!guard.ok()) return guard.status().WithContext("server");
     v.shared_guard = std::move(guard).value();

@@ -7,6 +7,7 @@
 
 #include "core/fingerprint_set.h"
 #include "core/snapshot_writer.h"
+#include "platform/file_sink.h"
 #include "platform/env.h"
 
 namespace urlguard {
@@ -136,63 +137,74 @@ Status WriteDiffAppliedSnapshot(Env* env, const std::string& path, const Snapsho
   // Whatever opening the old state made resident (its index) goes back now; the cursors read it again in turn.
   if (old_file != nullptr) ReleaseMappedPages(*old_file, 0, old_file->size());
 
-  SnapshotWriterOptions options;
-  options.install = false;
-  // A diff never changes how keys are hashed: the new state keeps the old one's key hash (and format version).
-  auto writer = SnapshotWriter::Create(env, path, {m.list, m.version, m.created_unix, old.key_hash()}, specs,
-                                       options);
-  if (!writer.ok()) {
-    if (writer.status().code() == StatusCode::kInvalidArgument) {
-      return Status::Corruption("rebuilt state is invalid: " + writer.status().message());
+  // The output and its spills: the writer is pure (core/byte_sink.h); the file is ours to create, sync and, on
+  // any failure, remove. The Store verifies and renames it.
+  const std::string tmp = path + ".tmp";
+  auto file = CreateTempFile(env, tmp);
+  if (!file.ok()) return file.status();
+  WritableFileSink sink(file->get());
+  TempFileSpills spills(env, tmp);
+  auto merge = [&]() -> Status {
+    // A diff never changes how keys are hashed: the new state keeps the old one's key hash (and format version).
+    auto writer = SnapshotWriter::Create(&sink, &spills, {m.list, m.version, m.created_unix, old.key_hash()}, specs);
+    if (!writer.ok()) {
+      if (writer.status().code() == StatusCode::kInvalidArgument) {
+        return Status::Corruption("rebuilt state is invalid: " + writer.status().message());
+      }
+      return writer.status();
     }
-    return writer.status();
-  }
-  SnapshotWriter& w = **writer;
-  if (w.file_size() != m.state_bytes) {
-    return Status::Corruption("state hash mismatch after applying the diff: the result would be " +
-                              std::to_string(w.file_size()) + " bytes, the manifest signs " +
-                              std::to_string(m.state_bytes));
-  }
+    SnapshotWriter& w = **writer;
+    if (w.file_size() != m.state_bytes) {
+      return Status::Corruption("state hash mismatch after applying the diff: the result would be " +
+                                std::to_string(w.file_size()) + " bytes, the manifest signs " +
+                                std::to_string(m.state_bytes));
+    }
 
-  for (size_t i = 0; i < plans.size(); ++i) {
-    const Plan& p = plans[i];
-    if (i > 0) URLGUARD_RETURN_IF_ERROR(w.NextLayer());
-    std::unique_ptr<FingerprintSetCursor> cursor;
-    if (p.old_layer != nullptr) cursor = std::make_unique<FingerprintSetCursor>(p.old_layer->fingerprints);
-    auto release = [&] {
-      if (old_file == nullptr || cursor == nullptr) return;
-      for (FingerprintSetCursor::Span done : {cursor->UnaryDone(), cursor->RemaindersDone()}) {
-        ReleaseMappedPages(*old_file, static_cast<size_t>(done.data - old_file->data()), done.size);
+    for (size_t i = 0; i < plans.size(); ++i) {
+      const Plan& p = plans[i];
+      if (i > 0) URLGUARD_RETURN_IF_ERROR(w.NextLayer());
+      std::unique_ptr<FingerprintSetCursor> cursor;
+      if (p.old_layer != nullptr) cursor = std::make_unique<FingerprintSetCursor>(p.old_layer->fingerprints);
+      auto release = [&] {
+        if (old_file == nullptr || cursor == nullptr) return;
+        for (FingerprintSetCursor::Span done : {cursor->UnaryDone(), cursor->RemaindersDone()}) {
+          ReleaseMappedPages(*old_file, static_cast<size_t>(done.data - old_file->data()), done.size);
+        }
+      };
+      auto next_old = [&](uint64_t* fp) {
+        if (cursor == nullptr) return false;
+        if ((cursor->position() & (kReleaseEveryEntries - 1)) == kReleaseEveryEntries - 1) release();
+        return cursor->Next(fp);
+      };
+      auto emit = [&w](uint64_t fp) { return w.Add(fp); };
+      Status s;
+      if (p.diff != nullptr) {
+        s = MergeLayerDiff(*p.diff, cursor != nullptr ? p.old_layer->fingerprints.size() : 0, next_old, emit);
+      } else {
+        uint64_t fp = 0;
+        while (s.ok() && next_old(&fp)) s = emit(fp);
       }
-    };
-    auto next_old = [&](uint64_t* fp) {
-      if (cursor == nullptr) return false;
-      if ((cursor->position() & (kReleaseEveryEntries - 1)) == kReleaseEveryEntries - 1) release();
-      return cursor->Next(fp);
-    };
-    auto emit = [&w](uint64_t fp) { return w.Add(fp); };
-    Status s;
-    if (p.diff != nullptr) {
-      s = MergeLayerDiff(*p.diff, cursor != nullptr ? p.old_layer->fingerprints.size() : 0, next_old, emit);
-    } else {
-      uint64_t fp = 0;
-      while (s.ok() && next_old(&fp)) s = emit(fp);
-    }
-    if (!s.ok()) {
-      if (s.code() == StatusCode::kInvalidArgument) {  // the writer refusing the merged sequence
-        return Status::Corruption("rebuilt state is invalid: " + s.message()).WithContext(LayerKindName(p.kind));
+      if (!s.ok()) {
+        if (s.code() == StatusCode::kInvalidArgument) {  // the writer refusing the merged sequence
+          return Status::Corruption("rebuilt state is invalid: " + s.message()).WithContext(LayerKindName(p.kind));
+        }
+        return s.WithContext(LayerKindName(p.kind));
       }
-      return s.WithContext(LayerKindName(p.kind));
+      release();
     }
-    release();
+    auto digest = w.Finish();
+    if (!digest.ok()) return digest.status();
+    if (*digest != m.state_sha256) return Status::Corruption("state hash mismatch after applying the diff");
+    Status s = (*file)->Sync();
+    if (s.ok()) s = (*file)->Close();
+    return s.WithContext(tmp);
+  };
+  Status s = merge();
+  if (!s.ok()) {
+    file->reset();
+    (void)env->RemoveFile(tmp);
   }
-  auto digest = w.Finish();
-  if (!digest.ok()) return digest.status();
-  if (*digest != m.state_sha256) {
-    (void)env->RemoveFile(w.temp_path());
-    return Status::Corruption("state hash mismatch after applying the diff");
-  }
-  return Status::Ok();
+  return s;
 }
 
 Status CheckSnapshotAgainstManifest(std::string_view snapshot, const Manifest& m) {

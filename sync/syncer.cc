@@ -106,6 +106,24 @@ bool Syncer::Selected(const std::string& list) const {
          std::find(options_.lists.begin(), options_.lists.end(), list) != options_.lists.end();
 }
 
+SyncReport ToSyncReport(const std::string& list, const SyncOutcome& out) {
+  SyncReport r;
+  r.list = list;
+  switch (out.kind) {
+    case SyncOutcome::kUpdated: r.result = SyncResult::kUpdated; break;
+    case SyncOutcome::kNotModified: r.result = SyncResult::kNotModified; break;
+    case SyncOutcome::kUpToDate: r.result = SyncResult::kUpToDate; break;
+    case SyncOutcome::kFailed: r.result = SyncResult::kFailed; break;
+  }
+  r.from_version = out.from_version;
+  r.to_version = out.to_version;
+  r.used_diff = out.used_diff;
+  r.bytes = out.bytes_downloaded;
+  if (out.kind == SyncOutcome::kFailed) r.error = out.error.ToString();
+  // over_list_limit is the list discovery step's (RunDue); a list's pass never sets it.
+  return r;
+}
+
 std::vector<SyncReport> Syncer::RunDue(int64_t now, bool force) {
   std::vector<SyncReport> reports;
   if (discover_ && (force || discovery_.next_attempt_unix <= now)) {
@@ -132,20 +150,8 @@ std::vector<SyncReport> Syncer::RunDue(int64_t now, bool force) {
     if (!Selected(st.list)) continue;
     if (!force && st.next_attempt_unix > now) continue;
     SyncOutcome out = SyncList(*fetcher_, *store_, uo, st.list, st.manifest_etag, now);
-    SyncReport r;
-    r.list = st.list;
-    r.from_version = out.from_version;
-    r.to_version = out.to_version;
-    r.used_diff = out.used_diff;
-    r.bytes = out.bytes_downloaded;
-    switch (out.kind) {
-      case SyncOutcome::kUpdated: r.result = SyncResult::kUpdated; break;
-      case SyncOutcome::kNotModified: r.result = SyncResult::kNotModified; break;
-      case SyncOutcome::kUpToDate: r.result = SyncResult::kUpToDate; break;
-      case SyncOutcome::kFailed: r.result = SyncResult::kFailed; break;
-    }
+    SyncReport r = ToSyncReport(st.list, out);
     if (out.kind == SyncOutcome::kFailed) {
-      r.error = out.error.ToString();
       RecordSyncFailure(&st, now, r.error, out.min_wait_seconds, out.retry_after_seconds, rand_);
     } else {
       if (!out.etag.empty() || out.kind != SyncOutcome::kNotModified) st.manifest_etag = out.etag;

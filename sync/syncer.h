@@ -31,6 +31,7 @@
 #include "sync/scheduler.h"
 #include "sync/store.h"
 #include "sync/subscriptions.h"
+#include "sync/updater.h"
 #include "urlguard/status.h"
 #include "urlguard/sync.h"
 
@@ -49,6 +50,12 @@ struct SyncerOptions {
   std::vector<std::string> lists;
   FetcherOptions fetch;
 };
+
+// The public report (include/urlguard/sync.h) of one list's pass: its outcome's kind as the result, versions,
+// whether a diff was used, the bytes downloaded, and the error's text when it failed. The outcome's other fields
+// stay inside (the Syncer's schedule uses them). sync/syncer_test.cc fails when a SyncReport field is added and
+// not carried.
+SyncReport ToSyncReport(const std::string& list, const SyncOutcome& outcome);
 
 class Syncer {
  public:

@@ -19,9 +19,11 @@
 #include "format/manifest.h"
 #include "format/signature.h"
 #include "platform/env.h"
+#include "platform/fault_point.h"
 #include "publish/pg_publish.h"
 #include "pg/pg_state.h"
 #include "publish/publisher.h"
+#include "server/pg_hash_source.h"
 #include "signing/signer.h"
 #include "tests/pg_cluster.h"
 #include "tests/test_util.h"
@@ -202,6 +204,45 @@ TEST_F(FleetPg, IngestTracksProvenanceSeenCountsAndRemovals) {
   EXPECT_EQ(rows["evil.example/"], std::make_pair(std::string("t"), b));
   EXPECT_EQ(rows["203.0.113.0/24"], std::make_pair(std::string("f"), std::string()));
   EXPECT_EQ(rows["bank.example/login.php"].first, "t");
+}
+
+// The PostgreSQL paths read the Env's clocks (include/urlguard/env.h), not the system's: an ingest without now_unix
+// stamps its entries with the Env's wall clock, and a verify server's poll of the store is timed with its monotonic
+// clock (urlguard_server_store_latency_seconds).
+TEST_F(FleetPg, IngestAndTheVerifyServersPollReadTheEnvClocks) {
+  class FixedClockEnv : public EnvWrapper {
+   public:
+    FixedClockEnv() : EnvWrapper(Env::Default()) {}
+    int64_t NowUnixSeconds() override { return 1'234'567'890; }
+    uint64_t NowMonotonicNanos() override { return nanos_.fetch_add(250'000'000); }  // 0.25 s per reading
+
+   private:
+    std::atomic<uint64_t> nanos_{0};
+  } env;
+  const std::string feed = root_ + "/feed.txt";
+  WriteFeed(feed, {"clock.example"});
+  StateIngestOptions o;
+  o.state = conninfo_;
+  o.list = "phishing";
+  o.inputs = {"plain:" + feed};
+  o.env = &env;  // and no now_unix
+  auto ingested = IngestIntoState(o);
+  ASSERT_TRUE(ingested.ok()) << ingested.status().ToString();
+  auto state = PgState::Open(conninfo_);
+  ASSERT_TRUE(state.ok());
+  auto seen = (*state)->connection()->Exec(
+      "SELECT extract(epoch FROM first_seen)::bigint, extract(epoch FROM last_seen)::bigint FROM entries");
+  ASSERT_TRUE(seen.ok());
+  ASSERT_EQ(seen->rows(), 1);
+  EXPECT_EQ(seen->int64(0, 0), 1'234'567'890);
+  EXPECT_EQ(seen->int64(0, 1), 1'234'567'890);
+
+  auto source = PgHashSource::Open(conninfo_, &env);
+  ASSERT_TRUE(source.ok()) << source.status().ToString();
+  PrometheusText metrics;
+  (*source)->AppendMetrics(&metrics);
+  EXPECT_NE(metrics.text().find("urlguard_server_store_latency_seconds 0.25\n"), std::string::npos)
+      << metrics.text();
 }
 
 // An ingest that PostgreSQL picks as a deadlock victim (here: another transaction holds the row of the feed's second
@@ -390,7 +431,12 @@ TEST_F(FleetPg, TwoPublishersRacingNeverEquivocateOrGoBack) {
   EXPECT_GT(seen_by_client.size(), 1u);
 }
 
+#if defined(URLGUARD_FAULT_POINTS)
+// The publisher is killed -9 at PgState::CommitVersion's fault points (platform/fault_point.h), armed through the
+// environment of the urlguard-publish it runs.
 TEST_F(FleetPg, PublisherKilledBeforeOrAfterCommitLeavesNoPartialVersion) {
+  const std::string before_commit = std::string(kFaultKillEnvVar) + "=pg.publish.before-commit";
+  const std::string after_commit = std::string(kFaultKillEnvVar) + "=pg.publish.after-commit";
   const std::string feed = root_ + "/feed.txt";
   WriteFeed(feed, {"one.example", "two.example", "http://three.example/x"});
   ASSERT_TRUE(Ingest(feed).ok());
@@ -409,7 +455,7 @@ TEST_F(FleetPg, PublisherKilledBeforeOrAfterCommitLeavesNoPartialVersion) {
   // Killed before its commit: nobody sees version 2, not PostgreSQL, not the public files.
   WriteFeed(feed, {"one.example", "two.example", "http://three.example/x", "four.example"});
   ASSERT_TRUE(Ingest(feed).ok());
-  auto killed = testing::RunCommand("URLGUARD_FAULT_PG_PUBLISH=before-commit" + publish);
+  auto killed = testing::RunCommand(before_commit + publish);
   EXPECT_NE(killed.exit_code, 0);
   EXPECT_EQ(last_version(), 1u);
   EXPECT_EQ(testing::ReadFileOrDie(PublicFile("manifest.json")), manifest_v1);
@@ -428,13 +474,13 @@ TEST_F(FleetPg, PublisherKilledBeforeOrAfterCommitLeavesNoPartialVersion) {
   // Killed after its commit, before the manifest files: version 3 exists in PostgreSQL only...
   WriteFeed(feed, {"one.example", "two.example"});
   ASSERT_TRUE(Ingest(feed).ok());
-  killed = testing::RunCommand("URLGUARD_FAULT_PG_PUBLISH=after-commit" + publish);
+  killed = testing::RunCommand(after_commit + publish);
   EXPECT_NE(killed.exit_code, 0);
   EXPECT_EQ(last_version(), 3u);
   EXPECT_EQ(testing::ReadFileOrDie(PublicFile("manifest.json")), v2->manifest);
   // ...and the next run first repairs the public manifest from PostgreSQL, byte for byte (this run is itself
   // killed before its commit, so what it leaves is the repair alone).
-  killed = testing::RunCommand("URLGUARD_FAULT_PG_PUBLISH=before-commit" + publish);
+  killed = testing::RunCommand(before_commit + publish);
   EXPECT_NE(killed.exit_code, 0);
   auto v3 = (*state)->ReadVersion("phishing", 3);
   ASSERT_TRUE(v3.ok());
@@ -448,6 +494,11 @@ TEST_F(FleetPg, PublisherKilledBeforeOrAfterCommitLeavesNoPartialVersion) {
   ASSERT_EQ(ok.exit_code, 0) << ok.out;
   EXPECT_EQ(last_version(), 4u);
 }
+#else
+TEST_F(FleetPg, PublisherKilledBeforeOrAfterCommitLeavesNoPartialVersion) {
+  GTEST_SKIP() << "built with -DURLGUARD_FAULT_POINTS=OFF: the publisher has no fault point to die at";
+}
+#endif  // URLGUARD_FAULT_POINTS
 
 TEST_F(FleetPg, AStoreThatIsDownIsAnErrorTheCliReports) {
   // A port nothing listens on (the cluster's port + 1 is not PostgreSQL's).

@@ -8,7 +8,8 @@
 #      installed urlguard-publish; a repository (keys from the installed keygen) served by the installed
 #      urlguard-server on 127.0.0.1; urlguardd started AS the urlguard user with the command line of the installed
 #      unit and conffile, on /var/lib/urlguard as postinst created it, answering /v1/check; /usr/bin/python3
-#      importing the installed module; a C program built with `pkg-config --cflags --libs urlguard` and a C++ one
+#      importing the installed module; no fault point (tests/fault_points_test.sh) in the installed binaries and
+#      library; a C program built with `pkg-config --cflags --libs urlguard` and a C++ one
 #      with find_package(urlguard); systemd-analyze on the installed unit;
 #   4. apt-get purge -y of every package (and the urlguard user when this test created it).
 # Needs root and the Build-Depends of debian/control (scripts/install-deps.sh). Refuses to run when any of the
@@ -113,6 +114,9 @@ matches() {  # ERE TEXT: TEXT matches ERE (else prints both)
 echo "== package: smoke tests on the installed files =="
 check "installed from the packages: /usr/bin/urlguard{,d,-publish,-server}" \
   dpkg -S /usr/bin/urlguard /usr/bin/urlguardd /usr/bin/urlguard-publish /usr/bin/urlguard-server
+check "no fault points in the installed binaries (tests/fault_points_test.sh)" \
+  sh "$src/tests/fault_points_test.sh" absent /usr/bin/urlguard /usr/bin/urlguardd /usr/bin/urlguard-publish \
+  /usr/bin/urlguard-server $(dpkg -L liburlguard0 | grep '/liburlguard\.so\.[0-9.]*$')
 check "urlguard --help" /usr/bin/urlguard --help
 check "urlguard-publish build (installed)" /usr/bin/urlguard-publish build --list phishing \
   --input "$src/fixtures/lists/phishing.txt" --out "$work/phishing.ugs"

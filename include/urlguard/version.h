@@ -10,7 +10,7 @@
 //   //              rotation statements 1-2, verify API v1)
 //
 // The constants are checked at compile time against the ones the library's readers and writers use
-// (client/version.cc), so they cannot drift apart. Thread safety: everything here is constant.
+// (format/version.cc), so they cannot drift apart. Thread safety: everything here is constant.
 #ifndef URLGUARD_VERSION_H_
 #define URLGUARD_VERSION_H_
 
