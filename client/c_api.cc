@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "urlguard/checker.h"
+#include "urlguard/version.h"
 
 struct ug_checker {
   std::unique_ptr<urlguard::Checker> checker;
@@ -111,6 +112,6 @@ const char* ug_layer_name(ug_layer layer) { return urlguard::LayerName(static_ca
 const char* ug_status_name(ug_status status) {
   return urlguard::StatusCodeName(static_cast<urlguard::StatusCode>(status));
 }
-const char* ug_version(void) { return URLGUARD_VERSION_STRING; }
+const char* ug_version(void) { return urlguard::LibraryVersion(); }
 
 }  // extern "C"
