@@ -54,7 +54,7 @@
 
 #include "core/list_name.h"
 #include "core/sha256.h"
-#include "platform/thread_annotations.h"
+#include "core/thread_annotations.h"
 #include "urlguard/status.h"
 
 namespace urlguard {

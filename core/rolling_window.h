@@ -51,7 +51,7 @@
 #include <vector>
 
 #include "core/blocked_bloom.h"
-#include "platform/thread_annotations.h"
+#include "core/thread_annotations.h"
 
 namespace urlguard {
 

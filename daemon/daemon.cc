@@ -9,8 +9,8 @@
 #include <atomic>
 #include <chrono>
 
+#include "core/thread_annotations.h"
 #include "daemon/metrics.h"
-#include "platform/thread_annotations.h"
 #include "urlguard/env.h"
 #include "urlguard/keys.h"
 #include "urlguard/render.h"

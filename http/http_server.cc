@@ -39,8 +39,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/thread_annotations.h"
 #include "http/framing.h"
-#include "platform/thread_annotations.h"
 
 namespace urlguard {
 

@@ -32,7 +32,7 @@
 #include <string_view>
 #include <vector>
 
-#include "platform/thread_annotations.h"
+#include "core/thread_annotations.h"
 #include "urlguard/env.h"
 
 namespace urlguard {

@@ -13,7 +13,7 @@
 #include <functional>
 #include <thread>
 
-#include "platform/thread_annotations.h"
+#include "core/thread_annotations.h"
 
 namespace urlguard {
 

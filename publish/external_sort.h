@@ -37,9 +37,9 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/thread_annotations.h"
 #include "platform/env.h"
 #include "platform/sequential_file.h"
-#include "platform/thread_annotations.h"
 #include "urlguard/status.h"
 
 namespace urlguard {

@@ -22,9 +22,9 @@
 #include <vector>
 
 #include "url/entry.h"
+#include "core/thread_annotations.h"
 #include "format/full_hash_file.h"
 #include "platform/env.h"
-#include "platform/thread_annotations.h"
 #include "publish/external_sort.h"
 #include "feeds/feed_check.h"
 #include "feeds/feeds.h"

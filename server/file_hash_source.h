@@ -21,8 +21,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/thread_annotations.h"
 #include "format/full_hash_file.h"
-#include "platform/thread_annotations.h"
 #include "server/verify_hash_source.h"
 #include "urlguard/env.h"
 

@@ -26,9 +26,9 @@
 #include <string>
 #include <vector>
 
+#include "core/thread_annotations.h"
 #include "http/prometheus.h"
 #include "pg/pg_state.h"
-#include "platform/thread_annotations.h"
 #include "server/verify_hash_source.h"
 #include "urlguard/env.h"
 

@@ -52,7 +52,7 @@
 #include <thread>
 #include <vector>
 
-#include "platform/thread_annotations.h"
+#include "core/thread_annotations.h"
 #include "server/abuse_guard.h"
 #include "urlguard/env.h"
 #include "urlguard/status.h"

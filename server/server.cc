@@ -12,9 +12,9 @@
 #include <chrono>
 #include <thread>
 
+#include "core/thread_annotations.h"
 #include "http/http_server.h"
 #include "http/listen_address.h"
-#include "platform/thread_annotations.h"
 #include "server/server_app.h"
 
 namespace urlguard {

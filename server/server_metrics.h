@@ -21,9 +21,9 @@
 #include <utility>
 #include <vector>
 
+#include "core/thread_annotations.h"
 #include "http/prometheus.h"
 #include "platform/env.h"
-#include "platform/thread_annotations.h"
 
 namespace urlguard {
 

@@ -30,9 +30,9 @@
 #include <string>
 #include <string_view>
 
+#include "core/thread_annotations.h"
 #include "http/request.h"
 #include "platform/env.h"
-#include "platform/thread_annotations.h"
 
 namespace urlguard {
 

@@ -35,8 +35,8 @@
 #include <vector>
 
 #include "platform/env.h"
-#include "platform/thread_annotations.h"
 #include "core/ascii.h"
+#include "core/thread_annotations.h"
 #include "sync/fetcher.h"
 
 #ifndef URLGUARD_VERSION_STRING

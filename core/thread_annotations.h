@@ -23,9 +23,11 @@
 // MutexLock's scope: mu_.Unlock(); ...; mu_.Lock(); the analysis checks that the pair matches.
 //
 // Under GCC (and any compiler without the analysis) the annotation macros are empty; the types still work.
+// In core/, the bottom layer, so that every folder (platform/ included) can annotate its locks; header-only,
+// it reaches the OS only through std::mutex and std::condition_variable.
 // The attributes are clang's: https://clang.llvm.org/docs/ThreadSafetyAnalysis.html
-#ifndef URLGUARD_PLATFORM_THREAD_ANNOTATIONS_H_
-#define URLGUARD_PLATFORM_THREAD_ANNOTATIONS_H_
+#ifndef URLGUARD_CORE_THREAD_ANNOTATIONS_H_
+#define URLGUARD_CORE_THREAD_ANNOTATIONS_H_
 
 #include <chrono>
 #include <condition_variable>
@@ -139,4 +141,4 @@ class CondVar {
 
 }  // namespace urlguard
 
-#endif  // URLGUARD_PLATFORM_THREAD_ANNOTATIONS_H_
+#endif  // URLGUARD_CORE_THREAD_ANNOTATIONS_H_
