@@ -11,6 +11,7 @@
 #include "url/entry.h"
 #include "client/filter_chain.h"
 #include "core/snapshot.h"
+#include "format/repository_files.h"
 #include "platform/env.h"
 
 namespace urlguard {
@@ -110,9 +111,9 @@ Result<std::unique_ptr<Checker>> Checker::OpenDirectory(const std::string& dir, 
   if (!names.ok()) return names.status();
   std::vector<std::string> paths;
   for (const std::string& n : *names) {
-    if (n.size() > 4 && n.compare(n.size() - 4, 4, ".ugs") == 0) paths.push_back(JoinPath(dir, n));
+    if (HasSnapshotFileSuffix(n)) paths.push_back(JoinPath(dir, n));
   }
-  if (paths.empty()) return Status::NotFound(dir + ": no *.ugs snapshot files");
+  if (paths.empty()) return Status::NotFound(dir + ": no *" + kSnapshotFileSuffix + " snapshot files");
   return Open(paths, options);
 }
 

@@ -40,8 +40,6 @@ uint32_t FullHashBucketBitsFor(uint64_t expected_records) {
   return static_cast<uint32_t>(bits);
 }
 
-std::string FullHashFileName(uint64_t version) { return std::to_string(version) + ".ugh"; }
-
 // ---- writer ---------------------------------------------------------------------------------------------
 
 Result<FullHashFileWriter> FullHashFileWriter::Create(Env* env, const std::string& path,

@@ -31,6 +31,7 @@
 
 #include "core/layer_kind.h"
 #include "core/sha256.h"
+#include "format/repository_files.h"  // FullHashFileName: the name of version V's file
 #include "urlguard/env.h"
 #include "urlguard/status.h"
 
@@ -56,9 +57,6 @@ constexpr size_t kFullHashWriteBufferBytes = size_t{1} << 20;
 // The bucket bits a writer uses for about `expected_records` records: ~1-2 records per bucket, clamped to
 // [kMinFullHashBucketBits, kMaxFullHashBucketBits].
 uint32_t FullHashBucketBitsFor(uint64_t expected_records);
-
-// "V.ugh": the file name of version `version` inside a list's private directory.
-std::string FullHashFileName(uint64_t version);
 
 // Writes one full-hash file. Not thread-safe. Memory: kFullHashWriteBufferBytes plus 4 * 2^bucket_bits bytes,
 // whatever the record count.

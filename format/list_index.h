@@ -47,9 +47,8 @@ constexpr size_t kMaxListIndexLists = kMaxLists;
 // the byte cap stays where format 1 put it).
 constexpr size_t kMaxListIndexBytes = size_t{256} << 10;
 
-// Where the index lives, relative to a server's base URL and to a repository's public/ directory.
-inline constexpr std::string_view kListIndexPath = "v1/lists/index.json";
-inline constexpr std::string_view kListIndexSignaturePath = "v1/lists/index.sig";
+// Where the index lives, relative to a server's base URL and to a repository's public/ directory: ListIndexPath()
+// and ListIndexSignaturePath() (format/repository_files.h).
 
 // One list as its current manifest describes it.
 struct ListIndexEntry {

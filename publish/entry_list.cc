@@ -34,8 +34,6 @@ bool IsToken(std::string_view s) {
 
 }  // namespace
 
-std::string EntryListFileName(uint64_t version) { return std::to_string(version) + ".entries"; }
-
 std::string SerializeEntryList(EntryList list) {
   SortUnique(&list.domains);
   SortUnique(&list.ip_ranges);

@@ -28,6 +28,7 @@
 #include <string_view>
 #include <vector>
 
+#include "format/repository_files.h"  // EntryListFileName: the name of version V's entry list
 #include "platform/env.h"
 #include "platform/sequential_file.h"
 #include "urlguard/status.h"
@@ -46,9 +47,6 @@ struct EntryList {
   std::vector<std::string> domains;  // "evil.example": the domain layer's expressions without the final '/'
   std::vector<std::string> ip_ranges;  // "203.0.113.0/24", "2001:db8::/32"
 };
-
-// The file name of version `version`'s entry list inside PrivateListDir ("7.entries").
-std::string EntryListFileName(uint64_t version);
 
 // Sorts and de-duplicates `list`'s domains and ranges, then serializes it.
 std::string SerializeEntryList(EntryList list);

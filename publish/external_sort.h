@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "core/thread_annotations.h"
+#include "format/repository_files.h"
 #include "platform/env.h"
 #include "platform/sequential_file.h"
 #include "urlguard/status.h"
@@ -226,7 +227,7 @@ class ExternalSorter {
 
   std::string NewRunPath() EXCLUDES(runs_mutex_) {
     MutexLock lock(&runs_mutex_);
-    std::string path = JoinPath(options_.temp_dir, options_.prefix + "-" + std::to_string(next_run_++) + ".run");
+    std::string path = JoinPath(options_.temp_dir, SortRunFileName(options_.prefix, next_run_++));
     run_paths_.push_back(path);
     ++spilled_runs_;
     return path;

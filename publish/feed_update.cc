@@ -9,6 +9,7 @@
 #include "core/ascii.h"
 #include "url/entry.h"
 #include "core/list_name.h"
+#include "format/repository_files.h"
 #include "format/signature.h"
 #include "platform/env.h"
 #include "feeds/feed_fetch.h"
@@ -26,22 +27,13 @@ namespace {
 // (PgState keeps provenance per feed; the feeds file's own feeds are merged here first).
 constexpr char kPgFeedName[] = "urlguard-publish-update";
 
-std::string FeedsDir(const std::string& repo) { return JoinPath(repo, "private/feeds"); }
-std::string FeedDir(const std::string& repo, const std::string& feed) { return JoinPath(FeedsDir(repo), feed); }
-std::string ListRecordPath(const std::string& repo, const std::string& list) {
-  return JoinPath(JoinPath(repo, "private/feed-lists"), list + ".record");
-}
-
 // Deletes all but the newest kMaxQuarantinedDownloads files of `dir` (names are "T.body", T a unix time).
 void PruneQuarantine(Env* env, const std::string& dir) {
   auto names = env->ListDir(dir);
   if (!names.ok()) return;
   std::vector<std::pair<uint64_t, std::string>> files;
   for (const std::string& n : *names) {
-    if (n.size() < 6 || n.compare(n.size() - 5, 5, ".body") != 0) continue;
-    const std::string digits = n.substr(0, n.size() - 5);
-    if (digits.empty() || digits.size() > 19 || digits.find_first_not_of("0123456789") != std::string::npos) continue;
-    files.emplace_back(std::stoull(digits), n);
+    if (auto t = ParseQuarantineFileName(n)) files.emplace_back(*t, n);
   }
   std::sort(files.begin(), files.end());
   for (size_t i = 0; i + kMaxQuarantinedDownloads < files.size(); ++i) (void)env->RemoveFile(JoinPath(dir, files[i].second));
@@ -195,7 +187,7 @@ Result<FeedUpdateReport> UpdateFeeds(const FeedUpdateOptions& o) {
 
   const std::string feeds_dir = FeedsDir(o.repo_dir);
   URLGUARD_RETURN_IF_ERROR(env->CreateDirs(feeds_dir, /*private_dir=*/true));
-  URLGUARD_RETURN_IF_ERROR(env->CreateDirs(DirName(ListRecordPath(o.repo_dir, "x")), /*private_dir=*/true));
+  URLGUARD_RETURN_IF_ERROR(env->CreateDirs(FeedListsDir(o.repo_dir), /*private_dir=*/true));
   auto lock = env->LockFile(FeedUpdateLockPath(o.repo_dir));
   if (!lock.ok()) return lock.status().WithContext("another urlguard-publish update is working on " + o.repo_dir);
 
@@ -207,8 +199,8 @@ Result<FeedUpdateReport> UpdateFeeds(const FeedUpdateOptions& o) {
   for (size_t fi = 0; fi < file.feeds.size(); ++fi) {
     const FeedConfig& f = file.feeds[fi];
     const std::string dir = FeedDir(o.repo_dir, f.name);
-    const std::string meta_path = JoinPath(dir, "meta");
-    const std::string good_path = JoinPath(dir, "good");
+    const std::string meta_path = JoinPath(dir, kFeedMetaFileName);
+    const std::string good_path = JoinPath(dir, kFeedGoodFileName);
     URLGUARD_RETURN_IF_ERROR(env->CreateDirs(dir, /*private_dir=*/true));
     FeedMeta meta;
     if (env->FileExists(meta_path)) {
@@ -258,9 +250,9 @@ Result<FeedUpdateReport> UpdateFeeds(const FeedUpdateOptions& o) {
       meta.quarantine_path.clear();
       ++meta.consecutive_failures;
       if (!d.body.empty()) {
-        const std::string qdir = JoinPath(dir, "quarantine");
+        const std::string qdir = JoinPath(dir, kFeedQuarantineDirName);
         URLGUARD_RETURN_IF_ERROR(env->CreateDirs(qdir, /*private_dir=*/true));
-        const std::string qpath = JoinPath(qdir, std::to_string(now) + ".body");
+        const std::string qpath = JoinPath(qdir, QuarantineFileName(now));
         URLGUARD_RETURN_IF_ERROR(WriteFileAtomic(env, qpath, d.body, /*private_file=*/true));
         PruneQuarantine(env, qdir);
         meta.quarantine_path = qpath;
@@ -321,7 +313,7 @@ Result<FeedUpdateReport> UpdateFeeds(const FeedUpdateOptions& o) {
         entries = std::move(*fresh[fi]);
         fresh[fi].reset();
       } else {
-        const std::string good_path = JoinPath(FeedDir(o.repo_dir, f.name), "good");
+        const std::string good_path = JoinPath(FeedDir(o.repo_dir, f.name), kFeedGoodFileName);
         if (!env->FileExists(good_path)) continue;
         auto good = env->ReadFile(good_path, kMaxFeedBytes);
         if (!good.ok()) return good.status().WithContext(good_path);

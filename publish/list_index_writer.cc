@@ -8,6 +8,7 @@
 
 #include "core/list_name.h"
 #include "format/manifest.h"
+#include "format/repository_files.h"
 #include "publish/repo_lock.h"
 #include "urlguard/publish.h"
 
@@ -40,7 +41,7 @@ std::string MakeListIndexSignatureFile(const SigningKey& key, std::string_view i
 }
 
 Result<ListIndex> BuildListIndex(Env* env, const std::string& repo_dir, int64_t now_unix) {
-  const std::string lists_dir = JoinPath(repo_dir, "public/v1/lists");
+  const std::string lists_dir = PublicListsDir(repo_dir);
   ListIndex index;
   index.created_unix = now_unix;
   auto names = env->ListDir(lists_dir);
@@ -49,7 +50,7 @@ Result<ListIndex> BuildListIndex(Env* env, const std::string& repo_dir, int64_t 
   std::sort(sorted.begin(), sorted.end());
   for (const std::string& name : sorted) {
     if (!IsValidListName(name)) continue;  // index.json, index.sig, anything that is no list directory
-    const std::string path = JoinPath(JoinPath(lists_dir, name), "manifest.json");
+    const std::string path = JoinPath(JoinPath(lists_dir, name), kManifestFileName);
     if (!env->FileExists(path)) continue;  // a list whose first publication has not reached its manifest yet
     auto bytes = env->ReadFile(path, kMaxManifestBytes);
     if (!bytes.ok()) return bytes.status();
@@ -66,15 +67,15 @@ Result<ListIndex> BuildListIndex(Env* env, const std::string& repo_dir, int64_t 
 }
 
 Result<ListIndex> WriteListIndex(Env* env, const SigningKey& key, const std::string& repo_dir, int64_t now_unix) {
-  URLGUARD_RETURN_IF_ERROR(env->CreateDirs(JoinPath(repo_dir, "private")));
+  URLGUARD_RETURN_IF_ERROR(env->CreateDirs(RepoPrivateDir(repo_dir)));
   URLGUARD_ASSIGN_OR_RETURN(auto lock, LockFileWaiting(env, IndexLockPath(repo_dir), kIndexLockWaitMillis));
   // Built under the lock: every manifest written before the lock was taken is in it.
   URLGUARD_ASSIGN_OR_RETURN(ListIndex index, BuildListIndex(env, repo_dir, now_unix));
   const std::string bytes = SerializeListIndex(index);
-  const std::string public_dir = JoinPath(repo_dir, "public");
-  URLGUARD_RETURN_IF_ERROR(WriteFileAtomic(env, JoinPath(public_dir, std::string(kListIndexSignaturePath)),
+  const std::string public_dir = RepoPublicDir(repo_dir);
+  URLGUARD_RETURN_IF_ERROR(WriteFileAtomic(env, JoinPath(public_dir, ListIndexSignaturePath()),
                                            MakeListIndexSignatureFile(key, bytes)));
-  URLGUARD_RETURN_IF_ERROR(WriteFileAtomic(env, JoinPath(public_dir, std::string(kListIndexPath)), bytes));
+  URLGUARD_RETURN_IF_ERROR(WriteFileAtomic(env, JoinPath(public_dir, ListIndexPath()), bytes));
   return index;
 }
 

@@ -20,6 +20,7 @@
 #include "platform/file_sink.h"
 #include "format/deflate.h"
 #include "format/manifest.h"
+#include "format/repository_files.h"
 #include "publish/entry_list.h"
 #include "feeds/feed_check.h"
 #include "format/full_hash_file.h"
@@ -56,7 +57,7 @@ struct OpenSnapshot {
 Result<OpenSnapshot> OpenPrivateSnapshot(Env* env, const std::string& dir, uint64_t version) {
   OpenSnapshot s;
   s.version = version;
-  std::string path = JoinPath(dir, std::to_string(version) + ".ugs");
+  std::string path = JoinPath(dir, PrivateSnapshotFileName(version));
   auto mapped = env->MapReadOnly(path);
   if (!mapped.ok()) return mapped.status();
   s.file = std::move(mapped).value();
@@ -74,10 +75,7 @@ std::vector<uint64_t> PrivateVersions(Env* env, const std::string& dir) {
   auto names = env->ListDir(dir);
   if (!names.ok()) return versions;
   for (const std::string& n : *names) {
-    if (n.size() < 5 || n.compare(n.size() - 4, 4, ".ugs") != 0) continue;
-    std::string digits = n.substr(0, n.size() - 4);
-    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 19) continue;
-    versions.push_back(std::stoull(digits));
+    if (auto v = ParsePrivateSnapshotFileName(n)) versions.push_back(*v);
   }
   std::sort(versions.begin(), versions.end());
   return versions;
@@ -145,11 +143,6 @@ Status WriteDeflated(Env* env, const std::string& path, const MappedFile& file, 
 
 Status WritePublic(Env* env, const std::string& path, std::string_view bytes) {
   return WriteFileAtomic(env, path, bytes);
-}
-
-std::string SnapshotName(uint64_t v) { return "snapshot-" + std::to_string(v) + ".ugs.z"; }
-std::string DiffName(uint64_t from, uint64_t to) {
-  return "diff-" + std::to_string(from) + "-" + std::to_string(to) + ".ugd.z";
 }
 
 // Per-layer counts and the ip layer's prefix lengths of a merged record stream.
@@ -329,7 +322,7 @@ Status WriteFullHashesAndSeen(Env* env, const std::string& path, const std::stri
                               SeenRunSummary* run) {
   URLGUARD_ASSIGN_OR_RETURN(FullHashFileWriter hashes,
                             FullHashFileWriter::Create(env, path, list, version, threats, expected_records));
-  const std::string seen_run = JoinPath(tmp_dir, "seen.run");
+  const std::string seen_run = JoinPath(tmp_dir, kSeenRunFileName);
   URLGUARD_ASSIGN_OR_RETURN(auto keys, RunFileWriter::Create(env, seen_run));
   *run = SeenRunSummary{};
   bool have_last = false;
@@ -395,8 +388,8 @@ Status CommitManifest(Env* env, const SigningKey& key, const std::string& public
   if (store != nullptr) {
     URLGUARD_RETURN_IF_ERROR(store->CommitVersion({m.list, m.version, manifest, signature, m.state_sha256}));
   }
-  Status written = WritePublic(env, JoinPath(public_dir, "manifest.sig"), signature);
-  if (written.ok()) written = WritePublic(env, JoinPath(public_dir, "manifest.json"), manifest);
+  Status written = WritePublic(env, JoinPath(public_dir, kManifestSignatureFileName), signature);
+  if (written.ok()) written = WritePublic(env, JoinPath(public_dir, kManifestFileName), manifest);
   if (!written.ok() && store != nullptr) {
     *after_commit = "version " + std::to_string(m.version) + " is committed in the version store, but its manifest "
                     "files were not written (the next publish run of " + m.list + " writes them): " +
@@ -467,16 +460,6 @@ class RemovedCounter {
 
 }  // namespace
 
-std::string PublicListDir(const std::string& repo, const std::string& list) {
-  return JoinPath(repo, "public/v1/lists/" + list);
-}
-std::string PrivateListDir(const std::string& repo, const std::string& list) {
-  return JoinPath(repo, "private/lists/" + list);
-}
-std::string PrivateTmpDir(const std::string& repo, const std::string& list) {
-  return JoinPath(repo, "private/tmp/" + list);
-}
-
 Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOptions& o, const ProgressFn& progress) {
   if (o.refusal != nullptr) *o.refusal = PublishRefusal::kNone;
   if (!IsValidListName(o.list)) return Status::InvalidArgument("list name must be 1-64 bytes of [a-z0-9_-]: " + o.list);
@@ -527,10 +510,11 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
   // A kill between the store's commit and the manifest write left the public manifest behind: repair it first
   // (the same bytes the store committed), so clients see the committed version whatever this run does.
   if (committed.version != 0) {
-    auto on_disk = env->ReadFile(JoinPath(public_dir, "manifest.json"), kMaxManifestBytes);
+    auto on_disk = env->ReadFile(JoinPath(public_dir, kManifestFileName), kMaxManifestBytes);
     if (!on_disk.ok() || *on_disk != committed.manifest) {
-      URLGUARD_RETURN_IF_ERROR(WritePublic(env, JoinPath(public_dir, "manifest.sig"), committed.signature));
-      URLGUARD_RETURN_IF_ERROR(WritePublic(env, JoinPath(public_dir, "manifest.json"), committed.manifest));
+      URLGUARD_RETURN_IF_ERROR(
+          WritePublic(env, JoinPath(public_dir, kManifestSignatureFileName), committed.signature));
+      URLGUARD_RETURN_IF_ERROR(WritePublic(env, JoinPath(public_dir, kManifestFileName), committed.manifest));
     }
   }
 
@@ -666,7 +650,7 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
   ShaSorter by_sha(env, {tmp_dir, "sha", budget / 10 * 4, 1});
   LayerCounts counts;
   std::vector<bool> used(union_threats.size());
-  const std::string merged_path = JoinPath(tmp_dir, "merged.run");
+  const std::string merged_path = JoinPath(tmp_dir, kMergedRunFileName);
   {
     URLGUARD_ASSIGN_OR_RETURN(auto merged, RunFileWriter::Create(env, merged_path));
     KeyRecord r;
@@ -733,7 +717,7 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
   URLGUARD_RETURN_IF_ERROR(WriteStateFile(env, merged_path, state_path, o.list, version, final_threats, final_id,
                                           bo.universe_override, fp_counts));
   (void)env->RemoveFile(merged_path);
-  const std::string snapshot_path = JoinPath(private_dir, std::to_string(version) + ".ugs");
+  const std::string snapshot_path = JoinPath(private_dir, PrivateSnapshotFileName(version));
   phase(PublishPhase::kWrite, "snapshot");
   URLGUARD_ASSIGN_OR_RETURN(Sha256Digest state_hash,
                             WriteSnapshotFromState(env, state_path, snapshot_path, bo, counts, fp_counts));
@@ -759,7 +743,7 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
     m.entries[li] = fp_counts[li];
     m.universe[li] = fp_counts[li] == 0 ? 0 : bo.universe_override[li];
   }
-  m.snapshot.path = SnapshotName(version);
+  m.snapshot.path = SnapshotFileName(version);
   phase(PublishPhase::kWrite, "compressed snapshot");
   URLGUARD_RETURN_IF_ERROR(WriteDeflated(env, JoinPath(public_dir, m.snapshot.path), *current.file, &m.snapshot));
   report.snapshot_wire_bytes = m.snapshot.size;
@@ -797,7 +781,7 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
     if (bytes.size() > kMaxDiffBytes) continue;  // clients take the snapshot instead
     ManifestDiff md;
     md.from_version = prev.version;
-    md.file.path = DiffName(prev.version, version);
+    md.file.path = DiffFileName(prev.version, version);
     URLGUARD_RETURN_IF_ERROR(WriteDeflated(env, JoinPath(public_dir, md.file.path), bytes, &md.file));
     m.diffs.push_back(md);
     report.diffs.push_back({prev.version, md.file.size, changed});
@@ -809,7 +793,7 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
   // its mapping.
   phase(PublishPhase::kWrite, "full hashes");
   URLGUARD_RETURN_IF_ERROR(by_sha.Finish());
-  const std::string seen_path = JoinPath(o.repo_dir, "private/seen.bin");
+  const std::string seen_path = SeenFilterPath(o.repo_dir);
   std::optional<SeenFilter> filter;
   std::unique_ptr<FileLock> seen_lock;  // seen.bin is the repository's, shared by every list's publisher
   if (o.version_store == nullptr) {
@@ -831,7 +815,7 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
 
   // 5. The manifest and its signature: written last, so every file they name exists. A client that reads the new
   // manifest with the old signature (or the reverse) sees a bad signature and retries later.
-  report.manifest_path = JoinPath(public_dir, "manifest.json");
+  report.manifest_path = JoinPath(public_dir, kManifestFileName);
   std::string after_commit;
   phase(PublishPhase::kSign, "manifest");
   URLGUARD_RETURN_IF_ERROR(CommitManifest(env, key, public_dir, m, o.version_store, &after_commit));
@@ -850,7 +834,7 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
   // the current manifest's (the previous snapshot is kept one more version for clients mid-download).
   for (uint64_t v : versions) {
     if (v + o.keep < version) {
-      (void)env->RemoveFile(JoinPath(private_dir, std::to_string(v) + ".ugs"));
+      (void)env->RemoveFile(JoinPath(private_dir, PrivateSnapshotFileName(v)));
       (void)env->RemoveFile(JoinPath(private_dir, EntryListFileName(v)));
       (void)env->RemoveFile(JoinPath(private_dir, StateFileName(v)));
     }
@@ -859,8 +843,8 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
   if (names.ok()) {
     for (const std::string& n : *names) {
       // LIST.rpz: the DNS export (urlguard-publish export), rewritten by its own command.
-      bool keep = n == "manifest.json" || n == "manifest.sig" || n == m.snapshot.path || n == o.list + ".rpz" ||
-                  (!versions.empty() && n == SnapshotName(versions.back()));
+      bool keep = n == kManifestFileName || n == kManifestSignatureFileName || n == m.snapshot.path ||
+                  n == RpzFileName(o.list) || (!versions.empty() && n == SnapshotFileName(versions.back()));
       for (const ManifestDiff& d : m.diffs) keep |= n == d.file.path;
       if (!keep) (void)env->RemoveFile(JoinPath(public_dir, n));
     }
@@ -870,7 +854,7 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
 }
 
 Result<std::vector<int64_t>> SeenCounts(Env* env, const std::string& repo_dir, const std::vector<std::string>& entries) {
-  auto seen = SeenFilter::Load(env, JoinPath(repo_dir, "private/seen.bin"));
+  auto seen = SeenFilter::Load(env, SeenFilterPath(repo_dir));
   if (!seen.ok()) return seen.status();
   std::vector<int64_t> out;
   for (const std::string& e : entries) {

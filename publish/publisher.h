@@ -3,7 +3,8 @@
 //
 // Publisher: turns feeds into a new signed version of a list, as static files (docs/architecture.md §5, §8).
 //
-// Repository layout (docs/repository-layout.md):
+// Repository layout (docs/repository-layout.md; every name is made by format/repository_files.h, included below for
+// the publisher's callers):
 //   REPO/public/v1/lists/index.json, index.sig     the signed index of all lists (publish/list_index_writer.h)
 //   REPO/public/v1/lists/LIST/manifest.json        the signed manifest (format/manifest.h)
 //   REPO/public/v1/lists/LIST/manifest.sig         its detached Ed25519 signature file (format/signature.h)
@@ -42,6 +43,7 @@
 #include "platform/env.h"
 #include "feeds/feeds.h"
 #include "signing/signer.h"
+#include "format/repository_files.h"
 #include "format/version_store.h"
 #include "urlguard/publish.h"
 #include "urlguard/status.h"
@@ -151,11 +153,6 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
 // Answers "have we seen this before?" from the repository's seen filter, for each entry: -1 when the entry is
 // invalid, 0 when never seen, else the approximate number of runs that contained it.
 Result<std::vector<int64_t>> SeenCounts(Env* env, const std::string& repo_dir, const std::vector<std::string>& entries);
-
-// Paths inside a repository.
-std::string PublicListDir(const std::string& repo, const std::string& list);
-std::string PrivateListDir(const std::string& repo, const std::string& list);
-std::string PrivateTmpDir(const std::string& repo, const std::string& list);  // the list's scratch directory
 
 }  // namespace urlguard
 

@@ -7,13 +7,6 @@
 
 namespace urlguard {
 
-std::string ListPublishLockPath(const std::string& repo, const std::string& list) {
-  return JoinPath(repo, "private/lists/" + list + "/publish.lock");
-}
-std::string IndexLockPath(const std::string& repo) { return JoinPath(repo, "private/index.lock"); }
-std::string SeenLockPath(const std::string& repo) { return JoinPath(repo, "private/seen.lock"); }
-std::string FeedUpdateLockPath(const std::string& repo) { return JoinPath(repo, "private/feeds/update.lock"); }
-
 Result<std::unique_ptr<FileLock>> LockFileWaiting(Env* env, const std::string& path, int64_t wait_millis) {
   const uint64_t deadline = env->NowMonotonicNanos() + static_cast<uint64_t>(wait_millis) * 1000000u;
   for (;;) {

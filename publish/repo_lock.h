@@ -13,6 +13,8 @@
 //   REPO/private/feeds/update.lock         one `urlguard-publish update` run (publish/feed_update.h; refused at once)
 //
 // Every lock is Env::LockFile's (an open-file-description lock: released when the holder exits or is killed).
+// Their paths are made where every repository name is, format/repository_files.h (ListPublishLockPath,
+// IndexLockPath, SeenLockPath, FeedUpdateLockPath): a lock file is a repository file like any other.
 //
 // Thread safety: the functions share no state.
 #ifndef URLGUARD_PUBLISH_REPO_LOCK_H_
@@ -33,11 +35,6 @@ constexpr int64_t kLockRetryMillis = 5;
 // filter's lock (held while another list's run records its keys: seconds, minutes for 100 M entries).
 constexpr int64_t kIndexLockWaitMillis = 60 * 1000;
 constexpr int64_t kSeenLockWaitMillis = 30 * 60 * 1000;
-
-std::string ListPublishLockPath(const std::string& repo, const std::string& list);
-std::string IndexLockPath(const std::string& repo);
-std::string SeenLockPath(const std::string& repo);
-std::string FeedUpdateLockPath(const std::string& repo);
 
 // Takes the exclusive lock on `path` (Env::LockFile), trying again every kLockRetryMillis while another holder has
 // it, for at most `wait_millis` by the Env's monotonic clock. kFailedPrecondition when still held then (naming the

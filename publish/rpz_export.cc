@@ -11,6 +11,7 @@
 #include "core/list_name.h"
 #include "publish/publisher.h"
 #include "format/manifest.h"
+#include "format/repository_files.h"
 
 namespace urlguard {
 namespace {
@@ -344,7 +345,7 @@ Result<std::string> RenderRpzZone(const EntryList& entries, const RpzZoneOptions
 }
 
 std::string PublicRpzPath(const std::string& repo, const std::string& list) {
-  return JoinPath(PublicListDir(repo, list), list + ".rpz");
+  return JoinPath(PublicListDir(repo, list), RpzFileName(list));
 }
 
 Result<RpzFileReport> ExportRpzFile(Env* env, const std::string& repo, const std::string& list,
@@ -352,7 +353,7 @@ Result<RpzFileReport> ExportRpzFile(Env* env, const std::string& repo, const std
   if (!IsValidListName(list)) return Status::InvalidArgument("list name must be 1-64 bytes of [a-z0-9_-]: " + list);
   // The version clients see is the one the manifest names (a publication that failed before its manifest
   // leaves a newer private copy behind; it must not be exported).
-  const std::string manifest_path = JoinPath(PublicListDir(repo, list), "manifest.json");
+  const std::string manifest_path = JoinPath(PublicListDir(repo, list), kManifestFileName);
   auto manifest_bytes = env->ReadFile(manifest_path, kMaxManifestBytes);
   if (!manifest_bytes.ok()) {
     if (manifest_bytes.status().code() == StatusCode::kNotFound) {

@@ -18,8 +18,6 @@ void PutU64(std::string* s, uint64_t v) { s->append(reinterpret_cast<const char*
 
 }  // namespace
 
-std::string StateFileName(uint64_t version) { return std::to_string(version) + ".state"; }
-
 Result<std::unique_ptr<StateFileWriter>> StateFileWriter::Create(Env* env, const std::string& path,
                                                                  const std::string& list, uint64_t version,
                                                                  const std::vector<std::string>& threats) {

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "core/sha256.h"
+#include "format/repository_files.h"  // StateFileName: the name of version V's state file
 #include "platform/env.h"
 #include "platform/sequential_file.h"
 #include "publish/key_record.h"
@@ -33,9 +34,6 @@ namespace urlguard {
 constexpr uint32_t kStateFormatVersion = 1;
 constexpr size_t kStateRecordBytes = 48;
 constexpr size_t kStateBufferBytes = size_t{1} << 20;
-
-// "V.state" inside a list's private directory.
-std::string StateFileName(uint64_t version);
 
 class StateFileWriter {
  public:

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/list_name.h"
+#include "format/repository_files.h"
 #include "platform/env.h"
 
 namespace urlguard {
@@ -17,10 +18,7 @@ std::vector<uint64_t> FullHashVersions(Env* env, const std::string& dir) {
   auto names = env->ListDir(dir);
   if (!names.ok()) return versions;
   for (const std::string& n : *names) {
-    if (n.size() < 5 || n.size() > 4 + 19 || n.compare(n.size() - 4, 4, ".ugh") != 0) continue;
-    const std::string digits = n.substr(0, n.size() - 4);
-    if (digits.find_first_not_of("0123456789") != std::string::npos) continue;
-    versions.push_back(std::stoull(digits));
+    if (auto v = ParseFullHashFileName(n)) versions.push_back(*v);
   }
   std::sort(versions.rbegin(), versions.rend());
   return versions;

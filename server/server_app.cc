@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "format/repository_files.h"
 #include "http/http_server.h"
 #include "http/prometheus.h"
 #include "server/file_hash_source.h"
@@ -68,7 +69,7 @@ Result<std::unique_ptr<ServerApp>> ServerApp::Create(const ServerOptions& option
   URLGUARD_RETURN_IF_ERROR(ValidateServerOptions(options));
   auto trusted = TrustedProxies::Parse(options.trusted_proxies);
   if (!trusted.ok()) return trusted.status().WithContext("server");
-  const std::string public_dir = JoinPath(options.repo_dir, "public");
+  const std::string public_dir = RepoPublicDir(options.repo_dir);
   auto root = env->RealPath(public_dir);
   if (!root.ok()) return Status::NotFound("server: " + public_dir + " is not a directory");
   auto info = env->Stat(*root);
@@ -79,7 +80,7 @@ Result<std::unique_ptr<ServerApp>> ServerApp::Create(const ServerOptions& option
     if (!pg.ok()) return pg.status().WithContext("server");
     source = std::move(pg).value();
   }
-  if (source == nullptr) source = FileHashSource::Open(env, JoinPath(options.repo_dir, "private/lists"));
+  if (source == nullptr) source = FileHashSource::Open(env, PrivateListsDir(options.repo_dir));
 
   VerifyHandlerOptions v;
   v.negative_cache_seconds = options.negative_cache_seconds;
@@ -110,7 +111,7 @@ ServerApp::ServerApp(Env* env, std::string public_root, std::unique_ptr<VerifyHa
     : source_(std::move(source)),
       verify_(std::move(verify_options), source_.get(), &metrics_),
       files_(env, public_root),
-      gauges_(env, JoinPath(public_root, "v1/lists")) {}
+      gauges_(env, JoinPath(public_root, kPublicListsPath)) {}
 
 HttpResponse ServerApp::Handle(const HttpRequest& req) {
   HttpResponse res = Route(req);

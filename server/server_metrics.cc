@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/list_name.h"
+#include "format/repository_files.h"
 
 namespace urlguard {
 
@@ -97,7 +98,7 @@ void ListGauges::Refresh() {
   for (const std::string& name : *names) {
     if (fresh.size() >= kMaxMetricsLists) break;
     if (!IsValidListName(name)) continue;
-    auto raw = env_->ReadFile(JoinPath(JoinPath(dir_, name), "manifest.json"), kMaxManifestBytes);
+    auto raw = env_->ReadFile(JoinPath(JoinPath(dir_, name), kManifestFileName), kMaxManifestBytes);
     if (!raw.ok()) continue;  // missing or too large: no gauges
     auto it = lists_.find(name);
     if (it != lists_.end() && it->second.raw == *raw) {

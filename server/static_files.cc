@@ -6,6 +6,7 @@
 #include <cctype>
 
 #include "core/sha256.h"
+#include "format/repository_files.h"
 #include "server/server_response.h"
 
 namespace urlguard {
@@ -52,34 +53,10 @@ bool IfNoneMatchMatches(std::string_view header, std::string_view etag) {
   return false;
 }
 
-namespace {
-
-// Consumes a decimal number of 1 to 20 digits at the front of *s.
-bool ConsumeNumber(std::string_view* s) {
-  size_t n = 0;
-  while (n < s->size() && n <= 20 && (*s)[n] >= '0' && (*s)[n] <= '9') ++n;
-  if (n == 0 || n > 20) return false;
-  s->remove_prefix(n);
-  return true;
-}
-
-bool ConsumeLiteral(std::string_view* s, std::string_view literal) {
-  if (s->substr(0, literal.size()) != literal) return false;
-  s->remove_prefix(literal.size());
-  return true;
-}
-
-}  // namespace
-
 bool IsImmutableFileName(std::string_view name) {
   // Spec (docs/repository-layout.md): snapshot-V.ugs.z and diff-F-V.ugd.z are written once under a new name
   // and never rewritten; manifest.json, manifest.sig and LIST.rpz are rewritten in place.
-  std::string_view s = name;
-  if (ConsumeLiteral(&s, "snapshot-")) return ConsumeNumber(&s) && s == ".ugs.z";
-  if (ConsumeLiteral(&s, "diff-")) {
-    return ConsumeNumber(&s) && ConsumeLiteral(&s, "-") && ConsumeNumber(&s) && s == ".ugd.z";
-  }
-  return false;
+  return IsSnapshotFileName(name) || IsDiffFileName(name);
 }
 
 namespace {

@@ -2,6 +2,8 @@
 // Copyright urlguard authors.
 #include "sync/list_discovery.h"
 
+#include "format/repository_files.h"
+
 namespace urlguard {
 namespace {
 
@@ -28,7 +30,7 @@ Result<FetchedListIndex> FetchListIndexIfChanged(Fetcher& fetcher, const std::st
   while (!base.empty() && base.back() == '/') base.pop_back();
   if (base.empty()) return Status::InvalidArgument("list index: no server base URL");
   base += '/';
-  auto index = Get(fetcher, base + std::string(kListIndexPath), "index.json", kMaxListIndexBytes, etag);
+  auto index = Get(fetcher, base + ListIndexPath(), kListIndexFileName, kMaxListIndexBytes, etag);
   if (!index.ok()) return index.status().WithContext("list index");
   FetchedListIndex out;
   if (index->status == 304) {
@@ -36,7 +38,7 @@ Result<FetchedListIndex> FetchListIndexIfChanged(Fetcher& fetcher, const std::st
     out.etag = etag;
     return out;
   }
-  auto sig = Get(fetcher, base + std::string(kListIndexSignaturePath), "index.sig", kMaxSignatureFileBytes);
+  auto sig = Get(fetcher, base + ListIndexSignaturePath(), kListIndexSignatureFileName, kMaxSignatureFileBytes);
   if (!sig.ok()) return sig.status().WithContext("list index");
   auto parsed = VerifyAndParseListIndex(trusted_keys, index->body, sig->body);
   if (!parsed.ok()) return parsed.status().WithContext("list index");

@@ -15,6 +15,7 @@
 #include "core/snapshot.h"
 #include "format/bounded_inflate.h"
 #include "format/manifest.h"
+#include "format/repository_files.h"
 #include "sync/apply.h"
 #include "format/bounded_inflate.h"
 #include "format/manifest.h"
@@ -180,7 +181,7 @@ SyncOutcome SyncList(Fetcher& fetcher, Store& store, const UpdaterOptions& optio
   std::string base = options.server_base_url;
   while (!base.empty() && base.back() == '/') base.pop_back();
   if (base.empty()) return fail(Status::InvalidArgument("no server base URL"));
-  Pass pass{fetcher, base + "/v1/lists/" + list + "/", &out};
+  Pass pass{fetcher, base + "/" + PublicListPath(list) + "/", &out};
 
   const ListState* record = store.state().Find(list);
   // The list serves its high-water version: the cached ETag describes it. Otherwise (never installed, or the
@@ -190,37 +191,37 @@ SyncOutcome SyncList(Fetcher& fetcher, Store& store, const UpdaterOptions& optio
 
   // Spec 1: "Fetch the manifest (conditional GET), at most kMaxManifestBytes, and its signature file, at most
   // kMaxSignatureFileBytes."
-  auto manifest_resp = pass.Get("manifest.json", kMaxManifestBytes, healthy ? etag : "");
+  auto manifest_resp = pass.Get(kManifestFileName, kMaxManifestBytes, healthy ? etag : "");
   if (!manifest_resp.ok()) return fail(manifest_resp.status());
   if (manifest_resp->status == 304) {
     if (!healthy || etag.empty()) {
-      return fail(Status::Unavailable("GET manifest.json: 304 to an unconditional GET"));
+      return fail(Status::Unavailable(std::string("GET ") + kManifestFileName + ": 304 to an unconditional GET"));
     }
     // A freeze: the server keeps answering "not modified" for a manifest whose signed expiry has passed.
     if (now_unix >= before->expires_unix) return fail(FrozenError(*before, now_unix));
     out.etag = etag;
     return finish(SyncOutcome::kNotModified, Status::Ok());
   }
-  if (manifest_resp->status != 200) return fail(HttpError("manifest.json", manifest_resp->status));
+  if (manifest_resp->status != 200) return fail(HttpError(kManifestFileName, manifest_resp->status));
   const std::string& manifest_bytes = manifest_resp->body;
-  auto sig_resp = pass.Get("manifest.sig", kMaxSignatureFileBytes);
+  auto sig_resp = pass.Get(kManifestSignatureFileName, kMaxSignatureFileBytes);
   if (!sig_resp.ok()) return fail(sig_resp.status());
-  if (sig_resp->status != 200) return fail(HttpError("manifest.sig", sig_resp->status));
+  if (sig_resp->status != 200) return fail(HttpError(kManifestSignatureFileName, sig_resp->status));
 
   // Spec 2: "Verify the signature over the raw bytes, before parsing anything."
   Status signed_ok = VerifyManifestSignature(options.trusted_keys, manifest_bytes, sig_resp->body);
-  if (!signed_ok.ok()) return fail(signed_ok.WithContext("manifest.json"));
+  if (!signed_ok.ok()) return fail(signed_ok.WithContext(kManifestFileName));
 
   // Spec 3: "Parse. Check that `list` is the list that was asked for."
   auto parsed = ParseManifest(manifest_bytes);
-  if (!parsed.ok()) return fail(parsed.status().WithContext("manifest.json"));
+  if (!parsed.ok()) return fail(parsed.status().WithContext(kManifestFileName));
   const Manifest& m = *parsed;
   if (m.list != list) {
-    return fail(Status::Corruption("manifest.json is the manifest of list '" + m.list + "'"));
+    return fail(Status::Corruption(std::string(kManifestFileName) + " is the manifest of list '" + m.list + "'"));
   }
   // A bounded lifetime (sync/freshness.h): a stolen key cannot sign a version that stays fresh for ever.
   Status lifetime = CheckManifestLifetime(m.created_unix, m.expires_unix, now_unix);
-  if (!lifetime.ok()) return fail(lifetime.WithContext("manifest.json"));
+  if (!lifetime.ok()) return fail(lifetime.WithContext(kManifestFileName));
   const Sha256Digest manifest_sha256 = Sha256(manifest_bytes);
 
   // Spec 4: "Version against the persisted high-water mark of this list: greater: continue; equal: nothing to
