@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <mutex>
 #include <thread>
 #include <unordered_set>
 
@@ -17,6 +16,7 @@
 #include "client/filter_chain.h"
 #include "core/sha256.h"
 #include "core/snapshot.h"
+#include "core/thread_annotations.h"
 #include "format/signature.h"
 #include "platform/env.h"
 #include "sync/data_dir_guard.h"
@@ -70,25 +70,26 @@ struct Client::Impl {
   mutable std::atomic<uint64_t> verification_ns{0};
   std::atomic<uint64_t> swaps{0};
 
-  std::mutex refresh_mu;  // serializes Refresh (watcher vs explicit calls)
+  Mutex refresh_mu;  // serializes Refresh (watcher vs explicit calls)
   // D, held open since the trust check (docs/data-dir.md §1.1): every read below D goes through it, so a rename
-  // of D or a parent afterwards cannot make this reader load another directory. Null while D did not exist.
-  mutable std::mutex held_mu;
-  std::shared_ptr<Directory> held;  // set once (Open or the first Refresh that finds D), then kept
+  // of D or a parent afterwards cannot make this reader load another directory. Null while D did not exist;
+  // set once (Open or the first Refresh that finds D), then kept.
+  mutable Mutex held_mu;
+  std::shared_ptr<Directory> held GUARDED_BY(held_mu);
 
-  std::shared_ptr<Directory> Held() const {
-    std::lock_guard<std::mutex> l(held_mu);
+  std::shared_ptr<Directory> Held() const EXCLUDES(held_mu) {
+    MutexLock l(&held_mu);
     return held;
   }
   // Holds D when it is not held yet: ok with nothing held when D does not exist (yet); else the trust check's
   // refusal. Once held, re-checks D's own owner and mode on the held descriptor.
-  Status HoldDataDir() {
+  Status HoldDataDir() EXCLUDES(held_mu) {
     if (std::shared_ptr<Directory> d = Held(); d != nullptr) {
       return CheckHeldDataDir(d.get(), options.data_dir, DataDirAccess::kRead);
     }
     auto d = OpenTrustedDataDir(env, options.data_dir, DataDirAccess::kRead);
     if (!d.ok()) return d.status().code() == StatusCode::kNotFound ? Status::Ok() : d.status();
-    std::lock_guard<std::mutex> l(held_mu);
+    MutexLock l(&held_mu);
     held = std::move(d).value();
     return Status::Ok();
   }
@@ -162,7 +163,7 @@ Result<std::unique_ptr<Client>> Client::Open(const ClientOptions& options) {
 }
 
 Status Client::Refresh() {
-  std::lock_guard<std::mutex> l(impl_->refresh_mu);
+  MutexLock l(&impl_->refresh_mu);
   // Every read goes to the D held since the trust check: a D renamed away and replaced by another user's (a
   // rename in a parent that became writable, a link swapped) is never loaded. D's own owner and mode are checked
   // again on the held descriptor; a refusal keeps the generation loaded from the trusted D serving.

@@ -276,7 +276,7 @@ ResultCache::~ResultCache() = default;
 std::unique_ptr<ResultCache> ResultCache::Open(const std::string& path, const ResultCacheOptions& options) {
   assert(options.max_rows >= 1 && options.busy_timeout_ms >= 0);
   auto cache = std::unique_ptr<ResultCache>(new ResultCache(path, options));
-  std::lock_guard<std::mutex> lock(cache->mutex_);
+  MutexLock lock(&cache->mutex_);
   cache->OpenLocked(/*force_check=*/false);
   return cache;
 }
@@ -359,8 +359,8 @@ void ResultCache::OnErrorLocked(int rc, std::string_view what) {
 ResultCache::Lookup ResultCache::Find(const Sha256Digest& full_hash, const std::string& list,
                                       uint64_t list_version, int64_t now_unix) {
   Lookup out;
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto miss = [this, &out]() -> Lookup {
+  MutexLock lock(&mutex_);
+  auto miss = [this]() -> Lookup {
     misses_.fetch_add(1, std::memory_order_relaxed);
     return Lookup{};
   };
@@ -422,14 +422,14 @@ ResultCache::Lookup ResultCache::Find(const Sha256Digest& full_hash, const std::
 void ResultCache::StorePositive(const Sha256Digest& full_hash, const std::string& list, uint64_t list_version,
                                 const std::string& layer, const std::string& threat, int64_t expires_unix,
                                 int64_t now_unix) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(&mutex_);
   StoreLocked(/*positive=*/true, &full_hash, DigestPrefix32(full_hash), list, list_version, layer, threat,
               expires_unix, now_unix);
 }
 
 void ResultCache::StoreNegative(uint32_t prefix, const std::string& list, uint64_t list_version,
                                 int64_t expires_unix, int64_t now_unix) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(&mutex_);
   static const std::string kNone;
   StoreLocked(/*positive=*/false, nullptr, prefix, list, list_version, kNone, kNone, expires_unix, now_unix);
 }
@@ -498,12 +498,12 @@ void ResultCache::StoreLocked(bool positive, const Sha256Digest* full_hash, uint
 }
 
 Status ResultCache::status() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(&mutex_);
   return status_;
 }
 
 bool ResultCache::enabled() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(&mutex_);
   return db_ != nullptr;
 }
 

@@ -49,12 +49,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 
 #include "core/list_name.h"
 #include "core/sha256.h"
+#include "core/thread_annotations.h"
 #include "urlguard/status.h"
 
 namespace urlguard {
@@ -147,28 +147,28 @@ class ResultCache {
 
   ResultCache(std::string path, const ResultCacheOptions& options);
 
-  // All below: mutex_ held.
   // Opens (rebuilding when the file is bad) or leaves the cache disabled; records problems in status_.
-  void OpenLocked(bool force_check);
+  void OpenLocked(bool force_check) REQUIRES(mutex_);
   // Closes a disabled connection and schedules the next attempt.
-  void DisableLocked(Status why);
+  void DisableLocked(Status why) REQUIRES(mutex_);
   // True when the cache can serve now (reopening when a disabled cache's interval has passed).
-  bool ReadyLocked();
+  bool ReadyLocked() REQUIRES(mutex_);
   // Reacts to a failed SQLite call: corruption -> reopen with an integrity check (rebuild if bad); other
   // errors -> status_ only.
-  void OnErrorLocked(int rc, std::string_view what);
+  void OnErrorLocked(int rc, std::string_view what) REQUIRES(mutex_);
   void StoreLocked(bool positive, const Sha256Digest* full_hash, uint32_t prefix, const std::string& list,
                    uint64_t list_version, const std::string& layer, const std::string& threat,
-                   int64_t expires_unix, int64_t now_unix);
+                   int64_t expires_unix, int64_t now_unix) REQUIRES(mutex_);
 
   const std::string path_;
   const ResultCacheOptions options_;
   Env* const env_;
 
-  mutable std::mutex mutex_;  // guards db_, status_, retry_at_nanos_, and serializes every SQLite call
-  std::unique_ptr<Db> db_;    // nullptr while disabled
-  Status status_;
-  uint64_t retry_at_nanos_ = 0;  // Env::NowMonotonicNanos() after which a disabled cache tries to open again
+  mutable Mutex mutex_;  // also serializes every SQLite call (they all go through db_)
+  std::unique_ptr<Db> db_ GUARDED_BY(mutex_);  // nullptr while disabled
+  Status status_ GUARDED_BY(mutex_);
+  // Env::NowMonotonicNanos() after which a disabled cache tries to open again.
+  uint64_t retry_at_nanos_ GUARDED_BY(mutex_) = 0;
 
   std::atomic<uint64_t> hits_{0};
   std::atomic<uint64_t> misses_{0};

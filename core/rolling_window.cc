@@ -43,13 +43,14 @@ uint64_t RollingWindowGuard::SignatureKey(std::string_view signature) {
 }
 
 size_t RollingWindowGuard::memory_bytes() const {
+  MutexLock lock(&mutex_);
   size_t total = 0;
   for (const BlockedBloom& b : buckets_) total += b.byte_size();
   return total;
 }
 
 uint64_t RollingWindowGuard::unrecorded() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(&mutex_);
   return unrecorded_;
 }
 
@@ -58,7 +59,7 @@ RollingWindowDecision RollingWindowGuard::Check(std::string_view signature, int6
 }
 
 RollingWindowDecision RollingWindowGuard::CheckKey(uint64_t key, int64_t now_seconds) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(&mutex_);
 
   // Advance time. A step back of a whole window or more starts over (see the header).
   if (!started_ || now_seconds <= newest_second_ - kRollingWindowSeconds) {

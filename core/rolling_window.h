@@ -47,11 +47,11 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
 #include <string_view>
 #include <vector>
 
 #include "core/blocked_bloom.h"
+#include "core/thread_annotations.h"
 
 namespace urlguard {
 
@@ -124,15 +124,17 @@ class RollingWindowGuard {
   const uint64_t bucket_cap_;  // distinct signatures a bucket takes at most
   const uint32_t max_requests_per_second_;
 
-  mutable std::mutex mutex_;                                    // guards every member below
-  std::vector<BlockedBloom> buckets_;                           // index: second mod 60
-  std::array<int64_t, kRollingWindowSeconds> bucket_second_{};  // the second each bucket holds
-  std::array<bool, kRollingWindowSeconds> bucket_used_{};       // false: never held a second since a reset
-  int64_t newest_second_ = 0;
-  bool started_ = false;
-  uint64_t unrecorded_ = 0;
-  std::vector<uint32_t> rate_sketch_;  // kRateSketchRows x kRateSketchWidth; empty when the limit is off
-  int64_t rate_second_ = 0;            // the second rate_sketch_ counts
+  mutable Mutex mutex_;
+  std::vector<BlockedBloom> buckets_ GUARDED_BY(mutex_);  // index: second mod 60
+  // bucket_second_[b]: the second bucket b holds; bucket_used_[b] false: b held no second since a reset.
+  std::array<int64_t, kRollingWindowSeconds> bucket_second_ GUARDED_BY(mutex_){};
+  std::array<bool, kRollingWindowSeconds> bucket_used_ GUARDED_BY(mutex_){};
+  int64_t newest_second_ GUARDED_BY(mutex_) = 0;
+  bool started_ GUARDED_BY(mutex_) = false;
+  uint64_t unrecorded_ GUARDED_BY(mutex_) = 0;
+  // kRateSketchRows x kRateSketchWidth; empty when the limit is off.
+  std::vector<uint32_t> rate_sketch_ GUARDED_BY(mutex_);
+  int64_t rate_second_ GUARDED_BY(mutex_) = 0;  // the second rate_sketch_ counts
 };
 
 }  // namespace urlguard

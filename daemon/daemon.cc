@@ -8,9 +8,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
 
+#include "core/thread_annotations.h"
 #include "daemon/metrics.h"
 #include "urlguard/env.h"
 #include "urlguard/keys.h"
@@ -28,12 +27,12 @@ struct Daemon::Impl {
   std::atomic<uint64_t> list_limit_refusals{0};  // list indexes refused for naming more lists than a client keeps
   size_t warnings_logged = 0;                    // of engine->warnings(); Tick/Reload thread only
 
-  // Readiness. ready_mu guards subscribed and waits_cancelled; ready_cv wakes WaitUntilReady after each pass
-  // and on CancelWaits.
-  mutable std::mutex ready_mu;
-  mutable std::condition_variable ready_cv;
-  std::vector<std::string> subscribed;  // engine->lists() after Open and after each pass; empty: not known yet
-  bool waits_cancelled = false;
+  // Readiness. ready_cv wakes WaitUntilReady after each pass and on CancelWaits.
+  mutable Mutex ready_mu;
+  mutable CondVar ready_cv;
+  // engine->lists() after Open and after each pass; empty: not known yet.
+  std::vector<std::string> subscribed GUARDED_BY(ready_mu);
+  bool waits_cancelled GUARDED_BY(ready_mu) = false;
 
   void Log(const std::string& line) const {
     if (options.log) options.log(line);
@@ -41,15 +40,15 @@ struct Daemon::Impl {
   // Runs the engine at `now` (logging each report), swaps the result in, publishes the subscribed lists and
   // wakes the waiters. The Tick thread.
   std::vector<SyncReport> RunPass(int64_t now, bool force);
-  void PublishSubscribed() {
+  void PublishSubscribed() EXCLUDES(ready_mu) {
     {
-      std::lock_guard<std::mutex> l(ready_mu);
+      MutexLock l(&ready_mu);
       subscribed = engine->lists();
     }
-    ready_cv.notify_all();
+    ready_cv.SignalAll();
   }
   // Ready(), and when not, the lists in the way ("" when the subscribed lists are not known yet).
-  bool ReadyNow(std::string* why) const;
+  bool ReadyNow(std::string* why) const EXCLUDES(ready_mu);
 };
 
 std::vector<SyncReport> Daemon::Impl::RunPass(int64_t now, bool force) {
@@ -69,7 +68,7 @@ std::vector<SyncReport> Daemon::Impl::RunPass(int64_t now, bool force) {
 bool Daemon::Impl::ReadyNow(std::string* why) const {
   std::vector<std::string> names;
   {
-    std::lock_guard<std::mutex> l(ready_mu);
+    MutexLock l(&ready_mu);
     names = subscribed;
   }
   if (names.empty()) {  // discovery: the list index was not fetched yet
@@ -177,7 +176,7 @@ Status Daemon::WaitUntilReady(int64_t timeout_ms) const {
     std::string why;
     if (impl_->ReadyNow(&why)) return Status::Ok();
     const int64_t waited_ms = static_cast<int64_t>((impl_->env->NowMonotonicNanos() - start) / 1000000);
-    std::unique_lock<std::mutex> l(impl_->ready_mu);
+    MutexLock l(&impl_->ready_mu);
     if (impl_->waits_cancelled) return Status::FailedPrecondition("stopped waiting for readiness");
     if (waited_ms >= timeout_ms) {
       const std::string waited = timeout_ms % 1000 == 0 ? std::to_string(timeout_ms / 1000) + " s"
@@ -185,16 +184,17 @@ Status Daemon::WaitUntilReady(int64_t timeout_ms) const {
       return Status::Unavailable("not ready after " + waited + ": " + why);
     }
     // The wait decides only when to look again; the Env's clock decides the timeout.
-    impl_->ready_cv.wait_for(l, std::chrono::milliseconds(std::min(kLookMillis, timeout_ms - waited_ms)));
+    impl_->ready_cv.WaitFor(&impl_->ready_mu,
+                            std::chrono::milliseconds(std::min(kLookMillis, timeout_ms - waited_ms)));
   }
 }
 
 void Daemon::CancelWaits() {
   {
-    std::lock_guard<std::mutex> l(impl_->ready_mu);
+    MutexLock l(&impl_->ready_mu);
     impl_->waits_cancelled = true;
   }
-  impl_->ready_cv.notify_all();
+  impl_->ready_cv.SignalAll();
 }
 
 Status Daemon::Reload() {

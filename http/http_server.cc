@@ -33,14 +33,13 @@
 #include <cerrno>
 #include <cstdint>
 #include <chrono>
-#include <condition_variable>
 #include <cstring>
-#include <mutex>
 #include <thread>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "core/thread_annotations.h"
 #include "http/framing.h"
 
 namespace urlguard {
@@ -286,22 +285,22 @@ class HttpServer::Impl {
     unix_ino_ = 0;
   }
 
-  void Stop() {
-    std::lock_guard<std::mutex> lock(stop_mutex_);
+  void Stop() EXCLUDES(stop_mutex_, conns_mutex_, linger_mutex_) {
+    MutexLock lock(&stop_mutex_);
     if (stopped_) return;
     stopped_ = true;
     if (daemon_ != nullptr) MHD_stop_daemon(daemon_);
     daemon_ = nullptr;
     {
-      std::lock_guard<std::mutex> l(conns_mutex_);
+      MutexLock l(&conns_mutex_);
       stopping_ = true;
     }
-    sweep_wake_.notify_all();
+    sweep_wake_.SignalAll();
     if (sweeper_.joinable()) sweeper_.join();
     linger_stop_.store(true);
     if (lingerer_.joinable()) lingerer_.join();
     {
-      std::lock_guard<std::mutex> l(linger_mutex_);
+      MutexLock l(&linger_mutex_);
       for (const auto& [id, lingering] : lingering_) ::close(lingering.fd);
       lingering_.clear();
     }
@@ -335,16 +334,17 @@ class HttpServer::Impl {
 
   enum class Phase { kUnchanged, kWaitingForHead, kInRequest };
 
-  void SetDeadline(MHD_Connection* connection, Clock::time_point deadline, Phase phase = Phase::kUnchanged) {
-    std::lock_guard<std::mutex> lock(conns_mutex_);
+  void SetDeadline(MHD_Connection* connection, Clock::time_point deadline, Phase phase = Phase::kUnchanged)
+      EXCLUDES(conns_mutex_) {
+    MutexLock lock(&conns_mutex_);
     auto it = conns_.find(connection);
     if (it == conns_.end()) return;
     it->second.deadline = deadline;
     if (phase != Phase::kUnchanged) it->second.waiting_for_head = phase == Phase::kWaitingForHead;
   }
 
-  // Cuts a connection's socket (MHD then sees the end of the stream and closes it). conns_mutex_ held.
-  static void Cut(ConnectionEntry& entry) {
+  // Cuts a connection's socket (MHD then sees the end of the stream and closes it). `entry` is in conns_.
+  void Cut(ConnectionEntry& entry) REQUIRES(conns_mutex_) {
     ::shutdown(entry.fd, SHUT_RDWR);
     entry.deadline = Clock::time_point::max();
     entry.waiting_for_head = false;
@@ -352,8 +352,7 @@ class HttpServer::Impl {
 
   // A new connection `entry` from `entry.peer`: counts it, or when the peer is at its cap evicts the peer's
   // oldest connection waiting for a head (evict_waiting_connections) or else refuses the new one.
-  // conns_mutex_ held.
-  void AdmitLocked(ConnectionEntry& entry) {
+  void AdmitLocked(ConnectionEntry& entry) REQUIRES(conns_mutex_) {
     unsigned& count = per_peer_[entry.peer];
     if (count >= options_.max_connections_per_address) {
       ConnectionEntry* victim = nullptr;
@@ -376,8 +375,8 @@ class HttpServer::Impl {
     entry.counted = true;
   }
 
-  // Stops counting a closing connection toward its peer. conns_mutex_ held.
-  void ReleaseLocked(ConnectionEntry& entry) {
+  // Stops counting a closing connection toward its peer.
+  void ReleaseLocked(ConnectionEntry& entry) REQUIRES(conns_mutex_) {
     if (!entry.counted) return;
     entry.counted = false;
     auto it = per_peer_.find(entry.peer);
@@ -385,11 +384,11 @@ class HttpServer::Impl {
   }
 
   // Takes over `fd` (a duplicate of a connection's socket whose answer MHD has sent) for a lingering close.
-  void StartLingering(int fd) {
+  void StartLingering(int fd) EXCLUDES(linger_mutex_) {
     ::shutdown(fd, SHUT_WR);  // FIN after the answer: the client sees the answer end
-    std::unique_lock<std::mutex> lock(linger_mutex_);
+    linger_mutex_.Lock();     // not a MutexLock: the refusals close `fd` after unlocking
     if (linger_stop_.load() || lingering_.size() >= kMaxLingeringConnections) {
-      lock.unlock();
+      linger_mutex_.Unlock();
       ::close(fd);
       return;
     }
@@ -398,15 +397,16 @@ class HttpServer::Impl {
     event.events = EPOLLIN | EPOLLRDHUP;
     event.data.u64 = id;
     if (::epoll_ctl(linger_epoll_, EPOLL_CTL_ADD, fd, &event) != 0) {
-      lock.unlock();
+      linger_mutex_.Unlock();
       ::close(fd);
       return;
     }
     lingering_[id] = {fd, Clock::now() + std::chrono::seconds(kLingerSeconds), 0};
+    linger_mutex_.Unlock();
   }
 
-  // Ends lingering connection `id` (closes its socket). linger_mutex_ held.
-  void EndLingeringLocked(uint64_t id) {
+  // Ends lingering connection `id` (closes its socket).
+  void EndLingeringLocked(uint64_t id) REQUIRES(linger_mutex_) {
     auto it = lingering_.find(id);
     if (it == lingering_.end()) return;
     ::epoll_ctl(linger_epoll_, EPOLL_CTL_DEL, it->second.fd, nullptr);
@@ -417,12 +417,12 @@ class HttpServer::Impl {
 
   // The lingerer thread: reads and discards what lingering connections still send; ends each at the end of
   // its stream, an error, kLingerMaxBytes or kLingerSeconds.
-  void Linger() {
+  void Linger() EXCLUDES(linger_mutex_) {
     std::vector<char> scratch(64 * 1024);
     epoll_event events[64];
     while (!linger_stop_.load()) {
       const int n = ::epoll_wait(linger_epoll_, events, 64, kDeadlineSweepMillis);
-      std::lock_guard<std::mutex> lock(linger_mutex_);
+      MutexLock lock(&linger_mutex_);
       for (int i = 0; i < n; ++i) {
         const uint64_t id = events[i].data.u64;
         auto it = lingering_.find(id);
@@ -450,10 +450,10 @@ class HttpServer::Impl {
     }
   }
 
-  void Sweep() {
-    std::unique_lock<std::mutex> lock(conns_mutex_);
+  void Sweep() EXCLUDES(conns_mutex_) {
+    MutexLock lock(&conns_mutex_);
     while (!stopping_) {
-      sweep_wake_.wait_for(lock, std::chrono::milliseconds(kDeadlineSweepMillis));
+      sweep_wake_.WaitFor(&conns_mutex_, std::chrono::milliseconds(kDeadlineSweepMillis));
       const auto now = Clock::now();
       for (auto& [connection, entry] : conns_) {
         if (entry.deadline > now) continue;
@@ -474,14 +474,14 @@ class HttpServer::Impl {
       entry.fd = info->connect_fd;
       entry.deadline = Clock::now() + std::chrono::seconds(self->options_.head_deadline_seconds);
       entry.peer = PeerKeyOf(connection, entry.fd);
-      std::lock_guard<std::mutex> lock(self->conns_mutex_);
+      MutexLock lock(&self->conns_mutex_);
       entry.serial = self->next_serial_++;
       ConnectionEntry& stored = self->conns_[connection] = std::move(entry);
       self->AdmitLocked(stored);
     } else {
       int linger_fd = -1;
       {
-        std::lock_guard<std::mutex> lock(self->conns_mutex_);
+        MutexLock lock(&self->conns_mutex_);
         auto it = self->conns_.find(connection);
         if (it == self->conns_.end()) return;
         self->ReleaseLocked(it->second);
@@ -536,8 +536,8 @@ class HttpServer::Impl {
   }
 
   // Keeps a duplicate of the connection's socket for a lingering close (see the notes at the top).
-  void KeepForLingering(MHD_Connection* connection) {
-    std::lock_guard<std::mutex> lock(conns_mutex_);
+  void KeepForLingering(MHD_Connection* connection) EXCLUDES(conns_mutex_) {
+    MutexLock lock(&conns_mutex_);
     auto it = conns_.find(connection);
     if (it == conns_.end() || it->second.linger_fd >= 0) return;
     it->second.linger_fd = ::fcntl(it->second.fd, F_DUPFD_CLOEXEC, 0);  // -1: no lingering, as before
@@ -672,22 +672,23 @@ class HttpServer::Impl {
   std::atomic<uint64_t> peer_limit_cuts_{0};
   std::atomic<uint64_t> lingered_{0};
 
-  std::mutex conns_mutex_;  // guards conns_, per_peer_, next_serial_ and stopping_
-  std::condition_variable sweep_wake_;
-  std::unordered_map<MHD_Connection*, ConnectionEntry> conns_;
-  std::unordered_map<std::string, unsigned> per_peer_;  // counted connections per peer key
-  uint64_t next_serial_ = 0;
-  bool stopping_ = false;
+  Mutex conns_mutex_;
+  CondVar sweep_wake_;  // wakes the sweeper to stop
+  std::unordered_map<MHD_Connection*, ConnectionEntry> conns_ GUARDED_BY(conns_mutex_);
+  // Counted connections per peer key.
+  std::unordered_map<std::string, unsigned> per_peer_ GUARDED_BY(conns_mutex_);
+  uint64_t next_serial_ GUARDED_BY(conns_mutex_) = 0;
+  bool stopping_ GUARDED_BY(conns_mutex_) = false;
 
   std::thread lingerer_;
   int linger_epoll_ = -1;
   std::atomic<bool> linger_stop_{false};
-  std::mutex linger_mutex_;  // guards lingering_ and next_linger_id_
-  std::unordered_map<uint64_t, Lingering> lingering_;
-  uint64_t next_linger_id_ = 0;
+  Mutex linger_mutex_;
+  std::unordered_map<uint64_t, Lingering> lingering_ GUARDED_BY(linger_mutex_);
+  uint64_t next_linger_id_ GUARDED_BY(linger_mutex_) = 0;
 
-  std::mutex stop_mutex_;  // guards stopped_ and the teardown
-  bool stopped_ = false;
+  Mutex stop_mutex_;  // also serializes the teardown (Stop)
+  bool stopped_ GUARDED_BY(stop_mutex_) = false;
 };
 
 namespace {

@@ -67,28 +67,28 @@ FaultInjectionEnv::FaultInjectionEnv(Env* target) : EnvWrapper(target) {}
 FaultInjectionEnv::~FaultInjectionEnv() = default;
 
 int FaultInjectionEnv::steps() const {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   return steps_;
 }
 
 std::vector<std::string> FaultInjectionEnv::log() const {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   return log_;
 }
 
 void FaultInjectionEnv::FailStep(int step, Status status) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   fail_step_ = step;
   fail_status_ = std::move(status);
 }
 
 void FaultInjectionEnv::CrashAtStep(int step) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   crash_step_ = step;
 }
 
 void FaultInjectionEnv::FailOp(FaultOp op, int nth, Status status) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   OpRule& rule = op_rules_[static_cast<size_t>(op)];
   if (status.ok() || nth < 0) {
     rule = OpRule{};
@@ -99,12 +99,12 @@ void FaultInjectionEnv::FailOp(FaultOp op, int nth, Status status) {
 }
 
 void FaultInjectionEnv::SetDiskSpace(std::optional<uint64_t> bytes) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   disk_space_ = bytes;
 }
 
 void FaultInjectionEnv::ClearFaults() {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   fail_step_ = 0;
   fail_status_ = Status::Ok();
   crash_step_ = 0;
@@ -113,7 +113,7 @@ void FaultInjectionEnv::ClearFaults() {
 }
 
 Status FaultInjectionEnv::Step(FaultOp op, const std::string& what) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   ++steps_;
   log_.push_back(std::to_string(steps_) + " " + what);
   if (crash_step_ > 0 && steps_ >= crash_step_) return Status::IoError("simulated crash at " + what);
@@ -129,7 +129,7 @@ Status FaultInjectionEnv::Step(FaultOp op, const std::string& what) {
 }
 
 size_t FaultInjectionEnv::TakeDiskSpace(size_t want, Status* full) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   if (!disk_space_.has_value()) return want;
   const uint64_t n = std::min<uint64_t>(want, *disk_space_);
   *disk_space_ -= n;
@@ -138,12 +138,12 @@ size_t FaultInjectionEnv::TakeDiskSpace(size_t want, Status* full) {
 }
 
 void FaultInjectionEnv::MarkUnsynced(const std::string& path) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   unsynced_.insert(path);
 }
 
 void FaultInjectionEnv::MarkSynced(const std::string& path) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   unsynced_.erase(path);
 }
 
@@ -170,7 +170,7 @@ Status FaultInjectionEnv::RenameFile(const std::string& from, const std::string&
   URLGUARD_RETURN_IF_ERROR(Step(FaultOp::kRename, "rename " + from + " -> " + to));
   Rename r{from, to, ReadAll(to)};
   URLGUARD_RETURN_IF_ERROR(target()->RenameFile(from, to));
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   renames_.push_back(std::move(r));
   if (unsynced_.erase(from) > 0) {
     unsynced_.insert(to);
@@ -184,7 +184,7 @@ Status FaultInjectionEnv::RemoveFile(const std::string& path) {
   URLGUARD_RETURN_IF_ERROR(Step(FaultOp::kRemove, "remove " + path));
   std::string content = ReadAll(path).value_or("");
   URLGUARD_RETURN_IF_ERROR(target()->RemoveFile(path));
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   removes_.push_back({path, std::move(content)});
   unsynced_.erase(path);
   return Status::Ok();
@@ -197,7 +197,7 @@ Status FaultInjectionEnv::CreateDirs(const std::string& path, bool private_dir) 
     created.push_back(p);
   }
   URLGUARD_RETURN_IF_ERROR(target()->CreateDirs(path, private_dir));
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   for (auto it = created.rbegin(); it != created.rend(); ++it) new_dirs_.push_back(*it);
   return Status::Ok();
 }
@@ -210,7 +210,7 @@ Status FaultInjectionEnv::RemoveDir(const std::string& path) {
 Status FaultInjectionEnv::SyncDir(const std::string& dir) {
   URLGUARD_RETURN_IF_ERROR(Step(FaultOp::kSyncDir, "syncdir " + dir));
   URLGUARD_RETURN_IF_ERROR(target()->SyncDir(dir));
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   std::erase_if(renames_, [&](const Rename& r) { return DirName(r.to) == dir; });
   std::erase_if(removes_, [&](const Removed& r) { return DirName(r.path) == dir; });
   std::erase_if(new_dirs_, [&](const std::string& d) { return DirName(d) == dir; });
@@ -223,7 +223,7 @@ void FaultInjectionEnv::PowerLoss() {
   std::vector<Removed> removes;
   std::vector<std::string> new_dirs;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     unsynced.swap(unsynced_);
     renames.swap(renames_);
     removes.swap(removes_);

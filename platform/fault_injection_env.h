@@ -26,13 +26,13 @@
 #include <array>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/thread_annotations.h"
 #include "urlguard/env.h"
 
 namespace urlguard {
@@ -103,29 +103,29 @@ class FaultInjectionEnv : public EnvWrapper {
   };
 
   // Counts one step of kind `op`; the Status the call must return instead of doing its work, or ok.
-  Status Step(FaultOp op, const std::string& what);
+  Status Step(FaultOp op, const std::string& what) EXCLUDES(mu_);
   // How many of `want` bytes an append may write now; fills `*full` when that is fewer than `want`.
-  size_t TakeDiskSpace(size_t want, Status* full);
-  void MarkUnsynced(const std::string& path);
-  void MarkSynced(const std::string& path);
+  size_t TakeDiskSpace(size_t want, Status* full) EXCLUDES(mu_);
+  void MarkUnsynced(const std::string& path) EXCLUDES(mu_);
+  void MarkSynced(const std::string& path) EXCLUDES(mu_);
   Result<std::unique_ptr<WritableFile>> Wrap(Result<std::unique_ptr<WritableFile>> file,
                                              const std::string& path);
   std::optional<std::string> ReadAll(const std::string& path);
   void WriteAll(const std::string& path, std::string_view data);
   void RemoveTree(const std::string& path);
 
-  mutable std::mutex mu_;  // guards everything below
-  int steps_ = 0;
-  std::vector<std::string> log_;
-  int fail_step_ = 0;
-  Status fail_status_;
-  int crash_step_ = 0;
-  std::array<OpRule, kFaultOpCount> op_rules_;
-  std::optional<uint64_t> disk_space_;
-  std::set<std::string> unsynced_;  // files with data not fsynced
-  std::vector<Rename> renames_;     // not yet made durable by SyncDir
-  std::vector<Removed> removes_;
-  std::vector<std::string> new_dirs_;
+  mutable Mutex mu_;
+  int steps_ GUARDED_BY(mu_) = 0;
+  std::vector<std::string> log_ GUARDED_BY(mu_);
+  int fail_step_ GUARDED_BY(mu_) = 0;
+  Status fail_status_ GUARDED_BY(mu_);
+  int crash_step_ GUARDED_BY(mu_) = 0;
+  std::array<OpRule, kFaultOpCount> op_rules_ GUARDED_BY(mu_);
+  std::optional<uint64_t> disk_space_ GUARDED_BY(mu_);
+  std::set<std::string> unsynced_ GUARDED_BY(mu_);  // files with data not fsynced
+  std::vector<Rename> renames_ GUARDED_BY(mu_);     // not yet made durable by SyncDir
+  std::vector<Removed> removes_ GUARDED_BY(mu_);
+  std::vector<std::string> new_dirs_ GUARDED_BY(mu_);
 };
 
 }  // namespace urlguard

@@ -9,10 +9,10 @@
 #define URLGUARD_PLATFORM_PERIODIC_THREAD_H_
 
 #include <chrono>
-#include <condition_variable>
 #include <functional>
-#include <mutex>
 #include <thread>
+
+#include "core/thread_annotations.h"
 
 namespace urlguard {
 
@@ -20,30 +20,30 @@ class PeriodicThread {
  public:
   PeriodicThread(std::chrono::milliseconds interval, std::function<void()> fn)
       : thread_([this, interval, fn = std::move(fn)] {
-          std::unique_lock<std::mutex> l(mu_);
+          MutexLock l(&mu_);
           while (!stop_) {
-            cv_.wait_for(l, interval);
+            cv_.WaitFor(&mu_, interval);
             if (stop_) break;
-            l.unlock();
+            mu_.Unlock();
             fn();
-            l.lock();
+            mu_.Lock();
           }
         }) {}
   ~PeriodicThread() {
     {
-      std::lock_guard<std::mutex> l(mu_);
+      MutexLock l(&mu_);
       stop_ = true;
     }
-    cv_.notify_all();
+    cv_.SignalAll();
     thread_.join();
   }
   PeriodicThread(const PeriodicThread&) = delete;
   PeriodicThread& operator=(const PeriodicThread&) = delete;
 
  private:
-  std::mutex mu_;  // guards stop_; cv_ wakes the thread early
-  std::condition_variable cv_;
-  bool stop_ = false;
+  Mutex mu_;
+  CondVar cv_;  // wakes the thread early
+  bool stop_ GUARDED_BY(mu_) = false;
   std::thread thread_;  // last: starts after the members it uses exist
 };
 

@@ -8,12 +8,12 @@
 #ifndef URLGUARD_PLATFORM_WORK_QUEUE_H_
 #define URLGUARD_PLATFORM_WORK_QUEUE_H_
 
-#include <condition_variable>
 #include <cstddef>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <thread>
+
+#include "core/thread_annotations.h"
 
 namespace urlguard {
 
@@ -22,33 +22,33 @@ class WorkQueue {
   explicit WorkQueue(size_t capacity) : capacity_(capacity), worker_([this] { Run(); }) {}
   ~WorkQueue() {
     {
-      std::lock_guard<std::mutex> l(mu_);
+      MutexLock l(&mu_);
       stop_ = true;
     }
-    cv_.notify_all();
+    cv_.SignalAll();
     worker_.join();
   }
   WorkQueue(const WorkQueue&) = delete;
   WorkQueue& operator=(const WorkQueue&) = delete;
 
   // Queues `job`; false (and the job is dropped) when the queue holds `capacity` jobs or is stopping.
-  bool Push(std::function<void()> job) {
+  bool Push(std::function<void()> job) EXCLUDES(mu_) {
     {
-      std::lock_guard<std::mutex> l(mu_);
+      MutexLock l(&mu_);
       if (stop_ || jobs_.size() >= capacity_) return false;
       jobs_.push_back(std::move(job));
     }
-    cv_.notify_one();
+    cv_.Signal();
     return true;
   }
 
  private:
-  void Run() {
+  void Run() EXCLUDES(mu_) {
     for (;;) {
       std::function<void()> job;
       {
-        std::unique_lock<std::mutex> l(mu_);
-        cv_.wait(l, [this] { return stop_ || !jobs_.empty(); });
+        MutexLock l(&mu_);
+        while (!stop_ && jobs_.empty()) cv_.Wait(&mu_);
         if (jobs_.empty()) return;  // stopping and drained
         job = std::move(jobs_.front());
         jobs_.pop_front();
@@ -58,10 +58,10 @@ class WorkQueue {
   }
 
   const size_t capacity_;
-  std::mutex mu_;  // guards jobs_ and stop_
-  std::condition_variable cv_;
-  std::deque<std::function<void()>> jobs_;
-  bool stop_ = false;
+  Mutex mu_;
+  CondVar cv_;  // signalled when a job is queued or stop_ is set
+  std::deque<std::function<void()>> jobs_ GUARDED_BY(mu_);
+  bool stop_ GUARDED_BY(mu_) = false;
   std::thread worker_;  // last: starts after the members it uses exist
 };
 

@@ -32,12 +32,12 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
-#include <mutex>
 #include <queue>
 #include <string>
 #include <type_traits>
 #include <vector>
 
+#include "core/thread_annotations.h"
 #include "format/repository_files.h"
 #include "platform/env.h"
 #include "platform/sequential_file.h"
@@ -122,12 +122,9 @@ class ExternalSorter {
 
   // Ends the input and prepares the merge: sorts what is buffered, and spills it when anything spilled before
   // (so the merge buffers get the memory).
-  Status Finish() {
-    bool spilled;
-    {
-      std::lock_guard<std::mutex> lock(runs_mutex_);
-      spilled = !run_paths_.empty();
-    }
+  Status Finish() EXCLUDES(runs_mutex_) {
+    // Every Add has returned: runs_mutex_ is uncontended from here on (taken for the analysis).
+    const bool spilled = RunCount() > 0;
     for (std::vector<Record>& buf : buffers_) {
       if (buf.empty()) continue;
       if (spilled) {
@@ -140,9 +137,10 @@ class ExternalSorter {
       // The merge buffers get the memory: give the (now empty) record buffers back.
       for (std::vector<Record>& buf : buffers_) std::vector<Record>().swap(buf);
       size_t fan_in = std::max<size_t>(2, options_.memory_budget / kMinRunReadBuffer);
-      while (run_paths_.size() > fan_in) URLGUARD_RETURN_IF_ERROR(MergeFirstRuns(fan_in));
-      size_t read_buffer = std::clamp(options_.memory_budget / (run_paths_.size() + 1), kMinRunReadBuffer,
-                                      kMaxRunReadBuffer);
+      while (RunCount() > fan_in) URLGUARD_RETURN_IF_ERROR(MergeFirstRuns(fan_in));
+      size_t read_buffer =
+          std::clamp(options_.memory_budget / (RunCount() + 1), kMinRunReadBuffer, kMaxRunReadBuffer);
+      MutexLock lock(&runs_mutex_);
       for (const std::string& path : run_paths_) {
         URLGUARD_ASSIGN_OR_RETURN(auto reader, RunFileReader::Open(path, sizeof(Record), read_buffer));
         sources_.push_back(Source{std::move(reader), nullptr, 0, Record{}});
@@ -184,7 +182,11 @@ class ExternalSorter {
     for (uint64_t a : added_) n += a;
     return n;
   }
-  size_t spilled_runs() const { return spilled_runs_; }  // runs written, intermediate merges included
+  // Runs written, intermediate merges included.
+  size_t spilled_runs() const EXCLUDES(runs_mutex_) {
+    MutexLock lock(&runs_mutex_);
+    return spilled_runs_;
+  }
 
  private:
   struct Source {
@@ -218,8 +220,13 @@ class ExternalSorter {
     return s->file->Next(&s->current);
   }
 
-  std::string NewRunPath() {
-    std::lock_guard<std::mutex> lock(runs_mutex_);
+  size_t RunCount() const EXCLUDES(runs_mutex_) {
+    MutexLock lock(&runs_mutex_);
+    return run_paths_.size();
+  }
+
+  std::string NewRunPath() EXCLUDES(runs_mutex_) {
+    MutexLock lock(&runs_mutex_);
     std::string path = JoinPath(options_.temp_dir, SortRunFileName(options_.prefix, next_run_++));
     run_paths_.push_back(path);
     ++spilled_runs_;
@@ -237,9 +244,13 @@ class ExternalSorter {
   }
 
   // Replaces the first `count` runs by their merge (de-duplicated), appended as a new run.
-  Status MergeFirstRuns(size_t count) {
-    std::vector<std::string> inputs(run_paths_.begin(), run_paths_.begin() + static_cast<std::ptrdiff_t>(count));
-    run_paths_.erase(run_paths_.begin(), run_paths_.begin() + static_cast<std::ptrdiff_t>(count));
+  Status MergeFirstRuns(size_t count) EXCLUDES(runs_mutex_) {
+    std::vector<std::string> inputs;
+    {
+      MutexLock lock(&runs_mutex_);
+      inputs.assign(run_paths_.begin(), run_paths_.begin() + static_cast<std::ptrdiff_t>(count));
+      run_paths_.erase(run_paths_.begin(), run_paths_.begin() + static_cast<std::ptrdiff_t>(count));
+    }
     std::vector<Source> saved;
     saved.swap(sources_);
     size_t read_buffer = std::max(kMinRunReadBuffer, options_.memory_budget / (count + 1));
@@ -274,10 +285,11 @@ class ExternalSorter {
   Options options_;
   size_t writer_capacity_ = 0;  // records per writer buffer
   std::vector<std::vector<Record>> buffers_;  // one per writer; buffers_[w] is touched only by writer w's thread
-  std::mutex runs_mutex_;                     // guards run_paths_, next_run_, spilled_runs_ during Add
-  std::vector<std::string> run_paths_;
-  uint64_t next_run_ = 0;
-  size_t spilled_runs_ = 0;
+  // Contended only by concurrent spills during Add; taken uncontended after that.
+  mutable Mutex runs_mutex_;
+  std::vector<std::string> run_paths_ GUARDED_BY(runs_mutex_);
+  uint64_t next_run_ GUARDED_BY(runs_mutex_) = 0;
+  size_t spilled_runs_ GUARDED_BY(runs_mutex_) = 0;
   std::vector<uint64_t> added_;  // per writer, like buffers_
   std::vector<Source> sources_;
   Heap heap_{HeapLess{&sources_}};

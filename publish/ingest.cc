@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
 #include <deque>
 #include <optional>
 #include <thread>
@@ -155,25 +154,30 @@ class Pipeline {
   }
 
   // Queues a block; waits while the queue is full. False when a worker failed.
-  bool Push(Block block) {
-    std::unique_lock<std::mutex> lock(mutex_);
-    not_full_.wait(lock, [&] { return queue_.size() < static_cast<size_t>(2 * options_.threads) || !error_.ok(); });
+  bool Push(Block block) EXCLUDES(mutex_) {
+    MutexLock lock(&mutex_);
+    while (queue_.size() >= static_cast<size_t>(2 * options_.threads) && error_.ok()) not_full_.Wait(&mutex_);
     if (!error_.ok()) return false;
     queue_.push_back(std::move(block));
-    not_empty_.notify_one();
+    not_empty_.Signal();
     return true;
   }
 
-  Status Finish() {
+  Status Finish() EXCLUDES(mutex_, problems_mutex_) {
     {
-      std::lock_guard<std::mutex> lock(mutex_);
+      MutexLock lock(&mutex_);
       done_ = true;
     }
-    not_empty_.notify_all();
+    not_empty_.SignalAll();
     for (std::thread& t : workers_) t.join();
     workers_.clear();
-    std::sort(problems_.begin(), problems_.end(), ProblemLess);
-    for (auto& p : problems_) report_->problems.push_back(std::move(p.second));
+    // The workers are joined: nothing contends for the locks below any more.
+    {
+      MutexLock lock(&problems_mutex_);
+      std::sort(problems_.begin(), problems_.end(), ProblemLess);
+      for (auto& p : problems_) report_->problems.push_back(std::move(p.second));
+    }
+    MutexLock lock(&mutex_);
     return error_;
   }
 
@@ -183,15 +187,15 @@ class Pipeline {
   using Problem = std::pair<uint64_t, FeedProblem>;  // (MakeSeq, problem)
   static bool ProblemLess(const Problem& a, const Problem& b) { return a.first < b.first; }
 
-  void Fail(Status s) {
-    std::lock_guard<std::mutex> lock(mutex_);
+  void Fail(Status s) EXCLUDES(mutex_) {
+    MutexLock lock(&mutex_);
     if (error_.ok()) error_ = std::move(s);
-    not_full_.notify_all();
+    not_full_.SignalAll();
   }
 
-  void AddProblem(size_t feed, FeedProblem p) {
+  void AddProblem(size_t feed, FeedProblem p) EXCLUDES(problems_mutex_) {
     uint64_t seq = MakeSeq(options_.first_feed_index + feed, p.line);
-    std::lock_guard<std::mutex> lock(problems_mutex_);
+    MutexLock lock(&problems_mutex_);
     if (problems_.size() >= options_.max_problems) {
       auto worst = std::max_element(problems_.begin(), problems_.end(), ProblemLess);
       if (worst->first <= seq) return;
@@ -201,17 +205,17 @@ class Pipeline {
     problems_.emplace_back(seq, std::move(p));
   }
 
-  void Work(int writer) {
+  void Work(int writer) EXCLUDES(mutex_) {
     std::unordered_map<std::string, uint16_t> threat_cache;
     for (;;) {
       Block b;
       {
-        std::unique_lock<std::mutex> lock(mutex_);
-        not_empty_.wait(lock, [&] { return !queue_.empty() || done_; });
+        MutexLock lock(&mutex_);
+        while (queue_.empty() && !done_) not_empty_.Wait(&mutex_);
         if (queue_.empty()) return;
         b = std::move(queue_.front());
         queue_.pop_front();
-        not_full_.notify_one();
+        not_full_.Signal();
       }
       Status s = Process(writer, b, &threat_cache);
       if (!s.ok()) {
@@ -221,7 +225,8 @@ class Pipeline {
     }
   }
 
-  Status Process(int writer, const Block& b, std::unordered_map<std::string, uint16_t>* threat_cache) {
+  Status Process(int writer, const Block& b, std::unordered_map<std::string, uint16_t>* threat_cache)
+      EXCLUDES(problems_mutex_) {
     std::vector<FeedEntry> entries;
     std::vector<FeedProblem> problems;
     FeedStats stats;
@@ -254,7 +259,7 @@ class Pipeline {
     }
     // Blocks are whole lines, so the HTML check per block is the check on the whole feed.
     const bool html = LooksLikeHtml(b.text);
-    std::lock_guard<std::mutex> lock(problems_mutex_);
+    MutexLock lock(&problems_mutex_);
     report_->lines += stats.lines;
     report_->entries += entries.size();
     report_->rejected += rejected;
@@ -271,16 +276,16 @@ class Pipeline {
   ThreatTable* threats_;
   KeySorter* keys_;
   ClearSorter* clear_;
-  IngestReport* report_;
+  IngestReport* report_ PT_GUARDED_BY(problems_mutex_);  // its counters and problems
   std::vector<std::thread> workers_;
-  std::mutex mutex_;  // guards queue_, done_, error_
-  std::condition_variable not_empty_;
-  std::condition_variable not_full_;
-  std::deque<Block> queue_;
-  bool done_ = false;
-  Status error_;
-  std::mutex problems_mutex_;  // guards problems_ and report_'s counters
-  std::vector<Problem> problems_;
+  Mutex mutex_;
+  CondVar not_empty_;  // a block was queued, or done_ was set
+  CondVar not_full_;   // a block was taken, or error_ was set
+  std::deque<Block> queue_ GUARDED_BY(mutex_);
+  bool done_ GUARDED_BY(mutex_) = false;
+  Status error_ GUARDED_BY(mutex_);
+  Mutex problems_mutex_;
+  std::vector<Problem> problems_ GUARDED_BY(problems_mutex_);
   std::atomic<uint64_t> processed_{0};
 };
 
@@ -346,7 +351,7 @@ Status ReadFeed(Env* env, size_t feed, const FeedSpec& spec, const IngestOptions
 }  // namespace
 
 Result<uint16_t> ThreatTable::Intern(const std::string& name) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(&mutex_);
   auto it = ids_.find(name);
   if (it != ids_.end()) return it->second;
   if (names_.size() >= kMaxThreatNames) {
@@ -359,7 +364,7 @@ Result<uint16_t> ThreatTable::Intern(const std::string& name) {
 }
 
 std::vector<std::string> ThreatTable::names() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(&mutex_);
   return names_;
 }
 

@@ -18,11 +18,11 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "url/entry.h"
+#include "core/thread_annotations.h"
 #include "format/full_hash_file.h"
 #include "platform/env.h"
 #include "publish/external_sort.h"
@@ -64,17 +64,17 @@ using ShaSorter = ExternalSorter<KeyRecord, BySha, SameEntry>;
 using ClearSorter = ExternalSorter<ClearRecord, ClearLess, ClearSame>;
 
 // Threat names to 16-bit ids, in order of first use (ids are renumbered by name when a state file is written).
-// Thread-safe: mutex_ guards names_ and ids_.
+// Thread-safe.
 class ThreatTable {
  public:
   // The id of `name` (a valid threat name), adding it when new. kResourceExhausted beyond kMaxThreatNames.
-  Result<uint16_t> Intern(const std::string& name);
-  std::vector<std::string> names() const;
+  Result<uint16_t> Intern(const std::string& name) EXCLUDES(mutex_);
+  std::vector<std::string> names() const EXCLUDES(mutex_);
 
  private:
-  mutable std::mutex mutex_;
-  std::vector<std::string> names_;
-  std::map<std::string, uint16_t> ids_;
+  mutable Mutex mutex_;
+  std::vector<std::string> names_ GUARDED_BY(mutex_);
+  std::map<std::string, uint16_t> ids_ GUARDED_BY(mutex_);
 };
 
 struct IngestOptions {

@@ -28,13 +28,12 @@ std::vector<uint64_t> FullHashVersions(Env* env, const std::string& dir) {
 
 std::unique_ptr<FileHashSource> FileHashSource::Open(Env* env, std::string lists_dir) {
   std::unique_ptr<FileHashSource> source(new FileHashSource(env, std::move(lists_dir)));
-  source->table_ = std::make_shared<const Table>();
   (void)source->Refresh();  // problems are per list; the source answers for what loaded
   return source;
 }
 
 std::shared_ptr<const FileHashSource::Table> FileHashSource::Current() const {
-  std::lock_guard<std::mutex> lock(table_mutex_);
+  MutexLock lock(&table_mutex_);
   return table_;
 }
 
@@ -71,7 +70,7 @@ bool FileHashSource::LoadNewest(const std::string& name, uint64_t loaded, List* 
 }
 
 Status FileHashSource::Refresh() {
-  std::lock_guard<std::mutex> refresh(refresh_mutex_);
+  MutexLock refresh(&refresh_mutex_);
   const std::shared_ptr<const Table> old = Current();
   auto names = env_->ListDir(lists_dir_);
   std::vector<std::string> lists;
@@ -99,7 +98,7 @@ Status FileHashSource::Refresh() {
   }
   if (next->lists.size() != old->lists.size()) changed = true;
   if (changed) {
-    std::lock_guard<std::mutex> lock(table_mutex_);
+    MutexLock lock(&table_mutex_);
     table_ = std::move(next);
   }
   return problem;

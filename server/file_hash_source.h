@@ -17,11 +17,11 @@
 
 #include <set>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "core/thread_annotations.h"
 #include "format/full_hash_file.h"
 #include "server/verify_hash_source.h"
 #include "urlguard/env.h"
@@ -55,18 +55,21 @@ class FileHashSource : public VerifyHashSource {
   };
 
   FileHashSource(Env* env, std::string lists_dir) : env_(env), lists_dir_(std::move(lists_dir)) {}
-  std::shared_ptr<const Table> Current() const;
+  std::shared_ptr<const Table> Current() const EXCLUDES(table_mutex_);
   // The newest valid version of list `name` newer than `loaded` (0: none loaded), into *out. False: none.
-  bool LoadNewest(const std::string& name, uint64_t loaded, List* out, Status* problem);
+  bool LoadNewest(const std::string& name, uint64_t loaded, List* out, Status* problem)
+      REQUIRES(refresh_mutex_);
 
   Env* const env_;
   const std::string lists_dir_;
 
-  mutable std::mutex table_mutex_;  // guards table_ (the pointer; the table itself is immutable)
-  std::shared_ptr<const Table> table_;
+  mutable Mutex table_mutex_;
+  // The pointer is guarded; the table itself is immutable.
+  std::shared_ptr<const Table> table_ GUARDED_BY(table_mutex_) = std::make_shared<const Table>();
 
-  std::mutex refresh_mutex_;                             // serializes Refresh(); guards rejected_
-  std::set<std::pair<std::string, uint64_t>> rejected_;  // (list, version) files that failed validation
+  Mutex refresh_mutex_;  // also serializes Refresh()
+  // (list, version) files that failed validation.
+  std::set<std::pair<std::string, uint64_t>> rejected_ GUARDED_BY(refresh_mutex_);
 };
 
 }  // namespace urlguard

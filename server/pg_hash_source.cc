@@ -17,18 +17,17 @@ uint32_t Prefix32(const Sha256Digest& d) {
 
 Result<std::unique_ptr<PgHashSource>> PgHashSource::Open(const std::string& conninfo, Env* env) {
   std::unique_ptr<PgHashSource> s(new PgHashSource(conninfo, env != nullptr ? env : Env::Default()));
-  s->table_ = std::make_shared<Table>();
   URLGUARD_RETURN_IF_ERROR(s->Refresh());
   return s;
 }
 
 std::shared_ptr<const PgHashSource::Table> PgHashSource::Current() const {
-  std::lock_guard<std::mutex> l(table_mutex_);
+  MutexLock l(&table_mutex_);
   return table_;
 }
 
 Status PgHashSource::Refresh() {
-  std::lock_guard<std::mutex> l(refresh_mutex_);
+  MutexLock l(&refresh_mutex_);
   const uint64_t start = env_->NowMonotonicNanos();
   Status s = RefreshLocked();
   store_latency_micros_ = static_cast<int64_t>((env_->NowMonotonicNanos() - start) / 1000);
@@ -78,7 +77,7 @@ Status PgHashSource::RefreshLocked() {
   if (changed) {
     auto next = std::make_shared<Table>();
     for (auto& [name, l] : lists) next->lists.push_back(l);
-    std::lock_guard<std::mutex> l(table_mutex_);
+    MutexLock l(&table_mutex_);
     table_ = std::move(next);
   }
   return first_problem;

@@ -23,10 +23,10 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "core/thread_annotations.h"
 #include "http/prometheus.h"
 #include "pg/pg_state.h"
 #include "server/verify_hash_source.h"
@@ -75,18 +75,21 @@ class PgHashSource : public VerifyHashSource {
   };
 
   PgHashSource(std::string conninfo, Env* env) : env_(env), conninfo_(std::move(conninfo)) {}
-  std::shared_ptr<const Table> Current() const;
-  Status RefreshLocked();
-  Result<std::shared_ptr<const ListTable>> LoadList(const PgVersionInfo& info, uint64_t budget);
+  std::shared_ptr<const Table> Current() const EXCLUDES(table_mutex_);
+  Status RefreshLocked() REQUIRES(refresh_mutex_);
+  Result<std::shared_ptr<const ListTable>> LoadList(const PgVersionInfo& info, uint64_t budget)
+      REQUIRES(refresh_mutex_);
 
   Env* const env_;
   const std::string conninfo_;
 
-  std::mutex refresh_mutex_;         // serializes Refresh(); guards state_
-  std::unique_ptr<PgState> state_;   // null after a failure: reconnect on the next Refresh
+  Mutex refresh_mutex_;  // also serializes Refresh()
+  // Null after a failure: reconnect on the next Refresh.
+  std::unique_ptr<PgState> state_ GUARDED_BY(refresh_mutex_);
 
-  mutable std::mutex table_mutex_;   // guards table_ (the pointer; tables are immutable)
-  std::shared_ptr<const Table> table_;
+  mutable Mutex table_mutex_;
+  // The pointer is guarded; tables are immutable.
+  std::shared_ptr<const Table> table_ GUARDED_BY(table_mutex_) = std::make_shared<const Table>();
 
   std::atomic<bool> store_up_{false};
   std::atomic<int64_t> store_latency_micros_{0};

@@ -200,10 +200,10 @@ RedisAbuseGuard::RedisAbuseGuard(RedisGuardOptions options)
 
 RedisAbuseGuard::~RedisAbuseGuard() {
   {
-    std::lock_guard<std::mutex> lock(retry_mutex_);
+    MutexLock lock(&retry_mutex_);
     stop_ = true;
   }
-  retry_cv_.notify_all();
+  retry_cv_.SignalAll();
   if (retry_thread_.joinable()) retry_thread_.join();
   CloseAll();
 }
@@ -254,7 +254,7 @@ redisContext* RedisAbuseGuard::Connect(std::string* error) {
 
 redisContext* RedisAbuseGuard::Borrow(std::string* error) {
   {
-    std::lock_guard<std::mutex> lock(pool_mutex_);
+    MutexLock lock(&pool_mutex_);
     if (!idle_.empty()) {
       redisContext* c = idle_.back();
       idle_.pop_back();
@@ -266,7 +266,7 @@ redisContext* RedisAbuseGuard::Borrow(std::string* error) {
 
 void RedisAbuseGuard::Return(redisContext* c) {
   {
-    std::lock_guard<std::mutex> lock(pool_mutex_);
+    MutexLock lock(&pool_mutex_);
     if (idle_.size() < kMaxRedisGuardIdleConnections) {
       idle_.push_back(c);
       return;
@@ -278,7 +278,7 @@ void RedisAbuseGuard::Return(redisContext* c) {
 void RedisAbuseGuard::CloseAll() {
   std::vector<redisContext*> idle;
   {
-    std::lock_guard<std::mutex> lock(pool_mutex_);
+    MutexLock lock(&pool_mutex_);
     idle.swap(idle_);
   }
   for (redisContext* c : idle) redisFree(c);
@@ -362,16 +362,16 @@ void RedisAbuseGuard::SwitchToLocal(const std::string& why) {
         "): switched to the local guard; retrying every " + std::to_string(options_.retry_interval_ms) + " ms");
   }
   CloseAll();  // the other idle connections are most likely dead too
-  retry_cv_.notify_all();
+  retry_cv_.SignalAll();
 }
 
 void RedisAbuseGuard::RetryLoop() {
-  std::unique_lock<std::mutex> lock(retry_mutex_);
+  MutexLock lock(&retry_mutex_);
   while (!stop_) {
-    retry_cv_.wait_for(lock, std::chrono::milliseconds(options_.retry_interval_ms));
+    retry_cv_.WaitFor(&retry_mutex_, std::chrono::milliseconds(options_.retry_interval_ms));
     if (stop_) break;
     if (on_redis_.load(std::memory_order_acquire)) continue;
-    lock.unlock();
+    retry_mutex_.Unlock();
     std::string error;
     redisContext* c = Connect(&error);
     bool back = false;
@@ -389,7 +389,7 @@ void RedisAbuseGuard::RetryLoop() {
       on_redis_.store(true, std::memory_order_release);
       Log("redis " + options_.host + ":" + std::to_string(options_.port) + " is back: switched to the shared guard");
     }
-    lock.lock();
+    retry_mutex_.Lock();
   }
 }
 

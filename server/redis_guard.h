@@ -43,17 +43,16 @@
 
 #include <array>
 #include <atomic>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
 
+#include "core/thread_annotations.h"
 #include "server/abuse_guard.h"
 #include "urlguard/env.h"
 #include "urlguard/status.h"
@@ -129,14 +128,14 @@ class RedisAbuseGuard final : public AbuseGuard {
 
   // A connected context with the script loaded; null (and *error set) when Redis does not answer in time.
   redisContext* Connect(std::string* error);
-  redisContext* Borrow(std::string* error);
-  void Return(redisContext* c);
-  void CloseAll();
+  redisContext* Borrow(std::string* error) EXCLUDES(pool_mutex_);
+  void Return(redisContext* c) EXCLUDES(pool_mutex_);
+  void CloseAll() EXCLUDES(pool_mutex_);
   // Runs the script for `key`; false (and *error) on any failure, after which `c` must be freed.
   bool Eval(redisContext* c, const std::string& key, int64_t now_seconds, RollingWindowDecision* out,
             std::string* error);
   void SwitchToLocal(const std::string& why);
-  void RetryLoop();
+  void RetryLoop() EXCLUDES(retry_mutex_);
   void Log(const std::string& line) const;
 
   const RedisGuardOptions options_;
@@ -144,12 +143,12 @@ class RedisAbuseGuard final : public AbuseGuard {
   const std::string script_sha_;  // SHA-1 of kRedisGuardScript, hex (what EVALSHA names)
 
   std::atomic<bool> on_redis_{false};
-  std::mutex pool_mutex_;               // guards idle_
-  std::vector<redisContext*> idle_;
+  Mutex pool_mutex_;
+  std::vector<redisContext*> idle_ GUARDED_BY(pool_mutex_);
 
-  std::mutex retry_mutex_;              // guards stop_ (and pairs with retry_cv_)
-  std::condition_variable retry_cv_;
-  bool stop_ = false;
+  Mutex retry_mutex_;  // what retry_cv_ waits on
+  CondVar retry_cv_;
+  bool stop_ GUARDED_BY(retry_mutex_) = false;
   std::thread retry_thread_;
 
   std::atomic<uint64_t> errors_{0};

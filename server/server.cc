@@ -10,10 +10,9 @@
 #include <openssl/x509.h>
 
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
 #include <thread>
 
+#include "core/thread_annotations.h"
 #include "http/http_server.h"
 #include "http/listen_address.h"
 #include "server/server_app.h"
@@ -71,29 +70,33 @@ class Server::Impl {
     HttpServer* server = http_.get();
     app_->set_deadline_cuts([server] { return server->deadline_cuts(); });
     refresher_ = std::thread([this, interval = std::chrono::milliseconds(options.hash_refresh_millis)] {
-      std::unique_lock<std::mutex> lock(mutex_);
-      while (!stopped_cv_.wait_for(lock, interval, [this] { return stopped_; })) {
-        lock.unlock();
+      MutexLock lock(&mutex_);
+      for (;;) {
+        // Waits out the interval unless stopped (a spurious wake-up waits on, as wait_for with a predicate).
+        const auto due = std::chrono::steady_clock::now() + interval;
+        while (!stopped_ && stopped_cv_.WaitUntil(&mutex_, due)) {}
+        if (stopped_) break;
+        mutex_.Unlock();
         (void)app_->RefreshHashes();  // a bad file is skipped; the loaded versions keep answering
-        lock.lock();
+        mutex_.Lock();
       }
     });
     return Status::Ok();
   }
 
-  void Stop() {
+  void Stop() EXCLUDES(mutex_) {
     http_->Stop();
     {
-      std::lock_guard<std::mutex> lock(mutex_);
+      MutexLock lock(&mutex_);
       stopped_ = true;
-      stopped_cv_.notify_all();
+      stopped_cv_.SignalAll();
     }
     if (refresher_.joinable()) refresher_.join();
   }
 
-  void Wait() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    stopped_cv_.wait(lock, [this] { return stopped_; });
+  void Wait() EXCLUDES(mutex_) {
+    MutexLock lock(&mutex_);
+    while (!stopped_) stopped_cv_.Wait(&mutex_);
   }
 
   int port() const { return http_->port(); }
@@ -104,9 +107,9 @@ class Server::Impl {
   std::unique_ptr<ServerApp> app_;  // outlives http_ (declared first, destroyed last)
   const ListenAddress listen_;
   std::unique_ptr<HttpServer> http_;
-  std::mutex mutex_;  // guards stopped_
-  std::condition_variable stopped_cv_;
-  bool stopped_ = false;
+  Mutex mutex_;
+  CondVar stopped_cv_;  // signalled when stopped_ is set
+  bool stopped_ GUARDED_BY(mutex_) = false;
   std::thread refresher_;  // calls app_->RefreshHashes() every hash_refresh_millis until stopped_
 };
 

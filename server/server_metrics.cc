@@ -111,7 +111,7 @@ void ListGauges::Refresh() {
 }
 
 void ListGauges::Append(PrometheusText* out) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(&mutex_);
   Refresh();
   out->Family("urlguard_list_version", "Version of each list's current manifest.", MetricType::kGauge);
   for (const auto& [list, info] : lists_) {

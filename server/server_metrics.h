@@ -16,12 +16,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "core/thread_annotations.h"
 #include "http/prometheus.h"
 #include "platform/env.h"
 
@@ -63,7 +63,7 @@ class ListGauges {
  public:
   ListGauges(Env* env, std::string lists_dir) : env_(env), dir_(std::move(lists_dir)) {}
 
-  void Append(PrometheusText* out);
+  void Append(PrometheusText* out) EXCLUDES(mutex_);
 
  private:
   struct ListInfo {
@@ -74,12 +74,12 @@ class ListGauges {
   };
 
   static ListInfo Parse(std::string raw);
-  void Refresh();
+  void Refresh() REQUIRES(mutex_);
 
   Env* const env_;
   const std::string dir_;
-  std::mutex mutex_;  // guards lists_ (and serializes scrapes)
-  std::map<std::string, ListInfo> lists_;
+  Mutex mutex_;  // also serializes scrapes
+  std::map<std::string, ListInfo> lists_ GUARDED_BY(mutex_);
 };
 
 }  // namespace urlguard

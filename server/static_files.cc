@@ -143,7 +143,7 @@ HttpResponse StaticFiles::Serve(const HttpRequest& req) {
   const bool cacheable = size == info->size && size > kEtagAlwaysHashBytes &&
                          info->mtime_unix + kEtagSettleSeconds <= env_->NowUnixSeconds();
   if (cacheable) {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(&mutex_);
     auto it = cache_.find(*real);
     if (it != cache_.end() && it->second.size == size && it->second.mtime == info->mtime_unix) {
       etag = it->second.etag;
@@ -152,7 +152,7 @@ HttpResponse StaticFiles::Serve(const HttpRequest& req) {
   if (etag.empty()) {
     etag = "\"" + ToHex(Sha256(size == 0 ? nullptr : mapping->data(), size)) + "\"";
     if (cacheable) {
-      std::lock_guard<std::mutex> lock(mutex_);
+      MutexLock lock(&mutex_);
       if (cache_.size() >= kMaxEtagCacheEntries) cache_.clear();
       cache_[*real] = {size, info->mtime_unix, etag};
     }

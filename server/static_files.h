@@ -27,10 +27,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <string>
 #include <string_view>
 
+#include "core/thread_annotations.h"
 #include "http/request.h"
 #include "platform/env.h"
 
@@ -71,8 +71,8 @@ class StaticFiles {
 
   Env* const env_;
   const std::string root_;
-  std::mutex mutex_;  // guards cache_
-  std::map<std::string, CachedTag> cache_;
+  Mutex mutex_;
+  std::map<std::string, CachedTag> cache_ GUARDED_BY(mutex_);
 };
 
 }  // namespace urlguard

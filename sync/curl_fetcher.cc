@@ -29,7 +29,6 @@
 #include <cstring>
 #include <limits>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -37,6 +36,7 @@
 
 #include "platform/env.h"
 #include "core/ascii.h"
+#include "core/thread_annotations.h"
 #include "sync/fetcher.h"
 
 #ifndef URLGUARD_VERSION_STRING
@@ -415,9 +415,9 @@ class CurlFetcher final : public Fetcher {
   }
 
  private:
-  EasyPtr TakeHandle() {
+  EasyPtr TakeHandle() EXCLUDES(mu_) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       if (!idle_.empty()) {
         EasyPtr e = std::move(idle_.back());
         idle_.pop_back();
@@ -427,8 +427,8 @@ class CurlFetcher final : public Fetcher {
     return EasyPtr(curl_easy_init());
   }
 
-  void ReturnHandle(EasyPtr easy) {
-    std::lock_guard<std::mutex> lock(mu_);
+  void ReturnHandle(EasyPtr easy) EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
     if (idle_.size() < kMaxIdleHandles) idle_.push_back(std::move(easy));
     // else: `easy` is freed here (under the lock, which only orders it with other pool operations).
   }
@@ -436,8 +436,8 @@ class CurlFetcher final : public Fetcher {
   const FetcherOptions options_;
   std::string user_agent_;
 
-  std::mutex mu_;              // guards idle_
-  std::vector<EasyPtr> idle_;  // reset handles, each with its own connection cache
+  Mutex mu_;
+  std::vector<EasyPtr> idle_ GUARDED_BY(mu_);  // reset handles, each with its own connection cache
 };
 
 }  // namespace
