@@ -564,7 +564,7 @@ TEST(Tld, FileLikeTldsAreRealTlds) {
 }
 
 TEST(Tld, TableNamesItsSourceAndLicense) {
-  std::ifstream in(std::string(URLGUARD_SOURCE_DIR) + "/core/tld_table.inc");
+  std::ifstream in(std::string(URLGUARD_SOURCE_DIR) + "/url/tld_table.inc");
   ASSERT_TRUE(in) << "cannot open url/tld_table.inc";
   std::string header;
   for (std::string line; std::getline(in, line) && line.starts_with("//");) header += line + "\n";
