@@ -31,6 +31,19 @@ std::vector<uint64_t> RandomSorted(std::mt19937_64& rng, uint64_t n, uint64_t un
 
 // Random content: 1-3 layers of random kinds, sizes from empty to a few thousand (small and huge universes,
 // so r spans 0 to 60 bits), ip prefix bits, now and then a blocked Bloom layer.
+// A snapshot of one layer (default kind) with `n` random fingerprints in a 2^40 universe.
+SnapshotContent OneRandomLayer(std::mt19937_64& rng, const std::string& list_name, uint64_t version, uint64_t n) {
+  SnapshotContent c;
+  c.list_name = list_name;
+  c.version = version;
+  LayerContent l;
+  l.universe = uint64_t{1} << 40;
+  l.fingerprints = RandomSorted(rng, n, l.universe);
+  l.entries = l.fingerprints.size();
+  c.layers.push_back(l);
+  return c;
+}
+
 SnapshotContent RandomContent(std::mt19937_64& rng) {
   SnapshotContent c;
   c.list_name = "list-" + std::to_string(rng() % 1000);
@@ -258,15 +271,8 @@ TEST(SnapshotWriter, RefusesBadInputAndLeavesNoFiles) {
 TEST(SnapshotWriter, DiskFullAtAnyAppendLeavesNoFiles) {
   TempDir dir("snapshot-writer-full");
   std::mt19937_64 rng(99);
-  SnapshotContent c;
-  c.list_name = "full";
-  c.version = 3;
-  LayerContent l;
-  l.kind = LayerKind::kDomain;
-  l.universe = uint64_t{1} << 40;
-  l.fingerprints = RandomSorted(rng, 20000, l.universe);
-  l.entries = l.fingerprints.size();
-  c.layers.push_back(l);
+  SnapshotContent c = OneRandomLayer(rng, "full", 3, 20000);
+  c.layers[0].kind = LayerKind::kDomain;
   const std::string expected = *BuildSnapshot(c);
   SnapshotWriterOptions options;
   options.buffer_bytes = 4096;  // many appends, to the file and to both spills
@@ -308,14 +314,7 @@ TEST(SnapshotWriter, WritesOnlyToTheSinkAndSpillsItIsHanded) {
     }
   }
   // A layer large enough for tiny buffers to spill both regions.
-  SnapshotContent c;
-  c.list_name = "spill";
-  c.version = 1;
-  LayerContent l;
-  l.universe = uint64_t{1} << 40;
-  l.fingerprints = RandomSorted(rng, 5000, l.universe);
-  l.entries = l.fingerprints.size();
-  c.layers.push_back(l);
+  SnapshotContent c = OneRandomLayer(rng, "spill", 1, 5000);
   SnapshotWriterOptions options;
   options.buffer_bytes = 256;
   StringSink out;
@@ -339,14 +338,7 @@ TEST(SnapshotWriter, ASinkErrorComesBackUnchangedAndKillsTheWriter) {
     uint64_t written_ = 0;
   };
   std::mt19937_64 rng(11);
-  SnapshotContent c;
-  c.list_name = "sink";
-  c.version = 1;
-  LayerContent l;
-  l.universe = uint64_t{1} << 40;
-  l.fingerprints = RandomSorted(rng, 5000, l.universe);
-  l.entries = l.fingerprints.size();
-  c.layers.push_back(l);
+  SnapshotContent c = OneRandomLayer(rng, "sink", 1, 5000);
   FailingSink out;
   StringSpills spills;
   SnapshotWriterOptions options;
