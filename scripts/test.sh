@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Every test: install dependencies, then
-#   1. a -Werror Release build with the Qt demo browser and the benchmarks (bench/, built so that the commands of
+#   1. a -Werror build with the Qt demo browser and the benchmarks (bench/, built so that the commands of
 #      docs/performance.md keep working; no timing is asserted) and the whole CTest suite (unit, end-to-end, C API,
-#      CLI, install, headless browser, the layer and citation checks),
+#      CLI, install, headless browser, the layer and citation checks). RelWithDebInfo, not Release: GCC 12 at -O3
+#      reports -Warray-bounds false positives through inlined std::string_view (http/framing_test.cc), which
+#      -Werror would turn into failures; the benchmarks' sources are the same at either level,
 #   2. the Debian packages (debian/): built, installed, smoke-tested and purged (tests/package_test.sh),
 #   3. an ASan+UBSan build (-O1, so the suite runs at a useful speed) and the same suite,
 #   4. a ThreadSanitizer build of the concurrency tests (lookups during generation swaps),
@@ -38,7 +40,7 @@ run_suite() {  # NAME BUILD_DIR CMAKE_ARGS...
   ctest --test-dir "$dir" -j"$jobs" --output-on-failure
 }
 
-run_suite "release" build-test -DCMAKE_BUILD_TYPE=Release -DURLGUARD_BUILD_DEMO=ON -DURLGUARD_BUILD_BENCH=ON
+run_suite "release" build-test -DCMAKE_BUILD_TYPE=RelWithDebInfo -DURLGUARD_BUILD_DEMO=ON -DURLGUARD_BUILD_BENCH=ON
 
 stage "debian packages: dpkg-buildpackage, lintian, apt-get install, smoke tests, apt-get purge"
 tests/package_test.sh build-pkg
