@@ -27,7 +27,7 @@ jobs=$(nproc)
 if command -v ccache > /dev/null; then
   export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
 fi
-fuzz_seconds=${URLGUARD_FUZZ_SECONDS:-10}
+fuzz_seconds=${URLGUARD_FUZZ_SECONDS:-5}
 
 stage() { echo "== [$((SECONDS / 60)) min $((SECONDS % 60)) s] $* =="; }
 

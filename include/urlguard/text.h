@@ -32,7 +32,10 @@ namespace urlguard {
 // One lookup expression of a URL: host suffix + path prefix, without scheme ("a.b.example/1/2.html?x=1").
 struct UrlExpression {
   std::string expression;
-  Layer layer = Layer::kUrl;  // kDomain for a whole host ("a.b.example/"), kIp for an IP host, else kUrl
+  // kDomain for a whole host ("a.b.example/", and an IP host's "1.2.3.4/"), else kUrl. Never kIp: the ip layer
+  // is probed with the address's prefix expressions, one per prefix length a list's ip layer holds, which
+  // depend on the list and are not in this list of expressions.
+  Layer layer = Layer::kUrl;
   std::string sha256_hex;     // SHA-256 of `expression`, lower-case hex; its first 8 digits are the
                               // verification prefix
 };
