@@ -4,12 +4,14 @@
 // URL canonicalization (Safe Browsing v4 "URLs and Hashing"; v5 for IPv6 hosts) and lookup expressions.
 //
 // Why it is written this way:
-// - Every URL a lookup sees goes through here, and the whole lookup budget is 1.5 us (of which about
-//   ten SHA-256 calls take 0.6 us). So the common case (ASCII, no escapes) is a handful of linear passes
-//   over a stack copy of the input, with the outputs written straight into the caller's strings
-//   (whose capacity is reused). Measured on the project machine (2.3 GHz Xeon VM, g++ -O2, CPU time):
-//   Canonicalize about 170 ns for a typical 60-byte URL, MakeExpressions about 150 ns for its 20
-//   expressions; a fully escaped 106-byte URL about 420 ns; hostile 8 KiB inputs 10-40 us.
+// - Every URL a lookup sees goes through here, and a whole lookup is meant to cost well under 1 us. An
+//   input that is already canonical (97% of the bench's browsing URLs) takes the fast path ("fast path"
+//   below: one 16-byte-at-a-time scan, then copies); every other input is a handful of linear passes over
+//   a stack copy, with the outputs written straight into the caller's strings (whose capacity is reused).
+//   MakeExpressions copies the URL once and points every expression into that copy. bench/canon_bench
+//   measures both against the full algorithm: about 1 200 instructions per browsing URL for Canonicalize
+//   (a third of them the 1% of IDN hosts, through libidn2) and 680 more for the expressions and their
+//   XXH3 keys; hostile 8 KiB inputs cost 10-40 us.
 // - The spec's "repeatedly percent-unescape until nothing changes" costs O(n) per round and up to n/2
 //   rounds, i.e. quadratic on hostile input. UnescapeInPlace() computes the same fixed point in one pass
 //   (see the proof sketch there), so every input costs O(size), and it still reports the round count so
@@ -731,17 +733,17 @@ size_t PathStrings(const CanonicalUrl& url, PathString out[6]) {
 
 // ---- fast path ----------------------------------------------------------------------------------------
 //
-// Most URLs a client sees are already canonical: "https://www.example.com/a/b.html?x=1". For those, every rule
-// above is the identity, so checking is enough and the parts are copied out. FastCanonicalize() takes an input
-// only when it can show that the full algorithm would return exactly its parts; anything else (escapes, upper
-// case, userinfo, ports, dot segments, IPv4 spellings other than dotted decimal, ...) goes the full way.
-// internal::CanonicalizeFullPath() runs the full way alone; url_canon_test.cc and the url_canon fuzz target
-// check that both agree on every input the fast path takes.
+// Most URLs a client sees are already canonical: "https://www.example.com/a/b.html?x=1". For those, every
+// rule above is the identity, so checking is enough and the parts are copied out. FastCanonicalize() takes an
+// input only when it can show that the full algorithm would return exactly its parts; anything else (escapes,
+// upper case, userinfo, ports, dot segments, IPv4 spellings other than dotted decimal, ...) goes the full
+// way. internal::CanonicalizeFullPath() runs the full way alone; url_canon_test.cc and the url_canon fuzz
+// target check that both agree on every input the fast path takes.
 //
-// Cost (bench/canon_bench, callgrind): one 16-bytes-at-a-time scan of the whole input finds the first byte that
-// needs work and the '?', then the host and the path are checked byte by byte with a class table, and the
-// three parts are copied out. The browsing URLs of bench/lookup_bench take this path 97% of the time; the rest
-// are IDN hosts (libidn2, tens of microseconds of instructions), escapes and other IP spellings.
+// Cost (bench/canon_bench, callgrind): one 16-bytes-at-a-time scan of the whole input finds the first byte
+// that needs work and the '?', then the host and the path are checked byte by byte with a class table, and
+// the three parts are copied out. The browsing URLs of bench/lookup_bench take this path 97% of the time; the
+// rest are IDN hosts (libidn2, tens of microseconds of instructions), escapes and other IP spellings.
 
 // The bytes the fast path stops its scan at: those that rules 1-3 and 7 would strip, remove, unescape or
 // escape ('\' is a path separator before the query, so not canonical either), and '#', where the fragment is
@@ -751,8 +753,8 @@ constexpr bool IsFastStopByte(unsigned char c) {
 }
 
 struct FastScan {
-  size_t stop;     // the first stop byte, or n
-  size_t query;    // the first '?' before `stop`, or `stop`
+  size_t stop;   // the first stop byte, or n
+  size_t query;  // the first '?' before `stop`, or `stop`
   // The first k >= kFirstSegmentCheck (past the "//" of "http://" and the host's first byte) before `stop`
   // where b[k - 1] is '/' and b[k] is '/' or '.', or `stop`: where an empty, "." or ".." path segment could
   // begin. A host holds no '/', so one before `query` is in the path; most paths have none.
@@ -773,7 +775,8 @@ inline unsigned Masks16(__m128i v, __m128i prev, unsigned* query, unsigned* segm
   const __m128i slash = _mm_set1_epi8('/');
   const __m128i slash_or_dot = _mm_or_si128(_mm_cmpeq_epi8(v, slash), _mm_cmpeq_epi8(v, _mm_set1_epi8('.')));
   *query = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('?'))));
-  *segment = static_cast<unsigned>(_mm_movemask_epi8(_mm_and_si128(_mm_cmpeq_epi8(prev, slash), slash_or_dot)));
+  *segment =
+      static_cast<unsigned>(_mm_movemask_epi8(_mm_and_si128(_mm_cmpeq_epi8(prev, slash), slash_or_dot)));
   return static_cast<unsigned>(_mm_movemask_epi8(_mm_andnot_si128(special, printable))) ^ 0xFFFFu;
 }
 #endif
@@ -829,11 +832,11 @@ struct FastHostTable {
   constexpr FastHostTable() : cls() {
     for (int c = 0; c < 256; ++c) {
       const unsigned char u = static_cast<unsigned char>(c);
-      cls[c] = IsDigit(u)                                     ? kDigit
-               : (u >= 'a' && u <= 'f') || u == 'x'           ? kNumberish
-               : IsLower(u) || u == '-'                       ? kNonNumeric
-               : u == '.'                                     ? kDot
-                                                              : kNotHost;
+      cls[c] = IsDigit(u)                           ? kDigit
+               : (u >= 'a' && u <= 'f') || u == 'x' ? kNumberish
+               : IsLower(u) || u == '-'             ? kNonNumeric
+               : u == '.'                           ? kDot
+                                                    : kNotHost;
     }
   }
 };
@@ -851,7 +854,9 @@ bool ParseCanonicalIpv4(const char* h, size_t n, uint8_t v4[4]) {
     }
     const size_t start = i;
     unsigned v = 0;
-    while (i < n && i - start < 3 && IsDigit(static_cast<unsigned char>(h[i]))) v = v * 10 + static_cast<unsigned>(h[i++] - '0');
+    while (i < n && i - start < 3 && IsDigit(static_cast<unsigned char>(h[i]))) {
+      v = v * 10 + static_cast<unsigned>(h[i++] - '0');
+    }
     const size_t len = i - start;
     if (len == 0 || v > 255 || (len > 1 && h[start] == '0')) return false;
     v4[part] = static_cast<uint8_t>(v);
@@ -887,8 +892,8 @@ bool FastCanonicalize(const char* b, size_t n, CanonicalUrl* out) {
   } else {
     return false;
   }
-  // Spec 5: a host of [a-z0-9.-] (no userinfo, no port, no IDN, nothing to lower-case), no leading, trailing or
-  // doubled dot, ending in a label that cannot be a number, or else a dotted-decimal IPv4 address.
+  // Spec 5: a host of [a-z0-9.-] (no userinfo, no port, no IDN, nothing to lower-case), no leading, trailing
+  // or doubled dot, ending in a label that cannot be a number, or else a dotted-decimal IPv4 address.
   const size_t host_begin = scheme + 3;
   const size_t path_end = scan.query;  // the host ends before it too
   size_t i = host_begin;
@@ -915,9 +920,9 @@ bool FastCanonicalize(const char* b, size_t n, CanonicalUrl* out) {
   }
   uint8_t v4[4];
   if (ipv4 && !ParseCanonicalIpv4(b + host_begin, host_end - host_begin, v4)) return false;
-  // Spec 6: a path with no empty, "." or ".." segment (the query is not path-processed). A segment starts after
-  // each '/'; an empty last segment (a trailing '/') is canonical. Only a path where the scan saw "//" or "/."
-  // needs the check ("/.well-known/" passes it).
+  // Spec 6: a path with no empty, "." or ".." segment (the query is not path-processed). A segment starts
+  // after each '/'; an empty last segment (a trailing '/') is canonical. Only a path where the scan saw "//"
+  // or "/." needs the check ("/.well-known/" passes it).
   for (size_t k = scan.segment < path_end ? scan.segment - 1 : path_end; k < path_end; ++k) {
     if (b[k] != '/') continue;
     const size_t rest = path_end - k - 1;  // bytes after this '/'
@@ -1102,22 +1107,36 @@ void ExpressionList::Add(std::string_view host, std::string_view path_and_query)
   ++count_;
 }
 
-// Every expression is a substring of one string, host + path + ("?" + query): a host string is a suffix of the
-// exact host, and every path string is a prefix of the path (+ query) that ends at a '/' or at the path's or the
-// query's end. So the list is that one string plus a (begin, end) pair per expression: one copy of the URL
-// instead of one per expression (of ~8 on average), and hashing reads the bytes the copy just wrote.
+// Bit k set when p[k] == c, for k < n <= 64; p[0..n rounded up to 16) must be readable.
+uint64_t ByteMask64(const char* p, size_t n, char c) {
+  uint64_t mask = 0;
+#if defined(__SSE2__)
+  const __m128i needle = _mm_set1_epi8(c);
+  for (size_t k = 0; k < n; k += 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + k));
+    mask |= static_cast<uint64_t>(static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, needle)))) << k;
+  }
+#else
+  for (size_t k = 0; k < n; ++k) mask |= static_cast<uint64_t>(p[k] == c) << k;
+#endif
+  return n >= 64 ? mask : mask & ((uint64_t{1} << n) - 1);
+}
+
+// Every expression is a substring of one string, host + path + ("?" + query): a host string is a suffix of
+// the exact host, and every path string is a prefix of the path (+ query) that ends at a '/' or at the path's
+// or the query's end. So the list is that one string plus a (begin, end) pair per expression: one copy of the
+// URL instead of one per expression (of ~6 on average), and hashing reads the bytes the copy just wrote. The
+// host strings and path strings are those of HostStrings() and PathStrings() (url_canon_test checks it),
+// found from bit masks of the dots and slashes when host and path are at most 64 bytes.
 void MakeExpressions(const CanonicalUrl& url, ExpressionList* out) {
-  std::string_view hosts[5];
-  PathString paths[6];
-  const size_t host_count = HostStrings(url, hosts);
-  const size_t path_count = PathStrings(url, paths);
   const size_t hn = url.host.size();
   const size_t pn = url.path.size();
-  const bool with_query = path_count > 0 && paths[0].with_query;
+  const bool with_query = url.has_query && !url.query.empty();
   const size_t total = hn + pn + (with_query ? 1 + url.query.size() : 0);
-  // Within the kept capacity after the first URLs: no allocation, and only bytes beyond the old size are
-  // zeroed before they are overwritten.
-  out->buffer_.resize(total);
+  // 16 bytes of slack for ByteMask64's loads. Within the kept capacity after the first URLs: no allocation,
+  // and only bytes beyond the old size are zeroed before they are overwritten.
+  constexpr size_t kSlack = 16;
+  out->buffer_.resize(total + kSlack);
   char* d = out->buffer_.data();
   std::memcpy(d, url.host.data(), hn);
   std::memcpy(d + hn, url.path.data(), pn);
@@ -1125,16 +1144,52 @@ void MakeExpressions(const CanonicalUrl& url, ExpressionList* out) {
     d[hn + pn] = '?';
     std::memcpy(d + hn + pn + 1, url.query.data(), url.query.size());
   }
+  uint32_t begins[5];
   uint32_t ends[6];
-  for (size_t p = 0; p < path_count; ++p) {
-    ends[p] = static_cast<uint32_t>(hn + paths[p].path.size() + (paths[p].with_query ? 1 + url.query.size() : 0));
+  size_t host_count = 0, path_count = 0;
+  if (hn <= 64 && pn <= 64) {
+    // Spec: the exact host, then the suffixes of the last 5, 4, 3, 2 components (none for IP hosts).
+    begins[host_count++] = 0;
+    if (url.host_kind == HostKind::kName) {
+      uint64_t dots = ByteMask64(d, hn, '.');
+      uint32_t starts[6];
+      size_t found = 0;
+      while (dots != 0 && found < 5) {
+        const unsigned last = 63u - static_cast<unsigned>(__builtin_clzll(dots));
+        starts[++found] = last + 1;
+        dots &= ~(uint64_t{1} << last);
+      }
+      for (size_t k = found; k >= 2; --k) begins[host_count++] = starts[k];
+    }
+    // Spec: the path with the query, the path, then "/" and the prefixes ending at the first 1-3 slashes
+    // after the root that have more path after them.
+    if (with_query) ends[path_count++] = static_cast<uint32_t>(total);
+    if (pn != 1) ends[path_count++] = static_cast<uint32_t>(hn + pn);
+    ends[path_count++] = static_cast<uint32_t>(hn + 1);
+    uint64_t slashes = pn >= 2 ? ByteMask64(d + hn, pn - 1, '/') & ~uint64_t{1} : 0;
+    for (int c = 0; c < 3 && slashes != 0; ++c) {
+      ends[path_count++] = static_cast<uint32_t>(hn + static_cast<size_t>(__builtin_ctzll(slashes)) + 1);
+      slashes &= slashes - 1;
+    }
+  } else {
+    std::string_view hosts[5];
+    PathString paths[6];
+    host_count = HostStrings(url, hosts);
+    path_count = PathStrings(url, paths);
+    for (size_t h = 0; h < host_count; ++h) {
+      begins[h] = static_cast<uint32_t>(hosts[h].data() - url.host.data());
+    }
+    for (size_t p = 0; p < path_count; ++p) {
+      ends[p] =
+          static_cast<uint32_t>(hn + paths[p].path.size() + (paths[p].with_query ? 1 + url.query.size() : 0));
+    }
   }
+  out->buffer_.resize(total);
   // Host strings are distinct and so are path strings, so no expression repeats; 5 x 6 fit kMaxExpressions.
   size_t count = 0;
   for (size_t h = 0; h < host_count; ++h) {
-    const uint32_t begin = static_cast<uint32_t>(hosts[h].data() - url.host.data());
     for (size_t p = 0; p < path_count; ++p) {
-      out->begin_[count] = begin;
+      out->begin_[count] = begins[h];
       out->end_[count] = ends[p];
       // The root path "/" is the only path string of length 1 ("/" + query has a non-empty query).
       out->host_root_[count] = ends[p] == hn + 1;

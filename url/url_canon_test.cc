@@ -866,7 +866,8 @@ void ExpectExpressionsAsReference(const std::string& input, ExpressionList* list
   for (size_t i = 0; i < want.size(); ++i) {
     EXPECT_EQ((*list)[i], want[i]) << Printable(input) << " #" << i;
     EXPECT_EQ(list->is_host_root(i), want_root[i]) << Printable(input) << " #" << i;
-    EXPECT_EQ(std::string_view(list->data() + list->begins()[i], list->ends()[i] - list->begins()[i]), want[i]);
+    EXPECT_EQ(std::string_view(list->data() + list->begins()[i], list->ends()[i] - list->begins()[i]),
+              want[i]);
   }
 }
 
@@ -880,7 +881,8 @@ TEST(UrlCanonExpressions, AgreeWithTheReference) {
     ExpectExpressionsAsReference(row.fields[1], &list);
   }
   std::mt19937 rng(5);
-  const std::vector<std::string> hosts = {"a", "b.c", "www.ex-ample.co.uk", "1.2.3.4", "[::1]", "x.y.z.w.v.u.t"};
+  const std::vector<std::string> hosts = {"a",       "b.c",   "www.ex-ample.co.uk",
+                                          "1.2.3.4", "[::1]", "x.y.z.w.v.u.t"};
   const std::vector<std::string> segments = {"a", "bb", "c.html", "", ".", "..", "%41", "d e"};
   const std::vector<std::string> queries = {"", "?", "?q", "?a=1&b=/x/", "#f", "?q#f"};
   for (int i = 0; i < 5000; ++i) {
@@ -897,15 +899,16 @@ TEST(UrlCanonExpressions, AgreeWithTheReference) {
 // The fast path takes dotted-decimal IPv4 hosts in canonical form; every other spelling of a number goes the
 // full way. Both must agree on each of them (host, kind and address bytes).
 TEST(UrlCanonFastPath, AgreesWithTheFullAlgorithmOnIpv4Hosts) {
-  for (const char* url : {"http://1.2.3.4/", "https://0.0.0.0/", "http://255.255.255.255/x?y", "http://256.1.1.1/",
-                          "http://01.2.3.4/", "http://1.2.3/", "http://1.2.3.4.5/", "http://1.2.3.04/",
-                          "http://1.2.3.4./", "http://.1.2.3.4/", "http://1..2.3/", "http://100.200.30.4?x",
-                          "http://1.2.3.4#f", "http://a1.2.3.4/", "http://1.2.3.4a/", "http://0x1.2.3.4/"}) {
+  for (const char* url :
+       {"http://1.2.3.4/", "https://0.0.0.0/", "http://255.255.255.255/x?y", "http://256.1.1.1/",
+        "http://01.2.3.4/", "http://1.2.3/", "http://1.2.3.4.5/", "http://1.2.3.04/", "http://1.2.3.4./",
+        "http://.1.2.3.4/", "http://1..2.3/", "http://100.200.30.4?x", "http://1.2.3.4#f", "http://a1.2.3.4/",
+        "http://1.2.3.4a/", "http://0x1.2.3.4/"}) {
     ExpectSameAsFullPath(url);
   }
   std::mt19937 rng(11);
-  const std::vector<std::string> parts = {"0", "1", "9", "10", "99", "100", "199", "249", "255", "256",
-                                          "300", "00", "01", "1000", "0x1", "a", ""};
+  const std::vector<std::string> parts = {"0",   "1",   "9",  "10", "99",   "100", "199", "249", "255",
+                                          "256", "300", "00", "01", "1000", "0x1", "a",   ""};
   for (int i = 0; i < 20000; ++i) {
     std::string url = rng() % 2 ? "http://" : "https://";
     const int n = 3 + static_cast<int>(rng() % 3);
