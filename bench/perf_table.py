@@ -19,6 +19,8 @@ Row ids this table expects (also listed in docs/performance.md, "Issue 11 table"
   lookup_1t_us               library, one thread, median us per URL end to end (bench/lookup_bench);
                              baselines e.g. blocked_bloom_us, unordered_set_us, sqlite_us
   lookup_2t_mups             library, two threads, M URLs/s (bench/lookup_bench)
+  canon_ns                   Canonicalize per URL, ns; baselines cpu_ns, full_path (bench/canon_bench)
+  canon_expr_keys_ns         Canonicalize + expressions + XXH3 keys per URL, ns; baselines cpu_ns, one_by_one
   cli_plain_us               `urlguard check -` plain, us per line; baseline dcso_bloom_check_us (bench/cli_bench.py)
   cli_json_us                `urlguard check --json -`, us per line; baselines cli_plain_us, json_over_plain
   dcso_must_hit_pct          share of must-hit spellings DCSO bloom finds; baseline urlguard_must_hit_pct
@@ -168,6 +170,7 @@ def main():
         ("bench_corpus", [os.path.join(bench, "bench_corpus"), "--entries", str(a.entries), "--urls", str(a.urls),
                           "--out", work]),
         ("lookup_bench", [os.path.join(bench, "lookup_bench"), "--benchmark_min_time=0.5"]),
+        ("canon_bench", [os.path.join(bench, "canon_bench"), "--json"]),
         ("cli_bench", [sys.executable, os.path.join(HERE, "cli_bench.py"), "--build-dir", build, "--dir", work,
                        "--json"]),
         ("redis_getbit_bench", [os.path.join(bench, "redis_getbit_bench"), "--dir", work, "--json"]),

@@ -38,8 +38,9 @@ void FilterChain::HashExpressions(LookupScratch* s) const {
   MakeExpressions(s->url, &s->expressions);
   const size_t n = s->expressions.size();
   if (uses_[static_cast<size_t>(KeyHashKind::kXxh3)]) {
-    uint64_t* keys = s->keys[static_cast<size_t>(KeyHashKind::kXxh3)];
-    for (size_t i = 0; i < n; ++i) keys[i] = Xxh3Key(s->expressions[i]);
+    // One pass over the expressions, all substrings of one buffer (MakeExpressions copies the URL once).
+    const ExpressionList& e = s->expressions;
+    Xxh3KeysOfSubstrings(e.data(), e.begins(), e.ends(), n, s->keys[static_cast<size_t>(KeyHashKind::kXxh3)]);
   }
   if (uses_[static_cast<size_t>(KeyHashKind::kSha256Prefix)]) {
     uint64_t* keys = s->keys[static_cast<size_t>(KeyHashKind::kSha256Prefix)];

@@ -40,6 +40,12 @@ const char* KeyHashKindName(KeyHashKind kind);  // "sha256-prefix", "xxh3-64"
 uint64_t Xxh3Key(const void* data, size_t size);
 inline uint64_t Xxh3Key(std::string_view s) { return Xxh3Key(s.data(), s.size()); }
 
+// keys[i] = Xxh3Key(base + begin[i], end[i] - begin[i]) for i < n (begin[i] <= end[i]): the keys of n
+// substrings of one buffer, in one call, so that XXH3's short-input code runs inline in one loop (a lookup
+// hashes about 6 expressions, all substrings of one string: url/url_canon.h, ExpressionList).
+void Xxh3KeysOfSubstrings(const char* base, const uint32_t* begin, const uint32_t* end, size_t n,
+                          uint64_t* keys);
+
 // The first 8 bytes of SHA-256(s), big-endian.
 uint64_t Sha256PrefixKey(std::string_view s);
 

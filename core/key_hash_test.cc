@@ -6,6 +6,7 @@
 
 #include <set>
 #include <string>
+#include <vector>
 
 #include "core/sha256.h"
 
@@ -31,6 +32,30 @@ TEST(KeyHash, KindsAndNames) {
   EXPECT_EQ(KeyHash(KeyHashKind::kSha256Prefix, "a.example/"), DigestPrefix64(Sha256("a.example/")));
   EXPECT_STREQ(KeyHashKindName(KeyHashKind::kXxh3), "xxh3-64");
   EXPECT_STREQ(KeyHashKindName(KeyHashKind::kSha256Prefix), "sha256-prefix");
+}
+
+// The batch form gives exactly Xxh3Key of each substring (and so the pinned values above), for every length
+// class of XXH3 (0, 1-3, 4-8, 9-16, 17-128, 129-240, over 240 bytes).
+TEST(KeyHash, SubstringBatchEqualsOneByOne) {
+  std::string buffer;
+  for (int i = 0; i < 600; ++i) buffer.push_back(static_cast<char>('a' + i * 7 % 26));
+  std::vector<uint32_t> begin, end;
+  for (uint32_t b : {0u, 1u, 5u, 77u}) {
+    for (uint32_t len : {0u, 1u, 3u, 4u, 8u, 9u, 16u, 17u, 100u, 128u, 129u, 240u, 241u, 500u}) {
+      begin.push_back(b);
+      end.push_back(b + len);
+    }
+  }
+  std::vector<uint64_t> keys(begin.size(), 0);
+  Xxh3KeysOfSubstrings(buffer.data(), begin.data(), end.data(), begin.size(), keys.data());
+  for (size_t i = 0; i < begin.size(); ++i) {
+    EXPECT_EQ(keys[i], Xxh3Key(std::string_view(buffer).substr(begin[i], end[i] - begin[i]))) << i;
+  }
+  const uint32_t b0 = 0, e0 = 26;
+  const std::string doc = "evil.example/login.php?x=1";
+  uint64_t one = 0;
+  Xxh3KeysOfSubstrings(doc.data(), &b0, &e0, 1, &one);
+  EXPECT_EQ(one, 0x723e9703898b2e85ull);
 }
 
 // Fingerprints take the high bits of h * U: a sanity check that the seeded hash spreads short, similar

@@ -100,31 +100,34 @@ class ExpressionList {
  public:
   size_t size() const { return count_; }
   std::string_view operator[](size_t i) const {
-    return std::string_view(buffer_).substr(begin_[i], end_[i] - begin_[i]);
+    return std::string_view(buffer_.data() + begin_[i], end_[i] - begin_[i]);
   }
   // True when expression i is a whole host ("a.b.c/": path "/" and no query): the expressions probed in
   // the domain layer. All others are probed in the url layer.
   bool is_host_root(size_t i) const { return host_root_[i]; }
   // How many distinct host strings the URL produced (1 for IP hosts).
   size_t host_count() const { return host_count_; }
+  // Expression i is data()[begins()[i], ends()[i]), for hashing them all in one loop
+  // (core/key_hash.h, Xxh3KeysOfSubstrings).
+  const char* data() const { return buffer_.data(); }
+  const uint32_t* begins() const { return begin_; }
+  const uint32_t* ends() const { return end_; }
 
   void Clear() {
     buffer_.clear();
     count_ = 0;
     host_count_ = 0;
   }
-  // Appends unless the expression is already present or the list is full. Used by MakeExpressions.
+  // Appends host + path_and_query unless the expression is already present or the list is full. (Not used
+  // by MakeExpressions, whose expressions are distinct by construction.)
   void Add(std::string_view host, std::string_view path_and_query);
   void set_host_count(size_t n) { host_count_ = n; }
 
  private:
   friend void MakeExpressions(const CanonicalUrl& url, ExpressionList* out);
-  // Writes host + path (+ '?' + query when with_query) at d, inside buffer_ (already sized by the
-  // caller), records it without the duplicate check, and returns the end. The caller guarantees the
-  // expression is new and the list is not full.
-  char* AppendUnchecked(char* d, std::string_view host, std::string_view path, std::string_view query,
-                        bool with_query);
 
+  // Expression i is buffer_[begin_[i], end_[i]). MakeExpressions() writes one string (host + path + query)
+  // that holds all of a URL's expressions as substrings; Add() appends each expression whole.
   std::string buffer_;
   uint32_t begin_[kMaxExpressions] = {};
   uint32_t end_[kMaxExpressions] = {};
@@ -138,8 +141,8 @@ class ExpressionList {
 // IP hosts give only the exact host. Path strings are the exact path with the query, the exact path
 // without the query, and up to 4 paths formed by starting at the root and successively appending path
 // components, each ending in '/'. An empty query ("?" with nothing after) gives no "path?" string.
-// `url` must come from a successful Canonicalize(). `out` is cleared first. Never allocates once
-// `out` has held expressions as long as these.
+// `url` must come from a successful Canonicalize(). `out` is overwritten. Never allocates once `out` has
+// held the expressions of a URL as long as this one (one copy of host + path + query holds them all).
 void MakeExpressions(const CanonicalUrl& url, ExpressionList* out);
 
 // ---- internal: the component steps, exposed for the vector tests (fixtures/vectors/components.tsv) ----

@@ -847,6 +847,99 @@ TEST(UrlCanonFastPath, AgreesWithTheFullAlgorithmOnTheVectors) {
   }
 }
 
+// The obvious reference for MakeExpressions(): every host string with every path string, in order, each
+// expression copied whole, is_host_root when the path string is "/".
+void ExpectExpressionsAsReference(const std::string& input, ExpressionList* list) {
+  CanonicalUrl url;
+  if (!Canonicalize(input, &url).ok()) return;
+  MakeExpressions(url, list);
+  std::vector<std::string> want;
+  std::vector<bool> want_root;
+  for (const std::string& h : internal::LookupHosts(url)) {
+    for (const std::string& p : internal::LookupPaths(url)) {
+      want.push_back(h + p);
+      want_root.push_back(p == "/");
+    }
+  }
+  ASSERT_EQ(list->size(), want.size()) << Printable(input);
+  EXPECT_EQ(list->host_count(), internal::LookupHosts(url).size()) << Printable(input);
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ((*list)[i], want[i]) << Printable(input) << " #" << i;
+    EXPECT_EQ(list->is_host_root(i), want_root[i]) << Printable(input) << " #" << i;
+    EXPECT_EQ(std::string_view(list->data() + list->begins()[i], list->ends()[i] - list->begins()[i]),
+              want[i]);
+  }
+}
+
+// MakeExpressions() writes the URL once and points into it: the same expressions as the reference, on the
+// vectors and on near-canonical URLs, with one list reused for all (so stale bytes of a longer URL cannot
+// leak into a shorter one's expressions).
+TEST(UrlCanonExpressions, AgreeWithTheReference) {
+  ExpressionList list;
+  for (const Row& row : ReadVectors("canonicalization.tsv", {"input", "expected", "source"})) {
+    ExpectExpressionsAsReference(row.fields[0], &list);
+    ExpectExpressionsAsReference(row.fields[1], &list);
+  }
+  std::mt19937 rng(5);
+  const std::vector<std::string> hosts = {"a",       "b.c",   "www.ex-ample.co.uk",
+                                          "1.2.3.4", "[::1]", "x.y.z.w.v.u.t"};
+  const std::vector<std::string> segments = {"a", "bb", "c.html", "", ".", "..", "%41", "d e"};
+  const std::vector<std::string> queries = {"", "?", "?q", "?a=1&b=/x/", "#f", "?q#f"};
+  for (int i = 0; i < 5000; ++i) {
+    std::string url = "http://" + hosts[rng() % hosts.size()];
+    const int depth = static_cast<int>(rng() % 7);
+    for (int d = 0; d < depth; ++d) url += "/" + segments[rng() % segments.size()];
+    if (rng() % 2) url += "/";
+    url += queries[rng() % queries.size()];
+    ExpectExpressionsAsReference(url, &list);
+    if (HasFailure()) return;
+  }
+}
+
+// The fast path takes dotted-decimal IPv4 hosts in canonical form; every other spelling of a number goes the
+// full way. Both must agree on each of them (host, kind and address bytes).
+TEST(UrlCanonFastPath, AgreesWithTheFullAlgorithmOnIpv4Hosts) {
+  for (const char* url :
+       {"http://1.2.3.4/", "https://0.0.0.0/", "http://255.255.255.255/x?y", "http://256.1.1.1/",
+        "http://01.2.3.4/", "http://1.2.3/", "http://1.2.3.4.5/", "http://1.2.3.04/", "http://1.2.3.4./",
+        "http://.1.2.3.4/", "http://1..2.3/", "http://100.200.30.4?x", "http://1.2.3.4#f", "http://a1.2.3.4/",
+        "http://1.2.3.4a/", "http://0x1.2.3.4/"}) {
+    ExpectSameAsFullPath(url);
+  }
+  std::mt19937 rng(11);
+  const std::vector<std::string> parts = {"0",   "1",   "9",  "10", "99",   "100", "199", "249", "255",
+                                          "256", "300", "00", "01", "1000", "0x1", "a",   ""};
+  for (int i = 0; i < 20000; ++i) {
+    std::string url = rng() % 2 ? "http://" : "https://";
+    const int n = 3 + static_cast<int>(rng() % 3);
+    for (int k = 0; k < n; ++k) url += (k ? "." : "") + parts[rng() % (rng() % 4 ? 9 : parts.size())];
+    url += rng() % 2 ? "/" : "/a?b";
+    ExpectSameAsFullPath(url);
+    if (HasFailure()) return;
+  }
+}
+
+// Longer URLs, so that the fast path's 16-byte scan meets every case at every offset: a "//", "/." or "/.."
+// across a block boundary, in the overlapping last block, in the query (where it is canonical), after a '#'.
+TEST(UrlCanonFastPath, AgreesWithTheFullAlgorithmOnLongUrls) {
+  std::mt19937 rng(23);
+  const std::vector<std::string> hosts = {"a.com", "www.example-host.co.uk", "1.2.3.4", "x.y", "deadbeef.cafe"};
+  const std::vector<std::string> segments = {"a", "bb", "ccc", ".", "..", "", ".w", "x.y", "..z", "index.html"};
+  const std::vector<std::string> tails = {"", "?", "?a=/./b", "?q//x", "#/../", "?x#y", "/"};
+  int fast_shaped = 0;
+  for (int i = 0; i < 40000; ++i) {
+    std::string url = (rng() % 2 ? "https://" : "http://") + hosts[rng() % hosts.size()];
+    const int depth = static_cast<int>(rng() % 12);
+    for (int d = 0; d < depth; ++d) url += "/" + segments[rng() % (rng() % 3 ? 3 : segments.size())];
+    url += tails[rng() % tails.size()];
+    ExpectSameAsFullPath(url);
+    if (HasFailure()) return;
+    CanonicalUrl c;
+    fast_shaped += Canonicalize(url, &c).ok() && c.Spec() == url;
+  }
+  EXPECT_GT(fast_shaped, 5000);
+}
+
 // URLs built from pieces that sit on each boundary of the fast path: dots and dot segments, numeric-looking
 // labels (hex, octal, "0x"), ports, userinfo, upper case, escapes, empty segments, queries and fragments.
 TEST(UrlCanonFastPath, AgreesWithTheFullAlgorithmOnNearCanonicalUrls) {
