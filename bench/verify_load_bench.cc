@@ -12,16 +12,19 @@
 //      (getrusage minus the client thread's CLOCK_THREAD_CPUTIME_ID), since the machine is shared.
 //
 //   verify_load_bench [--hashes N] [--seconds S] [--connections C] [--workers W] [--dir DIR] [--no-sqlite]
-//                     [--serve SECONDS] [--load PORT [--requests N]] [--json]
+//                     [--serve SECONDS] [--load PORT [--requests N]] [--head-bytes N] [--json]
 //
 // --json (or URLGUARD_BENCH_JSON=1) prints one JSON row per line for bench/perf_table.py:
 //   verify_rps            req/s, file source; baselines: sqlite_store (same run)
 //   verify_rps_<size>     the same, named by hash count (verify_rps_1m, verify_rps_10m, verify_rps_100m)
 //   verify_server_cpu_us  server CPU per request; baselines: sqlite_store
+//   verify_server_allocs  server malloc/calloc/realloc calls per request; baselines: sqlite_store
 //   verify_lookup_us      one 5-prefix lookup, no HTTP; baselines: sqlite_store
 // --serve S: instead of measuring, serve the file source on 127.0.0.1 for S seconds (for wrk or callgrind);
 // --load PORT: only the load generator, against that port (e.g. a --serve process under valgrind); with
 // --requests N it sends exactly N requests and stops (instructions per request = callgrind total / N).
+// --head-bytes N: also serve with max_head_bytes N (MHD's per-connection pool, zeroed after every request; the
+// server's default is 32 KiB) and print that run beside the default one.
 // The repository is cached in DIR (default /tmp/urlguard-verify-bench-N) across runs.
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -371,8 +374,10 @@ struct HttpRun {
   uint64_t errors = 0;
 };
 
+// head_bytes > 0 overrides the server's max_head_bytes (MHD's per-connection pool, which MHD zeroes at the end of
+// every request: a measurement of that cost, not a setting the server uses).
 Result<HttpRun> Serve(const std::string& dir, std::unique_ptr<VerifyHashSource> source, int workers, int connections,
-                      double seconds, const std::vector<std::string>& requests) {
+                      double seconds, const std::vector<std::string>& requests, size_t head_bytes = 0) {
   ServerOptions options;
   options.repo_dir = dir;
   options.throttle_threshold = 59;   // the abuse guard stays on every request's path but never refuses
@@ -381,9 +386,11 @@ Result<HttpRun> Serve(const std::string& dir, std::unique_ptr<VerifyHashSource> 
   URLGUARD_ASSIGN_OR_RETURN(auto app, ServerApp::Create(options, Env::Default(), std::move(source)));
   URLGUARD_ASSIGN_OR_RETURN(ListenAddress listen, ParseLoopbackListenAddress("127.0.0.1:0"));
   ServerApp* a = app.get();
+  HttpServerOptions http_options = ServerHttpOptions(options, listen);
+  if (head_bytes > 0) http_options.max_head_bytes = head_bytes;
   URLGUARD_ASSIGN_OR_RETURN(
       auto http, HttpServer::Start(
-                     ServerHttpOptions(options, listen), [a](const HttpRequest& req) { return a->Handle(req); },
+                     http_options, [a](const HttpRequest& req) { return a->Handle(req); },
                      [a](const HttpRequest& head) { return a->HandleHead(head); }));
   RunLoad(http->port(), connections, 0.3, requests);  // warm-up: connections, caches, page faults
   LoadResult load;
@@ -422,6 +429,7 @@ int Main(int argc, char** argv) {
   double seconds = 5;
   int connections = 8, workers = 2, serve = 0, load_port = 0;
   uint64_t max_requests = 0;
+  size_t head_bytes = 0;
   bool sqlite = true, json = std::getenv("URLGUARD_BENCH_JSON") != nullptr;
   std::string dir;
   for (int i = 1; i < argc; ++i) {
@@ -437,10 +445,11 @@ int Main(int argc, char** argv) {
     else if (a == "--json") json = true;
     else if (a == "--load") load_port = std::atoi(next());
     else if (a == "--requests") max_requests = std::strtoull(next(), nullptr, 10);
+    else if (a == "--head-bytes") head_bytes = std::strtoull(next(), nullptr, 10);
     else {
       std::fprintf(stderr,
                    "usage: verify_load_bench [--hashes N] [--seconds S] [--connections C] [--workers W] [--dir DIR]"
-                   " [--no-sqlite] [--serve SECONDS] [--load PORT [--requests N]] [--json]\n");
+                   " [--no-sqlite] [--serve SECONDS] [--load PORT [--requests N]] [--head-bytes N] [--json]\n");
       return 4;
     }
   }
@@ -499,6 +508,14 @@ int Main(int argc, char** argv) {
   // 2. Through HTTP.
   auto file_run = Serve(dir, FileHashSource::Open(env, dir + "/private/lists"), workers, connections, seconds, requests);
   if (!file_run.ok()) return Fail(file_run.status());
+  // The same with a smaller MHD pool (--head-bytes): what zeroing the pool per request costs.
+  HttpRun small_pool_run;
+  if (head_bytes > 0) {
+    auto run = Serve(dir, FileHashSource::Open(env, dir + "/private/lists"), workers, connections, seconds, requests,
+                     head_bytes);
+    if (!run.ok()) return Fail(run.status());
+    small_pool_run = *run;
+  }
   HttpRun sqlite_run;
   if (sqlite) {
     auto store = FullHashStore::Open(sqlite_path, /*read_only=*/true, workers);
@@ -523,14 +540,16 @@ int Main(int argc, char** argv) {
   std::printf("%llu hashes, %d connections, %d workers, %.0f s per run, %u cores, load average %.1f\n",
               static_cast<unsigned long long>(hashes), connections, workers, seconds, cores, load1);
   print_run("files", *file_run);
+  if (head_bytes > 0) print_run(("head " + std::to_string(head_bytes)).c_str(), small_pool_run);
   if (sqlite) print_run("sqlite", sqlite_run);
   if (json) {
     const std::string size = SizeName(hashes);
     char note[256];
     std::snprintf(note, sizeof(note),
-                  "%s hashes, loopback, %d conns, %d workers, 1-5 prefixes; server %.1f us CPU/req, client %.1f; "
-                  "load avg %.1f on %u cores",
-                  size.c_str(), connections, workers, file_run->server_cpu_us, file_run->client_cpu_us, load1, cores);
+                  "%s hashes, loopback, %d conns, %d workers, 1-5 prefixes; server %.1f us CPU/req (user %.1f, sys "
+                  "%.1f), %.1f allocations/req; client %.1f; load avg %.1f on %u cores",
+                  size.c_str(), connections, workers, file_run->server_cpu_us, file_run->server_user_us,
+                  file_run->server_sys_us, file_run->server_allocs, file_run->client_cpu_us, load1, cores);
     auto row = [&](const std::string& id, double value, const char* unit, double baseline) {
       std::printf("{\"row\": \"%s\", \"value\": %.2f, \"unit\": \"%s\", \"baselines\": {", id.c_str(), value, unit);
       if (sqlite) std::printf("\"sqlite_store\": %.2f", baseline);
@@ -540,6 +559,9 @@ int Main(int argc, char** argv) {
     row("verify_rps_" + size, file_run->rps, "req/s", sqlite_run.rps);
     row("verify_server_cpu_us", file_run->server_cpu_us, "us", sqlite_run.server_cpu_us);
     row("verify_lookup_us", file_us, "us", sqlite_us);
+    // malloc/calloc/realloc calls of the server per request (MHD's and nlohmann's included); baseline: the
+    // SQLite-backed server of the same run.
+    row("verify_server_allocs", file_run->server_allocs, "allocations", sqlite_run.server_allocs);
   }
   return file_run->errors == 0 && sqlite_run.errors == 0 ? 0 : 1;
 }
