@@ -78,8 +78,26 @@ struct RequestState {
   }
 };
 
-// Per connection (MHD's socket context): its request state, and its peer address text, looked up once.
+// A connection's deadline and phase. Written by the connection's event thread on every request without a lock
+// (atomics: the per-request path takes no shared mutex), read by the sweeper and by AdmitLocked under
+// conns_mutex_, and set by them when they cut the connection.
+struct ConnectionTimes {
+  std::atomic<int64_t> deadline{INT64_MAX};  // Clock ticks (time_since_epoch().count()); INT64_MAX: none
+  std::atomic<bool> waiting_for_head{true};  // no request head in progress to completion: evictable
+
+  void SetDeadline(Clock::time_point t) {
+    deadline.store(t == Clock::time_point::max() ? INT64_MAX : t.time_since_epoch().count(),
+                   std::memory_order_relaxed);
+  }
+  bool Expired(Clock::time_point now) const {
+    return deadline.load(std::memory_order_relaxed) <= now.time_since_epoch().count();
+  }
+};
+
+// Per connection (MHD's socket context): its request state, its deadline, and its peer address text, looked up
+// once. Deleted at NotifyConnection(CLOSED), after its conns_ entry (which points to `times`) is erased.
 struct ConnectionState {
+  ConnectionTimes times;
   RequestState request_state;
   std::string peer_address;
   bool peer_address_known = false;
@@ -356,10 +374,9 @@ class HttpServer::Impl {
  private:
   struct ConnectionEntry {
     int fd = -1;
-    Clock::time_point deadline;
+    ConnectionTimes* times = nullptr;  // the connection's deadline and phase (in its ConnectionState)
     std::string peer;               // the per-peer cap's key (PeerKeyOf)
     uint64_t serial = 0;            // arrival order: the oldest waiting connection is evicted first
-    bool waiting_for_head = true;   // no request head in progress to completion: evictable
     bool counted = false;           // counts toward per_peer_[peer]
     int linger_fd = -1;             // our duplicate of fd after an early answer (lingering close)
   };
@@ -372,20 +389,22 @@ class HttpServer::Impl {
 
   enum class Phase { kUnchanged, kWaitingForHead, kInRequest };
 
-  void SetDeadline(MHD_Connection* connection, Clock::time_point deadline, Phase phase = Phase::kUnchanged)
-      EXCLUDES(conns_mutex_) {
-    MutexLock lock(&conns_mutex_);
-    auto it = conns_.find(connection);
-    if (it == conns_.end()) return;
-    it->second.deadline = deadline;
-    if (phase != Phase::kUnchanged) it->second.waiting_for_head = phase == Phase::kWaitingForHead;
+  // From the connection's own callbacks only (its ConnectionState is alive): no lock (ConnectionTimes).
+  static void SetDeadline(MHD_Connection* connection, Clock::time_point deadline, Phase phase = Phase::kUnchanged) {
+    const MHD_ConnectionInfo* info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    if (info == nullptr || info->socket_context == nullptr) return;
+    ConnectionTimes& times = static_cast<ConnectionState*>(info->socket_context)->times;
+    times.SetDeadline(deadline);
+    if (phase != Phase::kUnchanged) {
+      times.waiting_for_head.store(phase == Phase::kWaitingForHead, std::memory_order_relaxed);
+    }
   }
 
   // Cuts a connection's socket (MHD then sees the end of the stream and closes it). `entry` is in conns_.
   void Cut(ConnectionEntry& entry) REQUIRES(conns_mutex_) {
     ::shutdown(entry.fd, SHUT_RDWR);
-    entry.deadline = Clock::time_point::max();
-    entry.waiting_for_head = false;
+    entry.times->SetDeadline(Clock::time_point::max());
+    entry.times->waiting_for_head.store(false, std::memory_order_relaxed);
   }
 
   // A new connection `entry` from `entry.peer`: counts it, or when the peer is at its cap evicts the peer's
@@ -396,7 +415,10 @@ class HttpServer::Impl {
       ConnectionEntry* victim = nullptr;
       if (options_.evict_waiting_connections) {
         for (auto& [other_connection, other] : conns_) {
-          if (&other == &entry || !other.counted || !other.waiting_for_head || other.peer != entry.peer) continue;
+          if (&other == &entry || !other.counted || !other.times->waiting_for_head.load(std::memory_order_relaxed) ||
+              other.peer != entry.peer) {
+            continue;
+          }
           if (victim == nullptr || other.serial < victim->serial) victim = &other;
         }
       }
@@ -494,11 +516,11 @@ class HttpServer::Impl {
       sweep_wake_.WaitFor(&conns_mutex_, std::chrono::milliseconds(kDeadlineSweepMillis));
       const auto now = Clock::now();
       for (auto& [connection, entry] : conns_) {
-        if (entry.deadline > now) continue;
+        if (!entry.times->Expired(now)) continue;
         // Counted before the cut, so that whoever sees the connection end also sees it counted.
         deadline_cuts_.fetch_add(1, std::memory_order_seq_cst);
         ::shutdown(entry.fd, SHUT_RDWR);  // MHD sees the end of the stream and closes the connection
-        entry.deadline = Clock::time_point::max();
+        entry.times->SetDeadline(Clock::time_point::max());
       }
     }
   }
@@ -514,24 +536,28 @@ class HttpServer::Impl {
       if (info == nullptr) return;
       ConnectionEntry entry;
       entry.fd = info->connect_fd;
-      entry.deadline = Clock::now() + std::chrono::seconds(self->options_.head_deadline_seconds);
+      entry.times = &conn->times;
+      conn->times.SetDeadline(Clock::now() + std::chrono::seconds(self->options_.head_deadline_seconds));
       entry.peer = PeerKeyOf(connection, entry.fd);
       MutexLock lock(&self->conns_mutex_);
       entry.serial = self->next_serial_++;
       ConnectionEntry& stored = self->conns_[connection] = std::move(entry);
       self->AdmitLocked(stored);
     } else {
-      delete static_cast<ConnectionState*>(*socket_context);  // its last request has completed
-      *socket_context = nullptr;
       int linger_fd = -1;
       {
         MutexLock lock(&self->conns_mutex_);
         auto it = self->conns_.find(connection);
-        if (it == self->conns_.end()) return;
-        self->ReleaseLocked(it->second);
-        linger_fd = it->second.linger_fd;
-        self->conns_.erase(it);
+        if (it != self->conns_.end()) {
+          self->ReleaseLocked(it->second);
+          linger_fd = it->second.linger_fd;
+          self->conns_.erase(it);
+        }
       }
+      // Only now that no entry points to its `times`; its last request has completed (MHD calls the completion
+      // callback before this notification).
+      delete static_cast<ConnectionState*>(*socket_context);
+      *socket_context = nullptr;
       if (linger_fd >= 0) self->StartLingering(linger_fd);
     }
   }
