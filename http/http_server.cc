@@ -5,10 +5,14 @@
 // - Per request, MHD calls UriLog (raw target; its return value becomes the request's context), then Access
 //   once with the head complete, once per body piece, and once more when the body is complete; Completed when
 //   the request ends (answered or not). Per connection, NotifyConnection at start and close.
-// - Deadlines: conns_ maps each open connection to its socket and current deadline; the sweeper thread
-//   shutdown(2)s the socket of a connection past it (MHD then sees end of stream and closes the connection).
-//   MHD closes the socket only after NotifyConnection(CLOSED), which erases the entry under the same mutex,
-//   so the sweeper never touches a closed (or reused) descriptor.
+// - Per connection, MHD's socket context holds a ConnectionState (created at NotifyConnection(STARTED), deleted
+//   at CLOSED): the request state its requests reuse (no allocation per request in steady state), the peer
+//   address text, and its deadline (ConnectionTimes, atomics the connection's own callbacks set without a lock).
+// - Deadlines: conns_ maps each open connection to its socket and its ConnectionTimes; the sweeper thread
+//   shutdown(2)s the socket of a connection past its deadline (MHD then sees end of stream and closes the
+//   connection). MHD closes the socket only after NotifyConnection(CLOSED), which erases the entry under the
+//   same mutex before the ConnectionTimes are freed, so the sweeper never touches a closed (or reused)
+//   descriptor or freed times.
 // - Per-peer caps: the same map counts each peer's connections (per_peer_); NotifyConnection(STARTED) refuses
 //   or evicts there, with shutdown(2) as the sweeper does.
 // - Lingering close: Queue(early) dup()s the connection's socket into its entry; NotifyConnection(CLOSED)
