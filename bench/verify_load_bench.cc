@@ -12,15 +12,19 @@
 //      (getrusage minus the client thread's CLOCK_THREAD_CPUTIME_ID), since the machine is shared.
 //
 //   verify_load_bench [--hashes N] [--seconds S] [--connections C] [--workers W] [--dir DIR] [--no-sqlite]
-//                     [--serve SECONDS] [--load PORT] [--json]
+//                     [--serve SECONDS] [--load PORT [--requests N]] [--head-bytes N] [--json]
 //
 // --json (or URLGUARD_BENCH_JSON=1) prints one JSON row per line for bench/perf_table.py:
 //   verify_rps            req/s, file source; baselines: sqlite_store (same run)
 //   verify_rps_<size>     the same, named by hash count (verify_rps_1m, verify_rps_10m, verify_rps_100m)
 //   verify_server_cpu_us  server CPU per request; baselines: sqlite_store
+//   verify_server_allocs  server malloc/calloc/realloc calls per request; baselines: sqlite_store
 //   verify_lookup_us      one 5-prefix lookup, no HTTP; baselines: sqlite_store
 // --serve S: instead of measuring, serve the file source on 127.0.0.1 for S seconds (for wrk or callgrind);
-// --load PORT: only the load generator, against that port (e.g. a --serve process under valgrind).
+// --load PORT: only the load generator, against that port (e.g. a --serve process under valgrind); with
+// --requests N it sends exactly N requests and stops (instructions per request = callgrind total / N).
+// --head-bytes N: also serve with max_head_bytes N (MHD's per-connection pool, zeroed after every request; the
+// server's default is 32 KiB) and print that run beside the default one.
 // The repository is cached in DIR (default /tmp/urlguard-verify-bench-N) across runs.
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -53,6 +57,56 @@
 #include "server/server_app.h"
 #include "urlguard/server.h"
 
+// ---- Allocation counting --------------------------------------------------------------------------------
+// glibc lets a program interpose malloc, calloc, realloc and free (the GNU C Library manual, "Replacing
+// malloc"); these count calls per thread slot (no shared cache line on the hot path) and forward to glibc's
+// allocator. The server's allocations per request = all counted calls during a run minus the load generator's
+// thread's, divided by the requests.
+extern "C" void* __libc_malloc(size_t);
+extern "C" void* __libc_calloc(size_t, size_t);
+extern "C" void* __libc_realloc(void*, size_t);
+extern "C" void __libc_free(void*);
+
+namespace {
+constexpr int kAllocSlots = 128;
+struct alignas(64) AllocSlot {
+  std::atomic<uint64_t> calls{0};
+};
+AllocSlot g_alloc_slots[kAllocSlots];
+std::atomic<int> g_next_alloc_slot{0};
+thread_local int t_alloc_slot = -1;  // constant-initialized: no allocation on first use
+
+inline void CountAlloc() {
+  if (t_alloc_slot < 0) t_alloc_slot = g_next_alloc_slot.fetch_add(1, std::memory_order_relaxed) % kAllocSlots;
+  g_alloc_slots[t_alloc_slot].calls.fetch_add(1, std::memory_order_relaxed);
+}
+
+uint64_t TotalAllocs() {
+  uint64_t total = 0;
+  for (const AllocSlot& s : g_alloc_slots) total += s.calls.load(std::memory_order_relaxed);
+  return total;
+}
+
+// This thread's allocations so far.
+uint64_t ThreadAllocs() {
+  return t_alloc_slot < 0 ? 0 : g_alloc_slots[t_alloc_slot].calls.load(std::memory_order_relaxed);
+}
+}  // namespace
+
+extern "C" void* malloc(size_t n) {
+  CountAlloc();
+  return __libc_malloc(n);
+}
+extern "C" void* calloc(size_t n, size_t size) {
+  CountAlloc();
+  return __libc_calloc(n, size);
+}
+extern "C" void* realloc(void* p, size_t n) {
+  CountAlloc();
+  return __libc_realloc(p, n);
+}
+extern "C" void free(void* p) { __libc_free(p); }
+
 namespace urlguard {
 namespace {
 
@@ -65,6 +119,14 @@ double ProcessCpuSeconds() {
   getrusage(RUSAGE_SELF, &u);
   return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
          static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+}
+
+// User and system CPU seconds of this process (RUSAGE_SELF) or this thread (RUSAGE_THREAD).
+void CpuSplit(int who, double* user, double* sys) {
+  rusage u{};
+  getrusage(who, &u);
+  *user = static_cast<double>(u.ru_utime.tv_sec) + static_cast<double>(u.ru_utime.tv_usec) * 1e-6;
+  *sys = static_cast<double>(u.ru_stime.tv_sec) + static_cast<double>(u.ru_stime.tv_usec) * 1e-6;
 }
 
 double ThreadCpuSeconds() {
@@ -202,10 +264,14 @@ std::vector<std::string> MakeRequests(uint64_t hashes) {
 struct LoadResult {
   uint64_t ok = 0, errors = 0;
   double wall_seconds = 0, client_cpu_seconds = 0;
+  double client_user_seconds = 0, client_sys_seconds = 0;  // RUSAGE_THREAD over the run
+  uint64_t client_allocs = 0;                              // the load generator's own allocations in the run
 };
 
 // The load generator: one thread, epoll, `connections` keep-alive connections with one request in flight each.
-LoadResult RunLoad(int port, int connections, double seconds, const std::vector<std::string>& requests) {
+// With max_requests > 0 it stops after that many answers (a fixed count, for callgrind), else after `seconds`.
+LoadResult RunLoad(int port, int connections, double seconds, const std::vector<std::string>& requests,
+                   uint64_t max_requests = 0) {
   LoadResult result;
   struct Conn {
     int fd = -1;
@@ -220,6 +286,7 @@ LoadResult RunLoad(int port, int connections, double seconds, const std::vector<
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   size_t counter = 0;
   auto send_next = [&](Conn& c) {
+    if (max_requests > 0 && counter >= max_requests) return;  // exactly max_requests are sent
     const std::string& r = requests[counter++ % requests.size()];
     if (::send(c.fd, r.data(), r.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(r.size())) ++result.errors;
   };
@@ -239,6 +306,9 @@ LoadResult RunLoad(int port, int connections, double seconds, const std::vector<
     c.in.reserve(8192);
   }
   const double cpu_start = ThreadCpuSeconds();
+  double user_start, sys_start;
+  CpuSplit(RUSAGE_THREAD, &user_start, &sys_start);
+  const uint64_t allocs_start = ThreadAllocs();
   const auto start = Clock::now();
   const auto end = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
   for (Conn& c : conns) {
@@ -248,7 +318,9 @@ LoadResult RunLoad(int port, int connections, double seconds, const std::vector<
   char buf[65536];
   uint64_t loops = 0;
   while (true) {
-    if ((++loops & 63) == 0 && Clock::now() >= end) break;
+    if (max_requests > 0 ? result.ok + result.errors >= max_requests : (++loops & 63) == 0 && Clock::now() >= end) {
+      break;
+    }
     const int n = epoll_wait(ep, events, 256, 100);
     for (int e = 0; e < n; ++e) {
       Conn& c = conns[events[e].data.u64];
@@ -283,6 +355,11 @@ LoadResult RunLoad(int port, int connections, double seconds, const std::vector<
   }
   result.wall_seconds = Seconds(start, Clock::now());
   result.client_cpu_seconds = ThreadCpuSeconds() - cpu_start;
+  double user_end, sys_end;
+  CpuSplit(RUSAGE_THREAD, &user_end, &sys_end);
+  result.client_user_seconds = user_end - user_start;
+  result.client_sys_seconds = sys_end - sys_start;
+  result.client_allocs = ThreadAllocs() - allocs_start;
   for (Conn& c : conns) {
     if (c.fd >= 0) ::close(c.fd);
   }
@@ -292,11 +369,15 @@ LoadResult RunLoad(int port, int connections, double seconds, const std::vector<
 
 struct HttpRun {
   double rps = 0, server_cpu_us = 0, client_cpu_us = 0;
+  double server_user_us = 0, server_sys_us = 0;  // the server's CPU per request split (getrusage)
+  double server_allocs = 0;                      // the server's malloc/calloc/realloc calls per request
   uint64_t errors = 0;
 };
 
+// head_bytes > 0 overrides the server's max_head_bytes (MHD's per-connection pool, which MHD zeroes at the end of
+// every request: a measurement of that cost, not a setting the server uses).
 Result<HttpRun> Serve(const std::string& dir, std::unique_ptr<VerifyHashSource> source, int workers, int connections,
-                      double seconds, const std::vector<std::string>& requests) {
+                      double seconds, const std::vector<std::string>& requests, size_t head_bytes = 0) {
   ServerOptions options;
   options.repo_dir = dir;
   options.throttle_threshold = 59;   // the abuse guard stays on every request's path but never refuses
@@ -305,16 +386,25 @@ Result<HttpRun> Serve(const std::string& dir, std::unique_ptr<VerifyHashSource> 
   URLGUARD_ASSIGN_OR_RETURN(auto app, ServerApp::Create(options, Env::Default(), std::move(source)));
   URLGUARD_ASSIGN_OR_RETURN(ListenAddress listen, ParseLoopbackListenAddress("127.0.0.1:0"));
   ServerApp* a = app.get();
+  HttpServerOptions http_options = ServerHttpOptions(options, listen);
+  if (head_bytes > 0) http_options.max_head_bytes = head_bytes;
   URLGUARD_ASSIGN_OR_RETURN(
       auto http, HttpServer::Start(
-                     ServerHttpOptions(options, listen), [a](const HttpRequest& req) { return a->Handle(req); },
+                     http_options, [a](const HttpRequest& req) { return a->Handle(req); },
                      [a](const HttpRequest& head) { return a->HandleHead(head); }));
   RunLoad(http->port(), connections, 0.3, requests);  // warm-up: connections, caches, page faults
   LoadResult load;
   const double cpu_start = ProcessCpuSeconds();
+  double user_start, sys_start;
+  CpuSplit(RUSAGE_SELF, &user_start, &sys_start);
+  const uint64_t allocs_start = TotalAllocs();
   std::thread client([&] { load = RunLoad(http->port(), connections, seconds, requests); });
   client.join();
   const double cpu = ProcessCpuSeconds() - cpu_start;
+  // Thread creation and join allocate a little; over ~10^5 requests that is noise.
+  const uint64_t allocs = TotalAllocs() - allocs_start;
+  double user_end, sys_end;
+  CpuSplit(RUSAGE_SELF, &user_end, &sys_end);
   http->Stop();
   HttpRun run;
   run.errors = load.errors;
@@ -322,6 +412,9 @@ Result<HttpRun> Serve(const std::string& dir, std::unique_ptr<VerifyHashSource> 
   run.rps = static_cast<double>(load.ok) / load.wall_seconds;
   run.client_cpu_us = load.client_cpu_seconds * 1e6 / n;
   run.server_cpu_us = (cpu - load.client_cpu_seconds) * 1e6 / n;
+  run.server_user_us = (user_end - user_start - load.client_user_seconds) * 1e6 / n;
+  run.server_sys_us = (sys_end - sys_start - load.client_sys_seconds) * 1e6 / n;
+  run.server_allocs = static_cast<double>(allocs - load.client_allocs) / n;
   return run;
 }
 
@@ -335,6 +428,8 @@ int Main(int argc, char** argv) {
   uint64_t hashes = 1000000;
   double seconds = 5;
   int connections = 8, workers = 2, serve = 0, load_port = 0;
+  uint64_t max_requests = 0;
+  size_t head_bytes = 0;
   bool sqlite = true, json = std::getenv("URLGUARD_BENCH_JSON") != nullptr;
   std::string dir;
   for (int i = 1; i < argc; ++i) {
@@ -349,10 +444,12 @@ int Main(int argc, char** argv) {
     else if (a == "--serve") serve = std::atoi(next());
     else if (a == "--json") json = true;
     else if (a == "--load") load_port = std::atoi(next());
+    else if (a == "--requests") max_requests = std::strtoull(next(), nullptr, 10);
+    else if (a == "--head-bytes") head_bytes = std::strtoull(next(), nullptr, 10);
     else {
       std::fprintf(stderr,
                    "usage: verify_load_bench [--hashes N] [--seconds S] [--connections C] [--workers W] [--dir DIR]"
-                   " [--no-sqlite] [--serve SECONDS] [--load PORT] [--json]\n");
+                   " [--no-sqlite] [--serve SECONDS] [--load PORT [--requests N]] [--head-bytes N] [--json]\n");
       return 4;
     }
   }
@@ -360,7 +457,7 @@ int Main(int argc, char** argv) {
     return Fail(Status::InvalidArgument("bad arguments"));
   }
   if (load_port > 0) {  // only the load generator, against a server started elsewhere
-    const LoadResult r = RunLoad(load_port, connections, seconds, MakeRequests(hashes));
+    const LoadResult r = RunLoad(load_port, connections, seconds, MakeRequests(hashes), max_requests);
     std::printf("load: %.0f req/s, client CPU %.1f us/req, %llu errors\n", static_cast<double>(r.ok) / r.wall_seconds,
                 r.client_cpu_seconds * 1e6 / static_cast<double>(std::max<uint64_t>(r.ok, 1)),
                 static_cast<unsigned long long>(r.errors));
@@ -411,6 +508,14 @@ int Main(int argc, char** argv) {
   // 2. Through HTTP.
   auto file_run = Serve(dir, FileHashSource::Open(env, dir + "/private/lists"), workers, connections, seconds, requests);
   if (!file_run.ok()) return Fail(file_run.status());
+  // The same with a smaller MHD pool (--head-bytes): what zeroing the pool per request costs.
+  HttpRun small_pool_run;
+  if (head_bytes > 0) {
+    auto run = Serve(dir, FileHashSource::Open(env, dir + "/private/lists"), workers, connections, seconds, requests,
+                     head_bytes);
+    if (!run.ok()) return Fail(run.status());
+    small_pool_run = *run;
+  }
   HttpRun sqlite_run;
   if (sqlite) {
     auto store = FullHashStore::Open(sqlite_path, /*read_only=*/true, workers);
@@ -427,20 +532,24 @@ int Main(int argc, char** argv) {
   }
   const unsigned cores = std::thread::hardware_concurrency();
   auto print_run = [&](const char* name, const HttpRun& r) {
-    std::printf("http %-12s %8.0f req/s  server CPU %5.1f us/req  client CPU %5.1f us/req  errors %llu\n", name, r.rps,
-                r.server_cpu_us, r.client_cpu_us, static_cast<unsigned long long>(r.errors));
+    std::printf("http %-12s %8.0f req/s  server CPU %5.1f us/req (user %.1f, sys %.1f), %.2f allocations/req  "
+                "client CPU %5.1f us/req  errors %llu\n",
+                name, r.rps, r.server_cpu_us, r.server_user_us, r.server_sys_us, r.server_allocs, r.client_cpu_us,
+                static_cast<unsigned long long>(r.errors));
   };
   std::printf("%llu hashes, %d connections, %d workers, %.0f s per run, %u cores, load average %.1f\n",
               static_cast<unsigned long long>(hashes), connections, workers, seconds, cores, load1);
   print_run("files", *file_run);
+  if (head_bytes > 0) print_run(("head " + std::to_string(head_bytes)).c_str(), small_pool_run);
   if (sqlite) print_run("sqlite", sqlite_run);
   if (json) {
     const std::string size = SizeName(hashes);
     char note[256];
     std::snprintf(note, sizeof(note),
-                  "%s hashes, loopback, %d conns, %d workers, 1-5 prefixes; server %.1f us CPU/req, client %.1f; "
-                  "load avg %.1f on %u cores",
-                  size.c_str(), connections, workers, file_run->server_cpu_us, file_run->client_cpu_us, load1, cores);
+                  "%s hashes, loopback, %d conns, %d workers, 1-5 prefixes; server %.1f us CPU/req (user %.1f, sys "
+                  "%.1f), %.1f allocations/req; client %.1f; load avg %.1f on %u cores",
+                  size.c_str(), connections, workers, file_run->server_cpu_us, file_run->server_user_us,
+                  file_run->server_sys_us, file_run->server_allocs, file_run->client_cpu_us, load1, cores);
     auto row = [&](const std::string& id, double value, const char* unit, double baseline) {
       std::printf("{\"row\": \"%s\", \"value\": %.2f, \"unit\": \"%s\", \"baselines\": {", id.c_str(), value, unit);
       if (sqlite) std::printf("\"sqlite_store\": %.2f", baseline);
@@ -450,6 +559,9 @@ int Main(int argc, char** argv) {
     row("verify_rps_" + size, file_run->rps, "req/s", sqlite_run.rps);
     row("verify_server_cpu_us", file_run->server_cpu_us, "us", sqlite_run.server_cpu_us);
     row("verify_lookup_us", file_us, "us", sqlite_us);
+    // malloc/calloc/realloc calls of the server per request (MHD's and nlohmann's included); baseline: the
+    // SQLite-backed server of the same run.
+    row("verify_server_allocs", file_run->server_allocs, "allocations", sqlite_run.server_allocs);
   }
   return file_run->errors == 0 && sqlite_run.errors == 0 ? 0 : 1;
 }

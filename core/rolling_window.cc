@@ -31,7 +31,9 @@ RollingWindowGuard::RollingWindowGuard(const RollingWindowOptions& options)
     : threshold_(options.threshold),
       expected_fp_rate_(SizingFor(options).expected_fp_rate),
       bucket_cap_(options.signatures_per_second * kRollingWindowOverloadFactor),
-      max_requests_per_second_(options.max_requests_per_second) {
+      max_requests_per_second_(options.max_requests_per_second),
+      memoize_(options.memoize) {
+  if (memoize_) memo_.resize(kSeenMemoSlots);
   if (max_requests_per_second_ > 0) rate_sketch_.assign(kRateSketchRows * kRateSketchWidth, 0);
   const BloomSizing sizing = SizingFor(options);
   buckets_.reserve(kRollingWindowSeconds);
@@ -63,6 +65,7 @@ RollingWindowDecision RollingWindowGuard::CheckKey(uint64_t key, int64_t now_sec
 
   // Advance time. A step back of a whole window or more starts over (see the header).
   if (!started_ || now_seconds <= newest_second_ - kRollingWindowSeconds) {
+    ++memo_epoch_;
     bucket_used_.fill(false);
     newest_second_ = now_seconds;
     started_ = true;
@@ -74,6 +77,7 @@ RollingWindowDecision RollingWindowGuard::CheckKey(uint64_t key, int64_t now_sec
   const int current = BucketOf(now_seconds);
   if (!bucket_used_[current] || bucket_second_[current] != now_seconds) {
     assert(!bucket_used_[current] || bucket_second_[current] < now_seconds);
+    ++memo_epoch_;  // a bucket changes its second: counts taken before may change
     buckets_[current].Clear();
     bucket_second_[current] = now_seconds;
     bucket_used_[current] = true;
@@ -83,19 +87,30 @@ RollingWindowDecision RollingWindowGuard::CheckKey(uint64_t key, int64_t now_sec
   // request's own second).
   std::array<bool, kRollingWindowSeconds> hit_at_age{};
   int seen = 0;
-  for (int age = 1; age < kRollingWindowSeconds; ++age) {
-    const int64_t second = now_seconds - age;
-    const int b = BucketOf(second);
-    if (bucket_used_[b] && bucket_second_[b] == second && buckets_[b].MayContain(key)) {
-      hit_at_age[age] = true;
-      ++seen;
+  SeenMemo* memo = memoize_ ? &memo_[key & (kSeenMemoSlots - 1)] : nullptr;
+  if (memo != nullptr && memo->epoch == memo_epoch_ && memo->key == key && memo->second == now_seconds) {
+    seen = memo->seen;
+    for (int age = 1; age < kRollingWindowSeconds; ++age) hit_at_age[age] = (memo->hit_ages >> age) & 1;
+  } else {
+    uint64_t hit_ages = 0;
+    for (int age = 1; age < kRollingWindowSeconds; ++age) {
+      const int64_t second = now_seconds - age;
+      const int b = BucketOf(second);
+      if (bucket_used_[b] && bucket_second_[b] == second && buckets_[b].MayContain(key)) {
+        hit_at_age[age] = true;
+        hit_ages |= uint64_t{1} << age;
+        ++seen;
+      }
     }
+    if (memo != nullptr) *memo = {key, memo_epoch_, now_seconds, hit_ages, seen};
   }
   // Insert only new signatures, so that inserted() counts distinct ones (a hammer does not fill the bucket).
   BlockedBloom& bucket = buckets_[current];
   if (!bucket.MayContain(key)) {
     if (bucket.inserted() < bucket_cap_) {
       bucket.Insert(key);
+      // A second older than the newest changed: counts remembered in later seconds may include it.
+      if (now_seconds < newest_second_) ++memo_epoch_;
     } else {
       ++unrecorded_;  // fail open for this client in this second
     }

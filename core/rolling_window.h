@@ -39,6 +39,15 @@
 // 4 rows (at N = 100 000: under 2 extra requests). A request for a second older than the sketch's counts in
 // the current sketch (threads race by a second at most).
 //
+// Memo. A busy client sends many requests per second, and each would probe the same 59 filters to the same
+// answer: the previous seconds' buckets do not change while the second lasts. So the guard remembers, per
+// key, the count of the previous 59 seconds (and which of them hit) for the current second, in a small
+// direct-mapped table (kSeenMemoSlots entries). It is exact: every event that could change a remembered count
+// (a bucket cleared for a new second, a request recorded in a second older than the newest, a window reset)
+// bumps an epoch that invalidates the whole table (in practice once per second, when the new second's bucket
+// is cleared). Measured in bench/verify_load_bench (callgrind, one client address): CheckKey went from 10.4 k to
+// 0.9 k instructions per request. A client's first request in a second still probes all 59 filters.
+//
 // Thread safety: Check() may be called from any thread; mutex_ guards the buckets, their seconds and the
 // newest second. Everything else is immutable after construction.
 #ifndef URLGUARD_CORE_ROLLING_WINDOW_H_
@@ -64,6 +73,8 @@ constexpr uint64_t kRollingWindowOverloadFactor = 2;
 // The per-second request counter (see "Requests per second" above).
 constexpr int kRateSketchRows = 4;
 constexpr size_t kRateSketchWidth = size_t{1} << 16;  // a row index is 16 bits of the signature key
+// Entries of the per-second memo (see "Memo" above); a power of two.
+constexpr size_t kSeenMemoSlots = 1024;
 
 struct RollingWindowOptions {
   // Throttled when seen in more than this many of the previous 59 seconds. 0 throttles a client's second
@@ -76,6 +87,9 @@ struct RollingWindowOptions {
   // Throttled for the rest of the second after this many requests in it; 0: no per-second limit (and no
   // sketch memory).
   uint32_t max_requests_per_second = 0;
+  // Remember each key's count of the previous seconds for the rest of the second (see "Memo" above). Only
+  // tests turn it off, to compare decisions with and without it.
+  bool memoize = true;
 };
 
 struct RollingWindowDecision {
@@ -135,6 +149,17 @@ class RollingWindowGuard {
   // kRateSketchRows x kRateSketchWidth; empty when the limit is off.
   std::vector<uint32_t> rate_sketch_ GUARDED_BY(mutex_);
   int64_t rate_second_ GUARDED_BY(mutex_) = 0;  // the second rate_sketch_ counts
+
+  struct SeenMemo {
+    uint64_t key = 0;
+    uint64_t epoch = 0;     // valid only while it equals memo_epoch_
+    int64_t second = 0;     // the second the count was taken in
+    uint64_t hit_ages = 0;  // bit a: second - a holds the key (a = 1..59)
+    int seen = 0;           // the count of the previous 59 seconds (popcount of hit_ages)
+  };
+  const bool memoize_;
+  std::vector<SeenMemo> memo_ GUARDED_BY(mutex_);  // kSeenMemoSlots, indexed by key; empty when off
+  uint64_t memo_epoch_ GUARDED_BY(mutex_) = 1;     // entries start at epoch 0: invalid
 };
 
 }  // namespace urlguard

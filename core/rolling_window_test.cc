@@ -202,6 +202,40 @@ TEST(RollingWindowGuard, OverloadedSecondFailsOpenInsteadOfFlaggingEveryone) {
   EXPECT_LT(bound, 0.05);
 }
 
+// The memo (see the header) must never change a decision: the same requests through a guard with and without
+// it, with clients that repeat within a second, requests for older seconds (threads racing), and clock steps.
+TEST(RollingWindowGuard, MemoNeverChangesADecision) {
+  for (const uint32_t rate : {0u, 50u}) {
+    RollingWindowOptions options = WithThreshold(3);
+    options.signatures_per_second = 64;  // small filters: false positives and the overload cap both occur
+    options.max_requests_per_second = rate;
+    RollingWindowOptions plain_options = options;
+    plain_options.memoize = false;
+    RollingWindowGuard memo(options), plain(plain_options);
+    std::mt19937_64 rng(2026);
+    int64_t now = 1000;
+    int throttled = 0;
+    for (int i = 0; i < 200000; ++i) {
+      const uint64_t r = rng();
+      if (r % 100 == 0) ++now;                                // time passes
+      if (r % 100000 == 1) now += 61 + static_cast<int64_t>(rng() % 200);  // a long gap
+      if (r % 100000 == 2) now -= 70;                         // a step back of more than the window
+      int64_t at = now;
+      if (r % 17 == 3) at -= static_cast<int64_t>(rng() % 5);  // a racing request for a recent second
+      const uint64_t key = (r >> 20) % 300;                    // 300 clients, so keys repeat within seconds
+      const RollingWindowDecision a = memo.CheckKey(key * 0x9e3779b97f4a7c15ULL, at);
+      const RollingWindowDecision b = plain.CheckKey(key * 0x9e3779b97f4a7c15ULL, at);
+      ASSERT_EQ(a.throttled, b.throttled) << i;
+      ASSERT_EQ(a.seen_seconds, b.seen_seconds) << i;
+      ASSERT_EQ(a.retry_after_seconds, b.retry_after_seconds) << i;
+      ASSERT_EQ(a.requests_this_second, b.requests_this_second) << i;
+      throttled += a.throttled ? 1 : 0;
+    }
+    EXPECT_EQ(memo.unrecorded(), plain.unrecorded());
+    EXPECT_GT(throttled, 0);  // the sequence exercises the throttled path (retry_after from the memo)
+  }
+}
+
 TEST(RollingWindowGuard, ConcurrentClientsEachSeeTheirOwnHistory) {
   RollingWindowGuard guard(WithThreshold(30));
   constexpr int kThreads = 4;

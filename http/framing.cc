@@ -116,27 +116,35 @@ bool IsSeparator(std::string_view gap, std::string_view then) {
 }  // namespace
 
 bool HeadBytesAreAccountedFor(std::string_view head, const ParsedHead& parsed) {
-  // The strings in order; after each, the rule for the gap up to the next string (or the head's end).
+  // The strings in order; after each, the rule for the gap up to the next string (or the head's end). Computed
+  // per index rather than collected, so the check allocates nothing (it runs on every request).
   enum class Gap { kAfterMethod, kAfterTarget, kLineEnd, kAfterName, kHeadEnd };
-  std::vector<std::pair<HeadSpan, Gap>> spans;
-  spans.reserve(3 + 2 * parsed.headers.size());
-  spans.emplace_back(parsed.method, Gap::kAfterMethod);
-  spans.emplace_back(parsed.target, Gap::kAfterTarget);
-  spans.emplace_back(parsed.version, parsed.headers.empty() ? Gap::kHeadEnd : Gap::kLineEnd);
-  for (size_t i = 0; i < parsed.headers.size(); ++i) {
-    spans.emplace_back(parsed.headers[i].first, Gap::kAfterName);
-    spans.emplace_back(parsed.headers[i].second, i + 1 == parsed.headers.size() ? Gap::kHeadEnd : Gap::kLineEnd);
-  }
+  const size_t headers = parsed.headers.size();
+  const size_t count = 3 + 2 * headers;
+  auto span_at = [&](size_t i) -> HeadSpan {
+    if (i == 0) return parsed.method;
+    if (i == 1) return parsed.target;
+    if (i == 2) return parsed.version;
+    const auto& header = parsed.headers[(i - 3) / 2];
+    return (i - 3) % 2 == 0 ? header.first : header.second;
+  };
+  auto gap_at = [&](size_t i) -> Gap {
+    if (i == 0) return Gap::kAfterMethod;
+    if (i == 1) return Gap::kAfterTarget;
+    if (i + 1 == count) return Gap::kHeadEnd;  // the version without headers, or the last value
+    if (i == 2) return Gap::kLineEnd;
+    return (i - 3) % 2 == 0 ? Gap::kAfterName : Gap::kLineEnd;
+  };
   if (parsed.method.offset != 0) return false;  // the head starts with the method
-  for (size_t i = 0; i < spans.size(); ++i) {
-    const HeadSpan span = spans[i].first;
+  for (size_t i = 0; i < count; ++i) {
+    const HeadSpan span = span_at(i);
     if (span.offset > head.size() || span.length > head.size() - span.offset) return false;
     const size_t end = span.offset + span.length;
-    const size_t next = i + 1 < spans.size() ? spans[i + 1].first.offset : head.size();
+    const size_t next = i + 1 < count ? span_at(i + 1).offset : head.size();
     if (next < end) return false;  // out of order or overlapping
     const std::string_view gap = head.substr(end, next - end);
     bool ok = false;
-    switch (spans[i].second) {
+    switch (gap_at(i)) {
       case Gap::kAfterMethod:
         ok = IsSeparator(gap, " ");  // MHD tolerates extra spaces after the method
         break;

@@ -5,10 +5,14 @@
 // - Per request, MHD calls UriLog (raw target; its return value becomes the request's context), then Access
 //   once with the head complete, once per body piece, and once more when the body is complete; Completed when
 //   the request ends (answered or not). Per connection, NotifyConnection at start and close.
-// - Deadlines: conns_ maps each open connection to its socket and current deadline; the sweeper thread
-//   shutdown(2)s the socket of a connection past it (MHD then sees end of stream and closes the connection).
-//   MHD closes the socket only after NotifyConnection(CLOSED), which erases the entry under the same mutex,
-//   so the sweeper never touches a closed (or reused) descriptor.
+// - Per connection, MHD's socket context holds a ConnectionState (created at NotifyConnection(STARTED), deleted
+//   at CLOSED): the request state its requests reuse (no allocation per request in steady state), the peer
+//   address text, and its deadline (ConnectionTimes, atomics the connection's own callbacks set without a lock).
+// - Deadlines: conns_ maps each open connection to its socket and its ConnectionTimes; the sweeper thread
+//   shutdown(2)s the socket of a connection past its deadline (MHD then sees end of stream and closes the
+//   connection). MHD closes the socket only after NotifyConnection(CLOSED), which erases the entry under the
+//   same mutex before the ConnectionTimes are freed, so the sweeper never touches a closed (or reused)
+//   descriptor or freed times.
 // - Per-peer caps: the same map counts each peer's connections (per_peer_); NotifyConnection(STARTED) refuses
 //   or evicts there, with shutdown(2) as the sweeper does.
 // - Lingering close: Queue(early) dup()s the connection's socket into its entry; NotifyConnection(CLOSED)
@@ -48,13 +52,59 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// One request's state. Normally a member of its connection's ConnectionState and reused by the connection's
+// next request (Reset), so the strings and vectors keep their capacity and a request allocates nothing here.
 struct RequestState {
   std::string raw_target;
   const char* uri = nullptr;  // MHD's target string in its read buffer, as the URI log callback saw it
   bool head_done = false;
   bool too_large = false;
+  bool owned_by_connection = false;  // false: a stand-alone state that Completed deletes
   size_t discarded = 0;
+  size_t header_count = 0;  // request.headers[0, header_count) are this request's (CollectHeader)
   HttpRequest request;
+  std::vector<std::pair<std::string_view, std::string_view>> framing_views;  // CheckFraming's input
+  ParsedHead parsed_head;                                                     // the NUL check's input
+
+  // Ready for a new request whose raw target is `target`. Keeps every buffer's capacity.
+  void Reset(const char* target) {
+    raw_target.assign(target == nullptr ? "" : target);
+    uri = target;
+    head_done = too_large = false;
+    discarded = 0;
+    header_count = 0;
+    request.method.clear();
+    request.target.clear();
+    request.path.clear();
+    request.query.clear();
+    request.body.clear();
+    request.tls = false;
+  }
+};
+
+// A connection's deadline and phase. Written by the connection's event thread on every request without a lock
+// (atomics: the per-request path takes no shared mutex), read by the sweeper and by AdmitLocked under
+// conns_mutex_, and set by them when they cut the connection.
+struct ConnectionTimes {
+  std::atomic<int64_t> deadline{INT64_MAX};  // Clock ticks (time_since_epoch().count()); INT64_MAX: none
+  std::atomic<bool> waiting_for_head{true};  // no request head in progress to completion: evictable
+
+  void SetDeadline(Clock::time_point t) {
+    deadline.store(t == Clock::time_point::max() ? INT64_MAX : t.time_since_epoch().count(),
+                   std::memory_order_relaxed);
+  }
+  bool Expired(Clock::time_point now) const {
+    return deadline.load(std::memory_order_relaxed) <= now.time_since_epoch().count();
+  }
+};
+
+// Per connection (MHD's socket context): its request state, its deadline, and its peer address text, looked up
+// once. Deleted at NotifyConnection(CLOSED), after its conns_ entry (which points to `times`) is erased.
+struct ConnectionState {
+  ConnectionTimes times;
+  RequestState request_state;
+  std::string peer_address;
+  bool peer_address_known = false;
 };
 
 std::string PeerAddressOf(MHD_Connection* connection) {
@@ -70,10 +120,20 @@ std::string PeerAddressOf(MHD_Connection* connection) {
   return text;
 }
 
+// Fills request.headers in place: an element left by the connection's previous request is overwritten
+// (its strings keep their capacity), so a kept-alive client sending the same headers allocates nothing.
 MHD_Result CollectHeader(void* cls, MHD_ValueKind, const char* key, size_t key_size, const char* value,
                          size_t value_size) {
-  auto* headers = static_cast<HttpHeaders*>(cls);
-  headers->emplace_back(std::string(key, key_size), value == nullptr ? std::string() : std::string(value, value_size));
+  auto* state = static_cast<RequestState*>(cls);
+  HttpHeaders& headers = state->request.headers;
+  if (state->header_count == headers.size()) headers.emplace_back();
+  auto& [name, text] = headers[state->header_count++];
+  name.assign(key, key_size);
+  if (value == nullptr) {
+    text.clear();
+  } else {
+    text.assign(value, value_size);
+  }
   return MHD_YES;
 }
 
@@ -128,7 +188,7 @@ std::optional<gid_t> ResolveGroup(const std::string& group) {
   return found->gr_gid;
 }
 
-void FreeString(void* cls) { delete static_cast<std::string*>(cls); }
+void FreeString(void* cls) { RecycleResponseBuffer(static_cast<std::string*>(cls)); }
 void FreeMapping(void* cls) { delete static_cast<std::shared_ptr<const MappedFile>*>(cls); }
 
 }  // namespace
@@ -318,10 +378,9 @@ class HttpServer::Impl {
  private:
   struct ConnectionEntry {
     int fd = -1;
-    Clock::time_point deadline;
+    ConnectionTimes* times = nullptr;  // the connection's deadline and phase (in its ConnectionState)
     std::string peer;               // the per-peer cap's key (PeerKeyOf)
     uint64_t serial = 0;            // arrival order: the oldest waiting connection is evicted first
-    bool waiting_for_head = true;   // no request head in progress to completion: evictable
     bool counted = false;           // counts toward per_peer_[peer]
     int linger_fd = -1;             // our duplicate of fd after an early answer (lingering close)
   };
@@ -334,20 +393,22 @@ class HttpServer::Impl {
 
   enum class Phase { kUnchanged, kWaitingForHead, kInRequest };
 
-  void SetDeadline(MHD_Connection* connection, Clock::time_point deadline, Phase phase = Phase::kUnchanged)
-      EXCLUDES(conns_mutex_) {
-    MutexLock lock(&conns_mutex_);
-    auto it = conns_.find(connection);
-    if (it == conns_.end()) return;
-    it->second.deadline = deadline;
-    if (phase != Phase::kUnchanged) it->second.waiting_for_head = phase == Phase::kWaitingForHead;
+  // From the connection's own callbacks only (its ConnectionState is alive): no lock (ConnectionTimes).
+  static void SetDeadline(MHD_Connection* connection, Clock::time_point deadline, Phase phase = Phase::kUnchanged) {
+    const MHD_ConnectionInfo* info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    if (info == nullptr || info->socket_context == nullptr) return;
+    ConnectionTimes& times = static_cast<ConnectionState*>(info->socket_context)->times;
+    times.SetDeadline(deadline);
+    if (phase != Phase::kUnchanged) {
+      times.waiting_for_head.store(phase == Phase::kWaitingForHead, std::memory_order_relaxed);
+    }
   }
 
   // Cuts a connection's socket (MHD then sees the end of the stream and closes it). `entry` is in conns_.
   void Cut(ConnectionEntry& entry) REQUIRES(conns_mutex_) {
     ::shutdown(entry.fd, SHUT_RDWR);
-    entry.deadline = Clock::time_point::max();
-    entry.waiting_for_head = false;
+    entry.times->SetDeadline(Clock::time_point::max());
+    entry.times->waiting_for_head.store(false, std::memory_order_relaxed);
   }
 
   // A new connection `entry` from `entry.peer`: counts it, or when the peer is at its cap evicts the peer's
@@ -358,7 +419,10 @@ class HttpServer::Impl {
       ConnectionEntry* victim = nullptr;
       if (options_.evict_waiting_connections) {
         for (auto& [other_connection, other] : conns_) {
-          if (&other == &entry || !other.counted || !other.waiting_for_head || other.peer != entry.peer) continue;
+          if (&other == &entry || !other.counted || !other.times->waiting_for_head.load(std::memory_order_relaxed) ||
+              other.peer != entry.peer) {
+            continue;
+          }
           if (victim == nullptr || other.serial < victim->serial) victim = &other;
         }
       }
@@ -456,23 +520,28 @@ class HttpServer::Impl {
       sweep_wake_.WaitFor(&conns_mutex_, std::chrono::milliseconds(kDeadlineSweepMillis));
       const auto now = Clock::now();
       for (auto& [connection, entry] : conns_) {
-        if (entry.deadline > now) continue;
+        if (!entry.times->Expired(now)) continue;
         // Counted before the cut, so that whoever sees the connection end also sees it counted.
         deadline_cuts_.fetch_add(1, std::memory_order_seq_cst);
         ::shutdown(entry.fd, SHUT_RDWR);  // MHD sees the end of the stream and closes the connection
-        entry.deadline = Clock::time_point::max();
+        entry.times->SetDeadline(Clock::time_point::max());
       }
     }
   }
 
-  static void NotifyConnection(void* cls, MHD_Connection* connection, void**, MHD_ConnectionNotificationCode code) {
+  static void NotifyConnection(void* cls, MHD_Connection* connection, void** socket_context,
+                               MHD_ConnectionNotificationCode code) {
     auto* self = static_cast<Impl*>(cls);
     if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+      auto* conn = new ConnectionState;
+      conn->request_state.owned_by_connection = true;
+      *socket_context = conn;
       const MHD_ConnectionInfo* info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
       if (info == nullptr) return;
       ConnectionEntry entry;
       entry.fd = info->connect_fd;
-      entry.deadline = Clock::now() + std::chrono::seconds(self->options_.head_deadline_seconds);
+      entry.times = &conn->times;
+      conn->times.SetDeadline(Clock::now() + std::chrono::seconds(self->options_.head_deadline_seconds));
       entry.peer = PeerKeyOf(connection, entry.fd);
       MutexLock lock(&self->conns_mutex_);
       entry.serial = self->next_serial_++;
@@ -483,25 +552,36 @@ class HttpServer::Impl {
       {
         MutexLock lock(&self->conns_mutex_);
         auto it = self->conns_.find(connection);
-        if (it == self->conns_.end()) return;
-        self->ReleaseLocked(it->second);
-        linger_fd = it->second.linger_fd;
-        self->conns_.erase(it);
+        if (it != self->conns_.end()) {
+          self->ReleaseLocked(it->second);
+          linger_fd = it->second.linger_fd;
+          self->conns_.erase(it);
+        }
       }
+      // Only now that no entry points to its `times`; its last request has completed (MHD calls the completion
+      // callback before this notification).
+      delete static_cast<ConnectionState*>(*socket_context);
+      *socket_context = nullptr;
       if (linger_fd >= 0) self->StartLingering(linger_fd);
     }
   }
 
-  static void* UriLog(void*, const char* uri, MHD_Connection*) {
-    auto* state = new RequestState;
-    state->raw_target = uri == nullptr ? "" : uri;
-    state->uri = uri;
+  static void* UriLog(void*, const char* uri, MHD_Connection* connection) {
+    const MHD_ConnectionInfo* info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    RequestState* state = nullptr;
+    if (info != nullptr && info->socket_context != nullptr) {
+      state = &static_cast<ConnectionState*>(info->socket_context)->request_state;
+    } else {
+      state = new RequestState;  // no connection state (not expected): a stand-alone one
+    }
+    state->Reset(uri);
     return state;
   }
 
   static void Completed(void* cls, MHD_Connection* connection, void** con_cls, MHD_RequestTerminationCode) {
     auto* self = static_cast<Impl*>(cls);
-    delete static_cast<RequestState*>(*con_cls);
+    auto* state = static_cast<RequestState*>(*con_cls);
+    if (state != nullptr && !state->owned_by_connection) delete state;  // else the connection's, reused
     *con_cls = nullptr;
     // The next request on a kept-alive connection gets a fresh head deadline.
     self->SetDeadline(connection, Clock::now() + std::chrono::seconds(self->options_.head_deadline_seconds),
@@ -523,11 +603,17 @@ class HttpServer::Impl {
           response.file_length, const_cast<uint8_t*>(data), &FreeMapping, holder);
       if (r == nullptr) delete holder;
     } else {
-      auto* body = new std::string(std::move(response.body));
+      // A pooled string object takes the body's buffer (http/request.h TakeResponseBuffer): no allocation in
+      // steady state; FreeString hands it back to the pool of the thread that sent it.
+      std::string* body = AcquireResponseBuffer();
+      body->swap(response.body);
       r = MHD_create_response_from_buffer_with_free_callback_cls(body->size(), body->data(), &FreeString, body);
-      if (r == nullptr) delete body;
+      if (r == nullptr) RecycleResponseBuffer(body);
     }
     if (r == nullptr) return MHD_NO;
+    for (size_t i = 0; i < response.static_header_count; ++i) {
+      MHD_add_response_header(r, response.static_headers[i].first, response.static_headers[i].second);
+    }
     for (const auto& [name, value] : response.headers) MHD_add_response_header(r, name.c_str(), value.c_str());
     if (response.close) MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
     const MHD_Result result = MHD_queue_response(connection, static_cast<unsigned>(response.status), r);
@@ -546,12 +632,13 @@ class HttpServer::Impl {
   // True when no byte of the head hides behind a NUL (http/framing.h HeadBytesAreAccountedFor). `method` and
   // `version` are MHD's strings for this request; the head starts at `method`.
   bool HeadIsFreeOfNuls(MHD_Connection* connection, const char* method, const char* version,
-                        const RequestState& state) const {
+                        RequestState& state) const {
     const MHD_ConnectionInfo* info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
     if (info == nullptr || method == nullptr || version == nullptr || state.uri == nullptr) return false;
     const size_t head_size = info->header_size;
     if (head_size > options_.max_head_bytes) return false;  // not MHD's read buffer as we know it
-    ParsedHead parsed;
+    ParsedHead& parsed = state.parsed_head;  // reused: its vector keeps its capacity
+    parsed.headers.clear();
     parsed.method = SpanOf(method, method, std::strlen(method));
     parsed.target = SpanOf(method, state.uri, state.raw_target.size());
     parsed.version = SpanOf(method, version, std::strlen(version));
@@ -579,9 +666,10 @@ class HttpServer::Impl {
       return false;
     }
     HttpRequest& req = state->request;
-    MHD_get_connection_values_n(connection, MHD_HEADER_KIND, &CollectHeader, &req.headers);
-    std::vector<std::pair<std::string_view, std::string_view>> views;
-    views.reserve(req.headers.size());
+    MHD_get_connection_values_n(connection, MHD_HEADER_KIND, &CollectHeader, state);
+    req.headers.resize(state->header_count);  // drops the previous request's extra headers
+    std::vector<std::pair<std::string_view, std::string_view>>& views = state->framing_views;
+    views.clear();
     for (const auto& [k, v] : req.headers) views.emplace_back(k, v);
     const FramingVerdict framing = CheckFraming(views);
     if (framing != FramingVerdict::kOk) {
@@ -607,12 +695,22 @@ class HttpServer::Impl {
       // sends its whole body before reading (most do) gets the answer instead of a reset.
       if (declared > options_.max_body_bytes) state->too_large = true;
     }
-    req.method = method;
-    req.target = state->raw_target;
+    req.method.assign(method);
+    req.target.assign(state->raw_target);
     const size_t question = req.target.find('?');
     req.path = PercentDecode(std::string_view(req.target).substr(0, question), /*plus_is_space=*/false);
-    if (question != std::string::npos) req.query = req.target.substr(question + 1);
-    req.peer_address = PeerAddressOf(connection);
+    if (question != std::string::npos) req.query.assign(req.target, question + 1);
+    const MHD_ConnectionInfo* info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    auto* conn = info == nullptr ? nullptr : static_cast<ConnectionState*>(info->socket_context);
+    if (conn == nullptr) {
+      req.peer_address = PeerAddressOf(connection);
+    } else {
+      if (!conn->peer_address_known) {  // the peer of a connection never changes
+        conn->peer_address = PeerAddressOf(connection);
+        conn->peer_address_known = true;
+      }
+      req.peer_address.assign(conn->peer_address);
+    }
     req.tls = tls();
     if (head_handler_) {
       if (std::optional<HttpResponse> early = head_handler_(req)) {

@@ -66,6 +66,67 @@ TEST_F(HttpServerTest, ServesAndPipelines) {
   EXPECT_EQ(paths().size(), 6u);
 }
 
+// A connection's request state is reused by its next request (http_server.cc): nothing of a request may leak
+// into the next one on the same connection: not a header (also when the next has fewer), the body, the query.
+// Static headers and a recycled body buffer reach the client.
+TEST_F(HttpServerTest, KeptAliveRequestsSeeOnlyTheirOwnHeadersBodyAndQuery) {
+  HttpServerOptions options;
+  options.listen = *ParseListenAddress("127.0.0.1:0");
+  auto server = HttpServer::Start(options, [](const HttpRequest& req) {
+    HttpResponse res;
+    res.body = TakeResponseBuffer();
+    res.body += "<" + req.method + " " + req.path + " q=" + req.query + " [";
+    for (const auto& [name, value] : req.headers) res.body += name + "=" + value + ";";
+    res.body += "] " + req.body + ">";
+    res.SetStaticHeader("X-Static", "yes");
+    res.SetHeader("Content-Type", "text/plain");
+    return res;
+  });
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  const std::string pipeline =
+      "POST /a?q=1 HTTP/1.1\r\nHost: x\r\nX-One: a value longer than any inline string\r\nX-Two: 2\r\n"
+      "Content-Length: 5\r\n\r\nhello"
+      "GET /b HTTP/1.1\r\nHost: x\r\nX-Three: 3\r\n\r\n"
+      "GET /c HTTP/1.1\r\nHost: y\r\nConnection: close\r\n\r\n";
+  const Exchange e = RawExchange((*server)->port(), pipeline);
+  EXPECT_TRUE(e.closed);
+  EXPECT_EQ(CountResponses(e.response), 3) << e.response;
+  EXPECT_NE(e.response.find("<POST /a q=q=1 [Host=x;X-One=a value longer than any inline string;X-Two=2;"
+                            "Content-Length=5;] hello>"),
+            std::string::npos)
+      << e.response;
+  EXPECT_NE(e.response.find("<GET /b q= [Host=x;X-Three=3;] >"), std::string::npos) << e.response;
+  EXPECT_NE(e.response.find("<GET /c q= [Host=y;Connection=close;] >"), std::string::npos) << e.response;
+  size_t statics = 0;
+  for (size_t at = e.response.find("X-Static: yes"); at != std::string::npos;
+       at = e.response.find("X-Static: yes", at + 1)) {
+    ++statics;
+  }
+  EXPECT_EQ(statics, 3u) << e.response;
+}
+
+// The per-thread response buffer pool: a recycled buffer's capacity comes back through TakeResponseBuffer.
+TEST(ResponseBufferTest, RecycledCapacityIsReused) {
+  std::string* held = AcquireResponseBuffer();
+  held->assign(1000, 'x');
+  const size_t capacity = held->capacity();
+  RecycleResponseBuffer(held);
+  std::string taken = TakeResponseBuffer();
+  EXPECT_TRUE(taken.empty());
+  EXPECT_GE(taken.capacity(), capacity);
+  // The emptied object is the next one acquired; the buffer goes back into it.
+  std::string* again = AcquireResponseBuffer();
+  EXPECT_EQ(again, held);
+  EXPECT_TRUE(again->empty());
+  again->swap(taken);
+  RecycleResponseBuffer(again);
+  // A buffer past the pool's size cap is freed, not kept.
+  std::string* big = AcquireResponseBuffer();
+  big->assign(size_t{1} << 20, 'y');
+  RecycleResponseBuffer(big);
+  EXPECT_LE(TakeResponseBuffer().capacity(), size_t{64} * 1024);
+}
+
 // Each request hides a second request ("GET /smuggled") where a different framing would find it.
 TEST_F(HttpServerTest, AmbiguousFramingIs400AndClosesWithoutASecondResponse) {
   HttpServerOptions options;

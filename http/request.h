@@ -41,9 +41,16 @@ struct HttpRequest {
   std::vector<std::string> QueryValues(std::string_view name) const;
 };
 
+// At most this many static headers per response (HttpResponse::SetStaticHeader).
+constexpr size_t kMaxStaticHeaders = 4;
+
 struct HttpResponse {
   int status = 200;
   HttpHeaders headers;  // Content-Length and Date are the layer's; do not set them
+  // Headers whose name and value are string literals (static storage): sent before `headers`, and setting
+  // them allocates nothing (the verify answer's Content-Type and Cache-Control on the hot path).
+  std::pair<const char*, const char*> static_headers[kMaxStaticHeaders] = {};
+  size_t static_header_count = 0;
   std::string body;
   // Instead of `body`: bytes [file_offset, file_offset + file_length) of a mapped file, sent without a copy.
   // The mapping is kept alive until the response is sent.
@@ -53,7 +60,20 @@ struct HttpResponse {
   bool close = false;
 
   void SetHeader(std::string name, std::string value) { headers.emplace_back(std::move(name), std::move(value)); }
+  // `name` and `value` must outlive the response (literals). More than kMaxStaticHeaders: a bug (assert).
+  void SetStaticHeader(const char* name, const char* value);
 };
+
+// A body buffer for a response, recycled from this thread's earlier responses (empty, with capacity), so a
+// handler that fills it and moves it into HttpResponse::body allocates nothing in steady state; the http/
+// layer hands the buffer back (RecycleResponseBuffer) once the response is sent. An empty string when the
+// thread has none yet. Thread-safe (per-thread pools).
+std::string TakeResponseBuffer();
+
+// A heap string object for a response body in flight (the http/ layer's; for MHD's free callback), from this
+// thread's pool; give it back with RecycleResponseBuffer. Both allocate only while the pool warms up.
+std::string* AcquireResponseBuffer();
+void RecycleResponseBuffer(std::string* buffer);
 
 // Answers one request. Called concurrently from the server's event threads: it must be thread-safe and must
 // not block for long (every connection of its thread waits meanwhile). It must not throw.

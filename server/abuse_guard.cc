@@ -2,7 +2,28 @@
 // Copyright urlguard authors.
 #include "server/abuse_guard.h"
 
+#include <cstring>
+
 namespace urlguard {
+
+uint64_t SignatureKeyOf(std::string_view signature) {
+  // Client address keys are 6 or 10 bytes (http/client_address.h GuardKeyOf); longer ones are not remembered.
+  constexpr size_t kMaxRemembered = 32;
+  struct Last {
+    char bytes[kMaxRemembered];
+    size_t size = SIZE_MAX;  // nothing remembered yet
+    uint64_t key = 0;
+  };
+  thread_local Last last;
+  if (signature.size() == last.size && std::memcmp(signature.data(), last.bytes, last.size) == 0) return last.key;
+  const uint64_t key = RollingWindowGuard::SignatureKey(signature);
+  if (signature.size() <= kMaxRemembered) {
+    std::memcpy(last.bytes, signature.data(), signature.size());
+    last.size = signature.size();
+    last.key = key;
+  }
+  return key;
+}
 
 void AppendGuardBackendMetric(PrometheusText* out, bool redis_active) {
   out->Family("urlguard_server_guard_backend",

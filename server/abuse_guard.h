@@ -41,6 +41,11 @@ class AbuseGuard {
   virtual void AppendMetrics(PrometheusText* out) const = 0;
 };
 
+// RollingWindowGuard::SignatureKey(signature), remembered per thread for the last signature seen: a
+// kept-alive client's requests share one, and the key's SHA-256 was about a sixth of the guard's cost
+// (docs/verify-server.md, "CPU per request"). Pure: the same key as SignatureKey for every input.
+uint64_t SignatureKeyOf(std::string_view signature);
+
 // The in-process guard: a RollingWindowGuard.
 class LocalAbuseGuard final : public AbuseGuard {
  public:
@@ -48,7 +53,7 @@ class LocalAbuseGuard final : public AbuseGuard {
   explicit LocalAbuseGuard(const RollingWindowOptions& options) : guard_(options) {}
 
   RollingWindowDecision Check(std::string_view signature, int64_t now_seconds) override {
-    return guard_.Check(signature, now_seconds);
+    return guard_.CheckKey(SignatureKeyOf(signature), now_seconds);
   }
   uint64_t unrecorded() const override { return guard_.unrecorded(); }
   void AppendMetrics(PrometheusText* out) const override;

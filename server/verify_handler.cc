@@ -12,6 +12,32 @@
 
 namespace urlguard {
 
+namespace {
+
+// Lower-case hex of a digest, appended without a temporary string.
+void AppendHex(const Sha256Digest& digest, std::string* out) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  char hex[2 * sizeof(Sha256Digest)];
+  for (size_t i = 0; i < digest.size(); ++i) {
+    hex[2 * i] = kDigits[digest[i] >> 4];
+    hex[2 * i + 1] = kDigits[digest[i] & 15];
+  }
+  out->append(hex, sizeof(hex));
+}
+
+// Decimal digits of `value`, appended without a temporary string (as std::to_string's).
+void AppendDecimal(uint64_t value, std::string* out) {
+  char digits[20];
+  size_t n = 0;
+  do {
+    digits[sizeof(digits) - 1 - n++] = static_cast<char>('0' + value % 10);
+    value /= 10;
+  } while (value != 0);
+  out->append(digits + sizeof(digits) - n, n);
+}
+
+}  // namespace
+
 VerifyHandler::VerifyHandler(VerifyHandlerOptions options, const VerifyHashSource* source, ServerMetrics* metrics)
     : options_(std::move(options)), source_(source), metrics_(metrics),
       guard_(options_.shared_guard ? options_.shared_guard : std::make_shared<LocalAbuseGuard>(options_.guard)) {}
@@ -73,24 +99,31 @@ HttpResponse VerifyHandler::Answer(std::span<const uint32_t> prefixes) {
   }
   metrics_->prefixes.fetch_add(prefixes.size(), std::memory_order_relaxed);
   metrics_->matches.fetch_add(records->size(), std::memory_order_relaxed);
-  const std::string cache_seconds = std::to_string(options_.positive_cache_seconds);
+  // Written straight into a recycled buffer (http/request.h TakeResponseBuffer) with no temporaries: the
+  // answer allocates nothing in steady state.
   HttpResponse res;
   std::string& out = res.body;
-  out.reserve(64 + records->size() * 160);
+  out = TakeResponseBuffer();
+  out.reserve(64 + records->size() * 160 + lookup.versions.size() * 48);
   out += "{\"matches\":[";
   for (size_t i = 0; i < records->size(); ++i) {
     const VerifyRecord& r = (*records)[i];
     if (i > 0) out += ',';
     // list and threat are [a-z0-9_-] (checked by the source), so they need no escaping.
-    out += "{\"sha256\":\"" + ToHex(r.sha256) + "\",\"list\":\"";
+    out += "{\"sha256\":\"";
+    AppendHex(r.sha256, &out);
+    out += "\",\"list\":\"";
     out += r.list;
     out += "\",\"layer\":\"";
     out += LayerKindName(r.layer);
     out += "\",\"threat\":\"";
     out += r.threat;
-    out += "\",\"cache_seconds\":" + cache_seconds + "}";
+    out += "\",\"cache_seconds\":";
+    AppendDecimal(static_cast<uint64_t>(options_.positive_cache_seconds), &out);
+    out += '}';
   }
-  out += "],\"negative_cache_seconds\":" + std::to_string(options_.negative_cache_seconds);
+  out += "],\"negative_cache_seconds\":";
+  AppendDecimal(static_cast<uint64_t>(options_.negative_cache_seconds), &out);
   // The list versions this answer comes from: a client at a newer version of a list does not trust it for
   // that list (docs/verify-server.md). List names are [a-z0-9_-], no escaping needed.
   out += ",\"lists\":{";
@@ -98,12 +131,13 @@ HttpResponse VerifyHandler::Answer(std::span<const uint32_t> prefixes) {
     if (i > 0) out += ',';
     out += '"';
     out += lookup.versions[i].list;
-    out += "\":" + std::to_string(lookup.versions[i].version);
+    out += "\":";
+    AppendDecimal(lookup.versions[i].version, &out);
   }
   out += "}}";
   lookup.pin.reset();  // the records point into the pinned versions: drop them only now
-  res.SetHeader("Content-Type", "application/json");
-  res.SetHeader("Cache-Control", "no-store");
+  res.SetStaticHeader("Content-Type", "application/json");
+  res.SetStaticHeader("Cache-Control", "no-store");
   return res;
 }
 
