@@ -67,7 +67,9 @@ TEST(ListBuilderSizing, HeaviestUrlStaysWithinTargetAtEverySize) {
     LayerBuildStats old_stats[3];
     ASSERT_TRUE(b.Finish(legacy, old_stats).ok());
     const double old_heaviest = 5 * old_stats[0].expected_fp_per_probe + 25 * old_stats[1].expected_fp_per_probe;
-    if (m.urls > m.domains) EXPECT_GT(old_heaviest, 2 * p) << m.domains << "/" << m.urls;
+    if (m.urls > m.domains) {
+      EXPECT_GT(old_heaviest, 2 * p) << m.domains << "/" << m.urls;
+    }
   }
 }
 
