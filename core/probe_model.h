@@ -15,7 +15,7 @@
 //
 // The price, measured with bench/fp_bench (docs/scale.md §3): +1.0 bit per domain entry and +2.06 bits per url
 // entry over the rule before issue 20 (2.5 and 6 probes: the mean of bench/'s browsing corpus, 1.86 and 4.28,
-// plus a margin), about +9% bytes for ListCorpus's 40% domain / 55% url / 5% ip mix. That rule gave 0.106% per
+// plus a margin), x1.0996 bytes for ListCorpus's 40% domain / 55% url / 5% ip mix. That rule gave 0.106% per
 // URL on held-out traffic with --fp-rate 0.001; it is kept as kLegacyProbeModel for the benchmarks' baselines.
 //
 // An IP-host URL probes its ip layer once per prefix length present, so that layer is sized with its own
