@@ -330,6 +330,41 @@ void AppendPath(FastRng& rng, bool browsing, std::string* out) {
   }
 }
 
+// BrowsingMix::kDeep's host: 1-4 subdomain labels over a registrable label and a top-level domain ("co.uk"
+// counts as one suffix here, as it would for a reader; the expressions see its labels).
+void AppendDeepHost(FastRng& rng, std::string* out) {
+  const uint64_t subs = 1 + rng.Below(4);
+  for (uint64_t k = 0; k < subs; ++k) {
+    if (k == 0 && rng.Chance(300)) {
+      out->append("www");
+    } else {
+      AppendLabel(rng, 2, 10, out);
+    }
+    out->push_back('.');
+  }
+  AppendLabel(rng, 4, 12, out);
+  out->push_back('.');
+  AppendTld(rng, out);
+}
+
+// BrowsingMix::kDeep's path: 2-8 segments, the last a file name on 60%.
+void AppendDeepPath(FastRng& rng, std::string* out) {
+  const uint64_t depth = 2 + rng.Below(7);
+  for (uint64_t i = 0; i < depth; ++i) {
+    out->push_back('/');
+    if (rng.Chance(400)) {
+      out->append(kWords[rng.Below(std::size(kWords))]);
+    } else {
+      AppendLabel(rng, 2, 12, out);
+    }
+  }
+  if (rng.Chance(600)) {
+    out->append(kExtensions[rng.Below(std::size(kExtensions) - 1)]);  // the last extension is ""
+  } else {
+    out->push_back('/');
+  }
+}
+
 void AppendQuery(FastRng& rng, std::string* out) {
   out->push_back('?');
   const uint64_t params = 1 + rng.Below(3);
@@ -480,6 +515,12 @@ void BrowsingCorpus::AppendUrl(uint64_t j, std::string* out) const {
     return;
   }
   out->append(rng.Chance(800) ? "https://" : "http://");
+  if (mix_ == BrowsingMix::kDeep) {
+    AppendDeepHost(rng, out);
+    AppendDeepPath(rng, out);
+    if (rng.Chance(700)) AppendQuery(rng, out);
+    return;
+  }
   if (rng.Chance(20)) {
     AppendIpv4(rng.Below(kIpv4Space), seed_, out);
   } else {

@@ -105,13 +105,29 @@ class ChangeSet {
   uint64_t entries_, removed_, added_, stride_;
 };
 
+// The shape of the clean (non-hit) URLs of a BrowsingCorpus.
+enum class BrowsingMix {
+  // CorpusGenerator::BrowsingUrl's shapes: mostly "www." or no subdomain, 0-7 path segments, a query on 35%.
+  // About 1.9 whole-host and 4.3 other expressions per URL (the mix the sizing before issue 20 was fitted to).
+  kBench,
+  // Held-out traffic that probes more: 3-6 host labels under the top-level domain (so 2-5 host strings),
+  // 2-8 path segments (ending in a file name on 60%), a query on 70%, no IP hosts. Near the Safe Browsing
+  // maximum of 5 hosts x 6 paths on its heavy end; bench/fp_bench measures false positives on it.
+  kDeep,
+};
+
 // Browsing URLs for lookups against an N-entry ListCorpus list: URL j is a pure function of (seed, j). A
 // fraction `hit_rate` of them hit a listed entry (ListCorpus::AppendHitUrl of a random listed index); the rest
-// have the shapes of CorpusGenerator::BrowsingUrl (random names: a listed key is hit only by chance).
+// have the shapes of `mix` (random names: a listed key is hit only by chance).
 class BrowsingCorpus {
  public:
-  BrowsingCorpus(const ListCorpus* list, uint64_t entries, double hit_rate, uint64_t seed = 2)
-      : list_(list), entries_(entries), hit_per_million_(static_cast<uint64_t>(hit_rate * 1e6)), seed_(seed) {}
+  BrowsingCorpus(const ListCorpus* list, uint64_t entries, double hit_rate, uint64_t seed = 2,
+                 BrowsingMix mix = BrowsingMix::kBench)
+      : list_(list),
+        entries_(entries),
+        hit_per_million_(static_cast<uint64_t>(hit_rate * 1e6)),
+        seed_(seed),
+        mix_(mix) {}
 
   // Appends URL j (no newline) to *out.
   void AppendUrl(uint64_t j, std::string* out) const;
@@ -121,6 +137,7 @@ class BrowsingCorpus {
   uint64_t entries_;
   uint64_t hit_per_million_;
   uint64_t seed_;
+  BrowsingMix mix_;
 };
 
 }  // namespace urlguard::bench

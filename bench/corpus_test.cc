@@ -13,6 +13,7 @@
 #include <unordered_set>
 
 #include "url/entry.h"
+#include "url/url_canon.h"
 #include "platform/env.h"
 #include "urlguard/checker.h"
 #include "urlguard/publish.h"
@@ -141,6 +142,46 @@ TEST(BrowsingCorpusTest, HitRateIsAsAsked) {
   // 10% of 20000, binomial standard deviation 42: 6 sigma either way.
   EXPECT_GT(replaced, 2000 - 260);
   EXPECT_LT(replaced, 2000 + 260);
+}
+
+TEST(BrowsingCorpusTest, DeepMixProbesMoreThanTheBenchMix) {
+  // The deep mix's promise (corpus.h): 3-6 host labels (2-5 host strings), 2-8 path segments, queries on 70%,
+  // no IP hosts; it exists to probe more than the bench mix, near the Safe Browsing maximum on its heavy end.
+  const ListCorpus list(1);
+  const BrowsingCorpus bench(&list, kEntries, 0.0, 7), deep(&list, kEntries, 0.0, 7, BrowsingMix::kDeep);
+  constexpr int kUrls = 20000;
+  CanonicalUrl canon;
+  ExpressionList exprs;
+  uint64_t bench_url_probes = 0, deep_url_probes = 0, deep_domain_probes = 0, at_max = 0, with_query = 0;
+  for (uint64_t j = 0; j < kUrls; ++j) {
+    std::string b, d;
+    bench.AppendUrl(j, &b);
+    deep.AppendUrl(j, &d);
+    ASSERT_TRUE(Canonicalize(b, &canon).ok()) << b;
+    MakeExpressions(canon, &exprs);
+    for (size_t i = 0; i < exprs.size(); ++i) bench_url_probes += !exprs.is_host_root(i);
+    ASSERT_TRUE(Canonicalize(d, &canon).ok()) << d;
+    ASSERT_EQ(canon.host_kind, HostKind::kName) << d;
+    with_query += d.find('?') != std::string::npos;
+    MakeExpressions(canon, &exprs);
+    ASSERT_GE(exprs.host_count(), 2u) << d;
+    ASSERT_LE(exprs.host_count(), 5u) << d;
+    uint64_t dp = 0, up = 0;
+    for (size_t i = 0; i < exprs.size(); ++i) (exprs.is_host_root(i) ? dp : up) += 1;
+    ASSERT_EQ(dp, exprs.host_count()) << d;
+    ASSERT_GE(up, 2 * dp) << d;  // at least "/a/" and the exact path under every host
+    deep_domain_probes += dp;
+    deep_url_probes += up;
+    at_max += dp == 5 && up == 25;
+  }
+  // Query on 70% (binomial sd 65 of 20000: 6 sd either way).
+  EXPECT_NEAR(static_cast<double>(with_query), 0.7 * kUrls, 400);
+  // The bench mix makes about 4.3 url probes per URL; the deep mix several times that, and some URLs reach the
+  // 5 x 25 maximum.
+  EXPECT_LT(bench_url_probes, 5u * kUrls);
+  EXPECT_GT(deep_url_probes, 2 * bench_url_probes);
+  EXPECT_GT(deep_domain_probes, 3u * kUrls);
+  EXPECT_GT(at_max, 0u);
 }
 
 }  // namespace

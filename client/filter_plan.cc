@@ -12,6 +12,12 @@
 #include "core/probe_model.h"
 
 namespace urlguard {
+namespace {
+
+// Mean probes per URL of bench/'s browsing corpus (1.86 whole-host + 4.28 others; bench/fp_bench prints them).
+constexpr double kTypicalProbesPerUrl = 1.86 + 4.28;
+
+}  // namespace
 
 Result<FilterPlan> PlanFilter(uint64_t n, double p) {
   if (n == 0 || !(p > 0 && p < 1)) {
@@ -20,7 +26,9 @@ Result<FilterPlan> PlanFilter(uint64_t n, double p) {
   FilterPlan plan;
   plan.entries = n;
   plan.fp_rate_per_url = p;
-  plan.probes_per_url = kExpectedDomainProbes + kExpectedUrlProbes;
+  plan.sized_domain_probes = kSizingProbeModel.domain;
+  plan.sized_url_probes = kSizingProbeModel.url;
+  plan.probes_per_url = plan.sized_domain_probes + plan.sized_url_probes;
   const double probes = plan.probes_per_url;
   const double eps = p / probes;  // the per-probe rate that gives p per URL
   plan.fp_rate_per_probe = eps;
@@ -40,6 +48,10 @@ Result<FilterPlan> PlanFilter(uint64_t n, double p) {
   const double fa_bits = FingerprintSetBitsPerEntry(n, plan.fingerprint_universe);
   plan.fingerprint_array = {fa_bits, mb(fa_bits), 0,
                             per_url(nd / static_cast<double>(plan.fingerprint_universe))};
+
+  plan.typical_probes_per_url = kTypicalProbesPerUrl;
+  plan.typical_fp_rate_per_url = 1 - std::pow(1 - nd / static_cast<double>(plan.fingerprint_universe),
+                                              kTypicalProbesPerUrl);
 
   const double limit = std::log2(1 / eps);
   plan.limit = {limit, mb(limit), 0, p};
@@ -74,6 +86,15 @@ std::string RenderFilterPlanText(const FilterPlan& plan) {
                     "%llu,\n",
                     static_cast<unsigned long long>(plan.fingerprint_universe)));
   out += "cost log2(U/n) + ~2.3 bits per entry, exact on fingerprints (diffs apply to it).\n";
+  add(std::snprintf(line, sizeof line,
+                    "\nTraffic the rate holds for: every URL. The sizing assumes %.0f whole-host + %.0f other "
+                    "expressions\n",
+                    plan.sized_domain_probes, plan.sized_url_probes));
+  out += "per URL, the Safe Browsing maximum (5 hosts x 6 paths), so no URL probes more (a client checking\n"
+         "K lists sees up to K times the rate: each list holds its own target).\n";
+  add(std::snprintf(line, sizeof line, "A typical URL (%.1f probes) is flagged at about %.3g.\n",
+                    plan.typical_probes_per_url, plan.typical_fp_rate_per_url));
+  out += "The publisher splits the target by layer (docs/scale.md section 3).\n";
   return out;
 }
 

@@ -11,10 +11,10 @@
 namespace urlguard {
 namespace {
 
-double ExpectedProbes(LayerKind layer, const IpPrefixLengths& ip) {
+double ExpectedProbes(LayerKind layer, const IpPrefixLengths& ip, const ProbeModel& model) {
   switch (layer) {
-    case LayerKind::kDomain: return kExpectedDomainProbes;
-    case LayerKind::kUrl: return kExpectedUrlProbes;
+    case LayerKind::kDomain: return model.domain;
+    case LayerKind::kUrl: return model.url;
     case LayerKind::kIp: {
       int v4 = 0, v6 = 0;
       for (int l = 0; l <= 32; ++l) v4 += ip.HasV4(l);
@@ -46,15 +46,18 @@ void ListBuilder::AddKey(const EntryKey& key) {
   ++added_;
 }
 
-uint64_t ListBuilder::UniverseFor(LayerKind layer, double fp_rate) const {
+uint64_t ListBuilder::UniverseFor(LayerKind layer, double fp_rate, const ProbeModel& model) const {
   uint64_t total = 0;
   for (const auto& k : keys_) total += k.size();
-  return UniverseForCount(layer, total, ip_prefixes_, fp_rate);
+  return UniverseForCount(layer, total, ip_prefixes_, fp_rate, model);
 }
 
-uint64_t UniverseForCount(LayerKind layer, uint64_t total, const IpPrefixLengths& ip_prefixes, double fp_rate) {
-  // U_L = k_L * N / p (see the header). Never below 1, never above 2^63.
-  double u = ExpectedProbes(layer, ip_prefixes) * static_cast<double>(std::max<uint64_t>(total, 1)) / fp_rate;
+uint64_t UniverseForCount(LayerKind layer, uint64_t total, const IpPrefixLengths& ip_prefixes, double fp_rate,
+                          const ProbeModel& model) {
+  // U_L = k_L * N / p (see the header), rounded up: a probe's false-hit rate n_L / U_L is then never above the
+  // layer's share of the target, at any N (the universe is an exact integer; FingerprintSetGeometryFor's choice
+  // of remainder bits changes the bytes, never U). Never below 1, never above 2^63.
+  double u = ExpectedProbes(layer, ip_prefixes, model) * static_cast<double>(std::max<uint64_t>(total, 1)) / fp_rate;
   if (!(u < 9.2e18)) return uint64_t{1} << 63;
   return std::max<uint64_t>(1, static_cast<uint64_t>(std::ceil(u)));
 }
@@ -92,12 +95,12 @@ Result<SnapshotContent> ListBuilder::Finish(const BuildOptions& options, LayerBu
     layer.entries = keys.size();
     if (kind == LayerKind::kIp) layer.ip_prefixes = ip_prefixes_;
     // The per-probe false-positive target of this layer: n_L / U_L with U_L = k_L N / p.
-    const double probes = ExpectedProbes(kind, ip_prefixes_);
+    const double probes = ExpectedProbes(kind, ip_prefixes_, options.probes);
     const double eps = std::min(0.5, options.fp_rate * static_cast<double>(keys.size()) /
                                          (probes * static_cast<double>(std::max<uint64_t>(total, 1))));
     if (options.filter == FilterKind::kFingerprintArray) {
       uint64_t universe = options.universe_override[li] != 0 ? options.universe_override[li]
-                                                             : UniverseFor(kind, options.fp_rate);
+                                                             : UniverseFor(kind, options.fp_rate, options.probes);
       layer.universe = universe;
       layer.fingerprints.reserve(keys.size());
       for (uint64_t h : keys) layer.fingerprints.push_back(MulHi64(h, universe));

@@ -3,8 +3,9 @@
 //
 // ListBuilder: turns list entries (text) into a snapshot's layers.
 //
-// Sizing (docs/architecture.md §2, §4). The target is a per-URL false-positive rate p. A URL probes each layer L about
-// k_L times (kExpectedProbes below), and a probe of a layer holding n_L fingerprints in universe U_L hits
+// Sizing (docs/architecture.md §2, §4, docs/scale.md §3). The target is a per-URL false-positive rate p. The sizing
+// assumes a URL probes each layer L k_L times (BuildOptions::probes: by default the Safe Browsing maximum, 5 domain
+// and 25 url probes, core/probe_model.h, so the target holds for every URL), and a probe of a layer holding n_L fingerprints in universe U_L hits
 // falsely with probability n_L / U_L, so the per-URL rate is sum_L k_L n_L / U_L. Minimising the total size
 // sum_L n_L log2(U_L / n_L) under that constraint (Lagrange) gives U_L = k_L * N / p with N the total entry
 // count: every layer gets the same "false hits per probe per entry", and big layers are not starved.
@@ -27,13 +28,15 @@
 
 namespace urlguard {
 
-// kExpectedDomainProbes, kExpectedUrlProbes: core/probe_model.h.
+// ProbeModel, kSizingProbeModel, kLegacyProbeModel: core/probe_model.h.
 
 struct BuildOptions {
   std::string list_name;
   uint64_t version = 1;
   int64_t created_unix = 0;
   double fp_rate = 0.001;  // per-URL false-positive target, 0 < p < 1
+  // The probes per URL the target is promised for. kLegacyProbeModel only for benchmarks' baselines.
+  ProbeModel probes = kSizingProbeModel;
   FilterKind filter = FilterKind::kFingerprintArray;
   // When nonzero, use these universes instead of sizing (the publisher keeps a list's universes stable across
   // versions so diffs stay small). Index by LayerKind.
@@ -50,7 +53,8 @@ struct LayerBuildStats {
 
 // The universe for `layer` of a list of `total_entries` keys over all layers (U_L = k_L N / p, see above), given
 // the ip layer's prefix lengths. Never below 1, never above 2^63. The streaming publisher sizes with this.
-uint64_t UniverseForCount(LayerKind layer, uint64_t total_entries, const IpPrefixLengths& ip_prefixes, double fp_rate);
+uint64_t UniverseForCount(LayerKind layer, uint64_t total_entries, const IpPrefixLengths& ip_prefixes, double fp_rate,
+                          const ProbeModel& model = kSizingProbeModel);
 
 class ListBuilder {
  public:
@@ -71,7 +75,11 @@ class ListBuilder {
   Result<SnapshotContent> Finish(const BuildOptions& options, LayerBuildStats stats[3]);
 
   // The universe Finish would choose for `layer` given the current contents.
-  uint64_t UniverseFor(LayerKind layer, double fp_rate) const;
+  uint64_t UniverseFor(LayerKind layer, double fp_rate, const ProbeModel& model = kSizingProbeModel) const;
+
+  // The 64-bit key hashes added to `layer`, sorted and without duplicates once Finish() has run (benchmarks
+  // use them as the ground truth of what is listed).
+  const std::vector<uint64_t>& keys(LayerKind layer) const { return keys_[static_cast<size_t>(layer)]; }
 
  private:
   KeyHashKind key_hash_;

@@ -394,7 +394,9 @@ int main(int argc, char** argv) {
   build->add_option("--list", list, "list name ([a-z0-9_-], e.g. phishing)")->required();
   add_inputs(build);
   build->add_option("--out", out, "snapshot file to write")->required();
-  build->add_option("--fp-rate", fp_rate, "target false-positive rate per URL (default 0.001)");
+  build->add_option("--fp-rate", fp_rate,
+                    "per-URL false-positive target, held for every URL (sized for the 5 x 6 expression maximum; "
+                    "default 0.001)");
   build->add_option("--filter", filter, "fingerprint-array (default) or blocked-bloom")
       ->check(CLI::IsMember({"fingerprint-array", "blocked-bloom"}));
   build->add_option("--version", version, "list version (default 1)");
@@ -418,7 +420,9 @@ int main(int argc, char** argv) {
   publish->add_option("--keep", keep, "diffs from this many previous versions (default 5)");
   publish->add_option("--emergency", emergency, "on: clients treat local hits as malicious without verifying")
       ->check(CLI::IsMember({"on", "off"}));
-  publish->add_option("--fp-rate", fp_rate, "target false-positive rate per URL (default 0.001)");
+  publish->add_option("--fp-rate", fp_rate,
+                    "per-URL false-positive target, held for every URL (sized for the 5 x 6 expression maximum; "
+                    "default 0.001)");
   publish->add_option("--threat", threat, "threat type for entries whose feed names none (default: the list name)");
   publish->add_option("--memory-budget", memory_budget,
                       "sort memory; above it sorted runs spill to REPO/private/tmp/LIST (bytes, or 512M, 2G; default 1G)");
