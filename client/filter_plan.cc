@@ -40,7 +40,8 @@ Result<FilterPlan> PlanFilter(uint64_t n, double p) {
   const double m = -nd * std::log(eps) / (ln2 * ln2);
   plan.classic_bloom = {m / nd, mb(m / nd), m / nd * ln2, p};
 
-  BloomSizing blocked = SizeBlockedBloom(n, eps);
+  // What the list builder uses (--filter blocked-bloom): the blocking penalty included, so the rate holds.
+  BloomSizing blocked = SizeBlockedBloomForTarget(n, eps);
   plan.blocked_bloom = {blocked.bits_per_entry, mb(blocked.bits_per_entry), static_cast<double>(blocked.hashes),
                         per_url(blocked.expected_fp_rate)};
 
