@@ -126,7 +126,7 @@ struct BlockStartPrefetch {
   }
 };
 
-enum class Pf { kNone, kBlockStart, kFull };
+enum class Pf { kNone, kBlockStart, kFull, kTwoPass };
 
 }  // namespace
 }  // namespace urlguard::bench
@@ -194,7 +194,10 @@ int main(int argc, char** argv) {
       uint64_t base = 0;
       for (uint64_t p = 0; p < probes; p += g) {
         const uint64_t* k = &fp_keys[base & (kKeys - 1) & ~uint64_t{63}];
-        if (pf == Pf::kFull) {
+        if (pf == Pf::kTwoPass) {
+          for (size_t j = 0; j < g; ++j) view.PrefetchSample(k[j]);
+          for (size_t j = 0; j < g; ++j) view.Prefetch(k[j]);
+        } else if (pf == Pf::kFull) {
           for (size_t j = 0; j < g; ++j) view.Prefetch(k[j]);
         } else if (pf == Pf::kBlockStart) {
           for (size_t j = 0; j < g; ++j) old_pf(k[j]);
@@ -218,7 +221,8 @@ int main(int argc, char** argv) {
                              {6, Pf::kFull, false, {}},       {48, Pf::kNone, false, {}},
                              {48, Pf::kBlockStart, false, {}}, {48, Pf::kFull, false, {}},
                              {0, Pf::kNone, true, {}},        {6, Pf::kFull, true, {}},
-                             {48, Pf::kFull, true, {}}};
+                             {48, Pf::kFull, true, {}},       {6, Pf::kTwoPass, false, {}},
+                             {48, Pf::kTwoPass, false, {}}};
   for (int r = -1; r < 7; ++r) {
     for (Variant& v : vs) {
       const double ns = round_ns(v.g, v.pf, v.huge);
@@ -233,6 +237,7 @@ int main(int argc, char** argv) {
   const double dependent = med(0), nopf = med(1), url_none = med(2), url_old = med(3), url_pf = med(4);
   const double batch_none = med(5), batch_old = med(6), batch_pf = med(7);
   const double dependent_huge = med(8), url_pf_huge = med(9), batch_pf_huge = med(10);
+  const double url_two = med(11), batch_two = med(12);
   char note[256];
   std::snprintf(note, sizeof note, "one probe of a %llu-entry layer (%.1f MB body), its key chained on the last answer",
                 static_cast<unsigned long long>(small_view.size()), static_cast<double>(body.size()) / 1e6);
@@ -240,10 +245,12 @@ int main(int argc, char** argv) {
       note);
   Row("limit_probe_nopf_ns", nopf, "ns", {{"dependent_ns", dependent}}, "independent probes, no prefetch");
   Row("limit_probe_url_pf_ns", url_pf * 6, "ns", {{"no_prefetch", url_none * 6}, {"block_start_prefetch", url_old * 6},
-                                                    {"huge_pages", url_pf_huge * 6}},
+                                                    {"huge_pages", url_pf_huge * 6},
+                                                    {"samples_first", url_two * 6}},
       "6 probes (one URL): Prefetch all then resolve, ns per group; groups chained");
   Row("limit_probe_batch_pf_ns", batch_pf, "ns", {{"no_prefetch", batch_none}, {"block_start_prefetch", batch_old},
-                                                 {"huge_pages", batch_pf_huge}},
+                                                 {"huge_pages", batch_pf_huge},
+                                                 {"samples_first", batch_two}},
       "48 probes (8 URLs, CheckBatch's group): Prefetch all then resolve, ns per probe; groups chained");
   if (sink == 42) std::puts("");
   return 0;
