@@ -405,6 +405,20 @@ void HeadlineRows() {
            {{"blocked_bloom", bloom.wall_ns / 1e3}, {"unordered_set_sha256", exact.wall_ns / 1e3},
             {"sqlite", sql.wall_ns / 1e3}, {"urlguard_v1_sha256_keys", v1.wall_ns / 1e3}},
            note);
+  // The batch path (Checker::CheckBatch, what `urlguard check -` uses): 64 URLs per call, ns per URL.
+  std::vector<std::string_view> batch;
+  std::vector<Verdict> verdicts;
+  const Timing fa_batch = PerUrl(kRound, 7, [&](std::string_view u) {
+    batch.push_back(u);
+    if (batch.size() == 64) {
+      w.fa->CheckBatch(batch, &verdicts);
+      benchmark::DoNotOptimize(verdicts.data());
+      batch.clear();
+    }
+  });
+  std::snprintf(note, sizeof note, "Checker::CheckBatch, 64 URLs per call, one thread; CPU %.3f us (Check %.3f)",
+                fa_batch.cpu_ns / 1e3, fa.cpu_ns / 1e3);
+  PrintRow("lookup_batch_1t_us", fa_batch.wall_ns / 1e3, "us", {{"check_one_by_one", fa.wall_ns / 1e3}}, note);
   const Throughput t2 = TwoThreads(*w.fa, 1000000);
   const Throughput t2_bloom = TwoThreads(*w.bloom, 1000000);
   const Throughput t2_v1 = TwoThreads(*w.v1, 1000000);

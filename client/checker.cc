@@ -139,7 +139,9 @@ Verdict Checker::Check(std::string_view url, const CheckOptions& options) const 
 
 void Checker::CheckBatch(const std::vector<std::string_view>& urls, std::vector<Verdict>* out,
                          const CheckOptions& options) const {
-  // Groups of kGroup URLs: canonicalize and hash all, prefetch all, then probe. The scratches live per thread.
+  // Groups of kGroup URLs in three passes, so that no probe waits on a miss alone: canonicalize and hash all
+  // (hinting each probe's sample line as its key is known), prefetch every probe's lines (the samples have
+  // arrived meanwhile), then probe. The scratches live per thread.
   constexpr size_t kGroup = 8;
   thread_local LookupScratch group[kGroup];
   Status status[kGroup];
@@ -150,8 +152,11 @@ void Checker::CheckBatch(const std::vector<std::string_view>& urls, std::vector<
       status[i] = Canonicalize(urls[base + i], &group[i].url);
       if (status[i].ok()) {
         impl_->chain.HashExpressions(&group[i]);
-        impl_->chain.PrefetchProbes(group[i]);
+        impl_->chain.PrefetchSamples(group[i]);
       }
+    }
+    for (size_t i = 0; i < n; ++i) {
+      if (status[i].ok()) impl_->chain.PrefetchProbes(group[i]);
     }
     for (size_t i = 0; i < n; ++i) {
       group[i].hit_count = 0;

@@ -70,6 +70,20 @@ void FilterChain::PrefetchProbes(const LookupScratch& s) const {
   }
 }
 
+void FilterChain::PrefetchSamples(const LookupScratch& s) const {
+  for (const SnapshotView& list : lists_) {
+    const LayerView* domain = list.layer(LayerKind::kDomain);
+    const LayerView* url = list.layer(LayerKind::kUrl);
+    const uint64_t* keys = s.keys[KindIndex(list)];
+    for (size_t i = 0; i < s.expressions.size(); ++i) {
+      const LayerView* layer = s.expressions.is_host_root(i) ? domain : url;
+      if (layer != nullptr && layer->filter == FilterKind::kFingerprintArray) {
+        layer->fingerprints.PrefetchSample(layer->fingerprints.FingerprintOf(keys[i]));
+      }
+    }
+  }
+}
+
 void FilterChain::Probe(LookupScratch* s) const {
   s->hit_count = 0;
   s->hits_dropped = 0;

@@ -11,7 +11,7 @@
 //   4. report every hit (list, layer, expression, and the expression's SHA-256, computed for hits only: it is
 //      what the verify protocol sends a prefix of), or none: safe.
 // All probes of a URL (and of a batch of URLs) are prefetched before any is resolved, so their cache misses
-// overlap.
+// overlap; a batch first hints every probe's sample (PrefetchSamples), then every probe's lines.
 //
 // Allocation: none once a LookupScratch has served a URL of the current size (reuse one per thread).
 // Thread safety: a FilterChain is immutable after construction; any number of threads may probe it, each
@@ -72,6 +72,9 @@ class FilterChain {
   void Probe(LookupScratch* scratch) const;
   // Issues the prefetches of Probe(scratch) without resolving them.
   void PrefetchProbes(const LookupScratch& scratch) const;
+  // The first pass for a batch of URLs: hints the lines PrefetchProbes itself reads (each fingerprint-array
+  // probe's sample), so that PrefetchProbes over the batch does not wait on them one URL at a time.
+  void PrefetchSamples(const LookupScratch& scratch) const;
 
   // Fills scratch->expressions and the key hashes the lists need from scratch->url (step 2).
   void HashExpressions(LookupScratch* scratch) const;

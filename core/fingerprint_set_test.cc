@@ -145,6 +145,54 @@ TEST(FingerprintSet, OpenRejectsMalformedBodies) {
   EXPECT_EQ(open(bad).code(), StatusCode::kCorruption);
 }
 
+// Prefetch() guesses where a probe's remainders are without reading the unary words. Every hinted address
+// must lie in the body, and the guess must cover the bucket's place (the line of its first remainder and the
+// unary word that closes it) for nearly every probe, or a batch of probes waits on a second miss each.
+TEST(FingerprintSet, PrefetchHintsInsideTheBodyAndCoverTheProbe) {
+  for (const uint64_t n : {0ull, 1ull, 300ull, 200000ull}) {
+    const uint64_t universe = std::max<uint64_t>(n, 1) * 8500;  // r = 13, about one entry per bucket
+    auto fps = RandomSet(n, universe, 5);
+    Built b = Open(BuildFingerprintSet(fps, universe));
+    const auto* base = reinterpret_cast<const uint8_t*>(b.storage.data());
+    const size_t size = b.storage.size() * 8;
+    const uint32_t r = b.view.remainder_bits();
+    const uint64_t samples = LoadLE64(base + 32);
+    const uint8_t* unary = base + kFingerprintSetHeaderBytes + (samples * 4 + 7) / 8 * 8;
+    const uint8_t* remainders = unary + LoadLE64(base + 40) * 8;
+    auto line = [](const uint8_t* p) { return reinterpret_cast<uintptr_t>(p) / 64; };
+    std::mt19937_64 rng(17);
+    uint64_t covered = 0, probes = 0;
+    for (int i = 0; i < 20000; ++i) {
+      const uint64_t fp = i < 64 ? universe - 1 - static_cast<uint64_t>(i) : rng() % universe;
+      const uint8_t* a[FingerprintSetView::kMaxPrefetchAddresses];
+      const size_t k = b.view.PrefetchAddresses(fp, a);
+      ASSERT_LE(k, FingerprintSetView::kMaxPrefetchAddresses);
+      for (size_t j = 0; j < k; ++j) {
+        ASSERT_GE(a[j], base);
+        ASSERT_LT(a[j], base + size);
+      }
+      if (n < 1000 || k < 4) continue;
+      // Where the probe really reads: the first entry of fp's bucket, and the unary bit closing the bucket.
+      const uint64_t bucket = fp >> r;
+      const uint64_t entry = static_cast<uint64_t>(
+          std::lower_bound(fps.begin(), fps.end(), bucket << r) - fps.begin());
+      const uint8_t* rem = remainders + entry * r / 8;
+      const uint8_t* close = unary + (entry + bucket) / 64 * 8;
+      const bool rem_ok = line(rem) == line(a[2]) || line(rem) == line(a[3]);
+      const bool unary_ok = line(close) == line(a[0]) || line(close) == line(a[1]);
+      ++probes;
+      covered += rem_ok && unary_ok;
+    }
+    if (probes > 0) {
+      EXPECT_GT(static_cast<double>(covered) / static_cast<double>(probes), 0.95) << "n " << n;
+    }
+    for (uint64_t fp : fps) {
+      b.view.Prefetch(fp);
+      ASSERT_TRUE(b.view.ContainsFingerprint(fp));
+    }
+  }
+}
+
 TEST(FingerprintSet, GarbageThatPassesOpenNeverReadsOutOfBounds) {
   // Scramble the unary and remainder words while keeping samples and popcount valid-looking: probes must stay
   // inside the buffer (ASan checks this build) and simply answer.
@@ -167,7 +215,11 @@ TEST(FingerprintSet, GarbageThatPassesOpenNeverReadsOutOfBounds) {
     std::memcpy(bb.storage.data(), b.data(), b.size());
     auto v = FingerprintSetView::Open(reinterpret_cast<const uint8_t*>(bb.storage.data()), b.size());
     if (!v.ok()) continue;
-    for (int i = 0; i < 20000; ++i) (void)v->ContainsFingerprint(rng() % (5000ull << 14));
+    for (int i = 0; i < 20000; ++i) {
+      const uint64_t fp = rng() % (5000ull << 14);
+      v->Prefetch(fp);
+      (void)v->ContainsFingerprint(fp);
+    }
   }
 }
 
