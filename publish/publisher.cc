@@ -989,7 +989,10 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
   for (uint64_t v : versions) (void)env->RemoveFile(JoinPath(private_dir, FullHashFileName(v)));
   report.new_keys = run.new_keys;
   report.seen_before = run.seen_before;
-  if (filter) URLGUARD_RETURN_IF_ERROR(filter->Save(env, seen_path));
+  if (filter) {
+    phase(PublishPhase::kWrite, "seen filter save");
+    URLGUARD_RETURN_IF_ERROR(filter->Save(env, seen_path));
+  }
   seen_lock.reset();
 
   // 5. The manifest and its signature: written last, so every file they name exists. A client that reads the new
