@@ -362,7 +362,7 @@ Status WriteFullHashes(Env* env, const std::string& path, const std::string& tmp
 // kAhead places later: each key reads a block per Bloom stage and a counter per sketch row, all at random, and at
 // 10 M keys the filter is far larger than the cache, so overlapping the misses of several keys is what pays.
 template <typename Fn>
-Status ForEachSpooledKey(const std::string& path, const SeenFilter& seen, Fn each) {
+Status ForEachSpooledKey(const std::string& path, const SeenFilter& seen, bool sketch, Fn each) {
   constexpr size_t kChunk = 4096, kAhead = 8;
   URLGUARD_ASSIGN_OR_RETURN(auto reader, RunFileReader::Open(path, sizeof(uint64_t), kMinRunReadBuffer));
   std::vector<uint64_t> chunk;
@@ -376,9 +376,9 @@ Status ForEachSpooledKey(const std::string& path, const SeenFilter& seen, Fn eac
       if (!more) break;
       chunk.push_back(key);
     }
-    for (size_t i = 0; i < chunk.size() && i < kAhead; ++i) seen.Prefetch(chunk[i]);
+    for (size_t i = 0; i < chunk.size() && i < kAhead; ++i) seen.Prefetch(chunk[i], sketch);
     for (size_t i = 0; i < chunk.size(); ++i) {
-      if (i + kAhead < chunk.size()) seen.Prefetch(chunk[i + kAhead]);
+      if (i + kAhead < chunk.size()) seen.Prefetch(chunk[i + kAhead], sketch);
       each(chunk[i]);
     }
   }
@@ -390,14 +390,15 @@ Status ForEachSpooledKey(const std::string& path, const SeenFilter& seen, Fn eac
 // in order. The spool is removed.
 Status QueryAndRecordSeen(Env* env, const std::string& tmp_dir, SeenFilter* seen, SeenRunSummary* run) {
   const std::string seen_run = JoinPath(tmp_dir, kSeenRunFileName);
-  Status s = ForEachSpooledKey(seen_run, *seen, [&](uint64_t key) {
+  // Query reads the sketch only after a Bloom hit (rare on a first run): prefetch the stages only.
+  Status s = ForEachSpooledKey(seen_run, *seen, /*sketch=*/false, [&](uint64_t key) {
     if (seen->Query(key).seen_before) {
       ++run->seen_before;
     } else {
       ++run->new_keys;
     }
   });
-  if (s.ok()) s = ForEachSpooledKey(seen_run, *seen, [&](uint64_t key) { (void)seen->Record(key); });
+  if (s.ok()) s = ForEachSpooledKey(seen_run, *seen, /*sketch=*/true, [&](uint64_t key) { (void)seen->Record(key); });
   (void)env->RemoveFile(seen_run);
   return s;
 }

@@ -277,9 +277,9 @@ Sighting SeenFilter::Query(uint64_t key) const {
   return {true, count};
 }
 
-void SeenFilter::Prefetch(uint64_t key) const {
+void SeenFilter::Prefetch(uint64_t key, bool sketch) const {
   for (const Stage& s : stages_) s.bloom.Prefetch(key);
-  cms_.Prefetch(key);
+  if (sketch) cms_.Prefetch(key);  // a division per row: not free
 }
 
 Sighting SeenFilter::Record(uint64_t key) {
