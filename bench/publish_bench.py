@@ -8,6 +8,11 @@ deterministically and streamed to a file) with --threads 2 and, in the same run,
 CPU time (user + system of the child) and peak RSS (getrusage ru_maxrss of the child) per run.
 
     bench/publish_bench.py --publish build-rel/tools/urlguard-publish [--entries 10000000] [--budget 1G] [--json]
+                           [--stages]
+
+--stages prints each run's per-step wall and CPU time (urlguard-publish with URLGUARD_PUBLISH_STAGES=1). Every
+line also gives the CPU time per entry and the load average at the end of the run (the machine may be shared: wall
+time is only meaningful at a low load; CPU time much less depends on it).
 
 --json (or URLGUARD_BENCH_JSON=1) prints one JSON row per measure for bench/perf_table.py:
 publish_build_s (2 threads, baseline: 1 thread) and publish_peak_rss_mb.
@@ -15,7 +20,6 @@ publish_build_s (2 threads, baseline: 1 thread) and publish_peak_rss_mb.
 import argparse
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -41,19 +45,27 @@ def write_feed(path, n):
         f.write("".join(buf))
 
 
-def run_publish(exe, repo, key, feed, threads, budget):
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+def run_publish(exe, repo, key, feed, threads, budget, stages=False):
     t0 = time.monotonic()
+    env = dict(os.environ)
+    if stages:
+        env["URLGUARD_PUBLISH_STAGES"] = "1"
     # A fresh child per run: ru_maxrss of RUSAGE_CHILDREN is the largest child so far, so measure via wait4.
-    p = subprocess.Popen([exe, "publish", "--repo", repo, "--key", key, "--list", "bench", "--input", "plain:" + feed,
-                          "--threads", str(threads), "--memory-budget", budget],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(p.pid, 0)
-    wall = time.monotonic() - t0
+    # stderr goes to a file, not a pipe: a full pipe would stall the child.
+    with tempfile.TemporaryFile() as err:
+        p = subprocess.Popen([exe, "publish", "--repo", repo, "--key", key, "--list", "bench", "--input",
+                              "plain:" + feed, "--threads", str(threads), "--memory-budget", budget],
+                             stdout=subprocess.DEVNULL, stderr=err, env=env)
+        _, status, usage = os.wait4(p.pid, 0)
+        wall = time.monotonic() - t0
+        err.seek(0)
+        text = err.read().decode(errors="replace")
     if status != 0:
-        sys.exit("urlguard-publish failed: " + p.stderr.read().decode(errors="replace"))
-    del before
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024.0
+        sys.exit("urlguard-publish failed: " + text)
+    if stages:
+        sys.stderr.write("--- %d thread(s)\n" % threads)
+        sys.stderr.write("".join(l + "\n" for l in text.splitlines() if l.startswith("stage ")))
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024.0, os.getloadavg()[0]
 
 
 def main():
@@ -62,6 +74,7 @@ def main():
     ap.add_argument("--entries", type=int, default=10_000_000)
     ap.add_argument("--budget", default="1G")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--stages", action="store_true", help="per-step wall and CPU time of each run, on stderr")
     a = ap.parse_args()
     as_json = a.json or os.environ.get("URLGUARD_BENCH_JSON") == "1"
     work = tempfile.mkdtemp(prefix="publish_bench.")
@@ -73,21 +86,25 @@ def main():
         res = {}
         for threads in (1, 2):
             repo = os.path.join(work, "repo%d" % threads)
-            res[threads] = run_publish(a.publish, repo, key, feed, threads, a.budget)
+            res[threads] = run_publish(a.publish, repo, key, feed, threads, a.budget, a.stages)
         n = "%.0f M" % (a.entries / 1e6) if a.entries >= 1_000_000 else str(a.entries)
         if as_json:
             print(json.dumps({"row": "publish_build_s", "value": round(res[2][0], 2), "unit": "s",
                               "baselines": {"1_thread": round(res[1][0], 2)},
-                              "note": "%s entries from text, first version, --threads 2, budget %s; CPU %.1f s "
-                                      "(1 thread: CPU %.1f s)" % (n, a.budget, res[2][1], res[1][1])}))
+                              "note": "%s entries from text, first version, --threads 2, budget %s; CPU %.1f s = "
+                                      "%.2f us/entry (1 thread: CPU %.1f s); 1-thread/2-thread wall %.2fx; load "
+                                      "average %.1f / %.1f" %
+                                      (n, a.budget, res[2][1], res[2][1] / a.entries * 1e6, res[1][1],
+                                       res[1][0] / res[2][0], res[1][3], res[2][3])}))
             print(json.dumps({"row": "publish_peak_rss_mb", "value": round(res[2][2], 1), "unit": "MB",
                               "baselines": {"1_thread": round(res[1][2], 1)},
                               "note": "%s entries, budget %s, peak RSS of urlguard-publish" % (n, a.budget)}))
         else:
             for t in (1, 2):
-                w, c, r = res[t]
-                print("%s entries, %d thread(s), budget %s: wall %.2f s, CPU %.2f s, peak RSS %.1f MB" %
-                      (n, t, a.budget, w, c, r))
+                w, c, r, load = res[t]
+                print("%s entries, %d thread(s), budget %s: wall %.2f s, CPU %.2f s (%.2f us/entry), peak RSS %.1f MB,"
+                      " load average %.1f" % (n, t, a.budget, w, c, c / a.entries * 1e6, r, load))
+            print("two threads: %.2fx one thread (wall)" % (res[1][0] / res[2][0]))
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

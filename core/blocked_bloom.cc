@@ -158,6 +158,10 @@ bool BlockedBloom::MayContain(uint64_t key) const {
   return internal::BloomBlockHas(block, key, hashes_);
 }
 
+void BlockedBloom::Prefetch(uint64_t key) const {
+  __builtin_prefetch(bits_.data() + MulHi64(key, blocks_) * kBloomBlockBytes);
+}
+
 void BlockedBloom::Clear() {
   std::fill(bits_.begin(), bits_.end(), 0);
   inserted_ = 0;

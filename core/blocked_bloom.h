@@ -86,6 +86,8 @@ class BlockedBloom {
 
   void Insert(uint64_t key);
   bool MayContain(uint64_t key) const;
+  // Starts loading `key`'s block into the cache (a hint only): a caller with many keys prefetches a few ahead.
+  void Prefetch(uint64_t key) const;
   void Clear();
   uint64_t blocks() const { return blocks_; }
   uint32_t hashes() const { return hashes_; }

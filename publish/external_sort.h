@@ -22,7 +22,7 @@
 // destructor; a killed process leaves them in temp_dir, which its owner empties at its next start.
 //
 // Thread safety: Add(w, ...) for different writers w may run concurrently; everything else from one thread,
-// after every Add has returned.
+// after every Add has returned. Finish sorts the writers' buffers on a thread each (writers - 1 of its own).
 #ifndef URLGUARD_PUBLISH_EXTERNAL_SORT_H_
 #define URLGUARD_PUBLISH_EXTERNAL_SORT_H_
 
@@ -34,6 +34,7 @@
 #include <memory>
 #include <queue>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -125,14 +126,27 @@ class ExternalSorter {
   Status Finish() EXCLUDES(runs_mutex_) {
     // Every Add has returned: runs_mutex_ is uncontended from here on (taken for the analysis).
     const bool spilled = RunCount() > 0;
+    // One thread per non-empty buffer (the caller's and writers - 1 more: as many as added concurrently), each
+    // sorting (and spilling) its own: a buffer is one run either way, so the result is the same.
+    std::vector<std::vector<Record>*> pending;
     for (std::vector<Record>& buf : buffers_) {
-      if (buf.empty()) continue;
-      if (spilled) {
-        URLGUARD_RETURN_IF_ERROR(Spill(&buf));
-      } else {
-        SortUnique(&buf);
-      }
+      if (!buf.empty()) pending.push_back(&buf);
     }
+    std::vector<Status> finished(pending.size());
+    auto finish_one = [&](size_t i) {
+      if (spilled) {
+        finished[i] = Spill(pending[i]);
+      } else {
+        SortUnique(pending[i]);
+      }
+    };
+    {
+      std::vector<std::thread> helpers;
+      for (size_t i = 1; i < pending.size(); ++i) helpers.emplace_back(finish_one, i);
+      if (!pending.empty()) finish_one(0);
+      for (std::thread& t : helpers) t.join();
+    }
+    for (Status& s : finished) URLGUARD_RETURN_IF_ERROR(s);
     if (spilled) {
       // The merge buffers get the memory: give the (now empty) record buffers back.
       for (std::vector<Record>& buf : buffers_) std::vector<Record>().swap(buf);

@@ -4,9 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
 #include <thread>
 
+#include "publish/key_record.h"
 #include "tests/test_util.h"
 
 namespace urlguard {
@@ -100,6 +102,32 @@ TEST(ExternalSortTest, RunReaderRefusesATornRecord) {
   std::string path = tmp.path() + "/torn.run";
   ASSERT_TRUE(WriteFileAtomic(Env::Default(), path, std::string(20, 'x')).ok());
   EXPECT_EQ(RunFileReader::Open(path, 16, 4096).status().code(), StatusCode::kCorruption);
+}
+
+// BySha compares the digests' first 8 bytes as a number before any memcmp: the order must stay exactly memcmp's
+// (then the layer), also when records share those 8 bytes or the whole digest.
+TEST(KeyRecordOrder, ByShaIsMemcmpOrderThenLayer) {
+  std::mt19937_64 rng(20);
+  std::vector<KeyRecord> recs(2000);
+  for (size_t i = 0; i < recs.size(); ++i) {
+    KeyRecord& r = recs[i];
+    for (auto& b : r.sha256) b = static_cast<uint8_t>(rng());
+    if (i % 4 == 1) std::memcpy(r.sha256, recs[i - 1].sha256, 8);   // same prefix, later bytes differ
+    if (i % 4 == 2) std::memcpy(r.sha256, recs[i - 1].sha256, 32);  // same digest: the layer decides
+    if (i % 4 == 3) r.sha256[0] = static_cast<uint8_t>(0x80 | r.sha256[0]);  // high bit: the byte order matters
+    r.layer = static_cast<uint8_t>(rng() % 3);
+  }
+  for (size_t i = 0; i < recs.size(); ++i) {
+    // Neighbours (which share a prefix or digest by construction) both ways, and a spread of others.
+    for (size_t j : {size_t{0}, size_t{1}, size_t{2}, size_t{3}, recs.size() - 1, recs.size() - 2, recs.size() - 3,
+                     size_t{97}, size_t{501}, size_t{1303}}) {
+      const KeyRecord& a = recs[i];
+      const KeyRecord& b = recs[(i + j) % recs.size()];
+      const int c = std::memcmp(a.sha256, b.sha256, 32);
+      const bool want = c != 0 ? c < 0 : a.layer < b.layer;
+      ASSERT_EQ(BySha()(a, b), want) << i << " " << j;
+    }
+  }
 }
 
 }  // namespace

@@ -71,9 +71,20 @@ inline int CompareEntry(const KeyRecord& a, const KeyRecord& b) {
   if (a.key != b.key) return a.key < b.key ? -1 : 1;
   return std::memcmp(a.sha256, b.sha256, 32);
 }
+// The first 8 bytes of a digest as a big-endian number: comparing these orders digests as memcmp does, and they
+// differ for all but about n^2 / 2^65 pairs, so a sort rarely needs the full memcmp (a call per comparison
+// otherwise: the larger part of sorting by SHA-256 under callgrind).
+inline uint64_t ShaOrderPrefix(const uint8_t* sha256) {
+  uint64_t v;
+  std::memcpy(&v, sha256, 8);
+  return __builtin_bswap64(v);
+}
+
 // (sha256, layer) ascending: the full-hash file's order. Records are unique by then.
 struct BySha {
   bool operator()(const KeyRecord& a, const KeyRecord& b) const {
+    const uint64_t pa = ShaOrderPrefix(a.sha256), pb = ShaOrderPrefix(b.sha256);
+    if (pa != pb) return pa < pb;
     int c = std::memcmp(a.sha256, b.sha256, 32);
     if (c != 0) return c < 0;
     return a.layer < b.layer;

@@ -3,11 +3,17 @@
 #include "publish/publisher.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
 #include <climits>
 #include <cstring>
 #include <functional>
+#include <deque>
 #include <optional>
+#include <thread>
 
 #include <zlib.h>
 #include <map>
@@ -17,6 +23,7 @@
 #include "url/entry.h"
 #include "core/snapshot.h"
 #include "core/snapshot_writer.h"
+#include "core/thread_annotations.h"
 #include "platform/file_sink.h"
 #include "format/deflate.h"
 #include "format/manifest.h"
@@ -312,18 +319,20 @@ Status WriteEntryListFrom(Env* env, const std::string& path, const std::string& 
   return env->SyncDir(DirName(path));
 }
 
-// The version's full-hash file (format/full_hash_file.h) from records in (sha256, layer) order, streaming.
-// Also records the run in the seen filter the way SeenFilter::RecordRun does (every distinct key queried before
-// any is recorded), streaming: the keys (the first 8 bytes of each SHA-256, so already ascending) are queried as
-// they pass and spooled to tmp/seen.run, then recorded from it.
-Status WriteFullHashesAndSeen(Env* env, const std::string& path, const std::string& tmp_dir, const std::string& list,
-                              uint64_t version, uint64_t expected_records, const std::vector<std::string>& threats,
-                              const std::vector<uint16_t>& final_id, ShaSorter* by_sha, SeenFilter* seen,
-                              SeenRunSummary* run) {
+// The version's full-hash file (format/full_hash_file.h) from records in (sha256, layer) order, streaming. Counts
+// the run's keys for the seen filter (the first 8 bytes of each SHA-256, so already ascending) and, when `spool`,
+// writes the distinct ones to tmp/seen.run for QueryAndRecordSeen. Needs no seen filter: it runs beside the snapshot
+// chain while the filter (and its lock) is taken only afterwards, as before.
+Status WriteFullHashes(Env* env, const std::string& path, const std::string& tmp_dir, const std::string& list,
+                       uint64_t version, uint64_t expected_records, const std::vector<std::string>& threats,
+                       const std::vector<uint16_t>& final_id, ShaSorter* by_sha, bool spool, SeenRunSummary* run) {
   URLGUARD_ASSIGN_OR_RETURN(FullHashFileWriter hashes,
                             FullHashFileWriter::Create(env, path, list, version, threats, expected_records));
   const std::string seen_run = JoinPath(tmp_dir, kSeenRunFileName);
-  URLGUARD_ASSIGN_OR_RETURN(auto keys, RunFileWriter::Create(env, seen_run));
+  std::unique_ptr<RunFileWriter> keys;
+  if (spool) {
+    URLGUARD_ASSIGN_OR_RETURN(keys, RunFileWriter::Create(env, seen_run));
+  }
   *run = SeenRunSummary{};
   bool have_last = false;
   uint64_t last = 0;
@@ -343,28 +352,149 @@ Status WriteFullHashesAndSeen(Env* env, const std::string& path, const std::stri
     have_last = true;
     last = key;
     ++run->distinct;
-    if (seen == nullptr) continue;
+    if (keys) URLGUARD_RETURN_IF_ERROR(keys->Append(&key, sizeof(key)));
+  }
+  if (keys) URLGUARD_RETURN_IF_ERROR(keys->Close());
+  return hashes.Finish();
+}
+
+// Calls `each` for every key of a spool file, in order, after prefetching the seen filter's memory for the key
+// kAhead places later: each key reads a block per Bloom stage and a counter per sketch row, all at random, and at
+// 10 M keys the filter is far larger than the cache, so overlapping the misses of several keys is what pays.
+template <typename Fn>
+Status ForEachSpooledKey(const std::string& path, const SeenFilter& seen, bool sketch, Fn each) {
+  constexpr size_t kChunk = 4096, kAhead = 8;
+  URLGUARD_ASSIGN_OR_RETURN(auto reader, RunFileReader::Open(path, sizeof(uint64_t), kMinRunReadBuffer));
+  std::vector<uint64_t> chunk;
+  chunk.reserve(kChunk);
+  bool more = true;
+  while (more) {
+    chunk.clear();
+    uint64_t key;
+    while (chunk.size() < kChunk) {
+      URLGUARD_ASSIGN_OR_RETURN(more, reader->Next(&key));
+      if (!more) break;
+      chunk.push_back(key);
+    }
+    for (size_t i = 0; i < chunk.size() && i < kAhead; ++i) seen.Prefetch(chunk[i], sketch);
+    for (size_t i = 0; i < chunk.size(); ++i) {
+      if (i + kAhead < chunk.size()) seen.Prefetch(chunk[i + kAhead], sketch);
+      each(chunk[i]);
+    }
+  }
+  return Status::Ok();
+}
+
+// Records the run spooled by WriteFullHashes in the seen filter the way SeenFilter::RecordRun does: every distinct
+// key is queried before any is recorded (so no key of this run influences another's answer), then each is recorded
+// in order. The spool is removed.
+Status QueryAndRecordSeen(Env* env, const std::string& tmp_dir, SeenFilter* seen, SeenRunSummary* run) {
+  const std::string seen_run = JoinPath(tmp_dir, kSeenRunFileName);
+  // Query reads the sketch only after a Bloom hit (rare on a first run): prefetch the stages only.
+  Status s = ForEachSpooledKey(seen_run, *seen, /*sketch=*/false, [&](uint64_t key) {
     if (seen->Query(key).seen_before) {
       ++run->seen_before;
     } else {
       ++run->new_keys;
     }
-    URLGUARD_RETURN_IF_ERROR(keys->Append(&key, sizeof(key)));
-  }
-  URLGUARD_RETURN_IF_ERROR(keys->Close());
-  URLGUARD_RETURN_IF_ERROR(hashes.Finish());
-  if (seen != nullptr) {
-    URLGUARD_ASSIGN_OR_RETURN(auto reader, RunFileReader::Open(seen_run, sizeof(uint64_t), kMinRunReadBuffer));
-    uint64_t key;
-    for (;;) {
-      URLGUARD_ASSIGN_OR_RETURN(bool has, reader->Next(&key));
-      if (!has) break;
-      (void)seen->Record(key);
+  });
+  if (s.ok()) s = ForEachSpooledKey(seen_run, *seen, /*sketch=*/true, [&](uint64_t key) { (void)seen->Record(key); });
+  (void)env->RemoveFile(seen_run);
+  return s;
+}
+
+// Hands records to a sorter on a thread of its own, in blocks, when `threaded`: the sorter's spills (a sort of up to
+// its budget, then a write) overlap the producer (the merge) instead of stopping it. Records reach the sorter in
+// the order given, through writer 0, so its runs and output are those of calling Add directly; unthreaded, that is
+// what it does. Not thread-safe: one producer.
+class SorterFeed {
+ public:
+  SorterFeed(ShaSorter* sorter, bool threaded) : sorter_(sorter), threaded_(threaded) {
+    if (threaded_) {
+      block_.reserve(kBlockRecords);
+      thread_ = std::thread([this] { Consume(); });
     }
   }
-  (void)env->RemoveFile(seen_run);
-  return Status::Ok();
-}
+  SorterFeed(const SorterFeed&) = delete;
+  SorterFeed& operator=(const SorterFeed&) = delete;
+  ~SorterFeed() { (void)Finish(); }
+
+  Status Add(const KeyRecord& r) {
+    if (!threaded_) return sorter_->Add(0, r);
+    block_.push_back(r);
+    if (block_.size() < kBlockRecords) return Status::Ok();
+    return Hand(false);
+  }
+  // Hands the last block over and waits until the sorter has every record; the sorter's first error.
+  Status Finish() {
+    if (!threaded_) return Status::Ok();
+    if (thread_.joinable()) {
+      (void)Hand(true);
+      thread_.join();
+    }
+    MutexLock lock(&mutex_);
+    return error_;
+  }
+
+ private:
+  // 8 Ki records (448 KiB) a block; at most two blocks wait, so the feed holds about 1.3 MiB beyond the sorter's
+  // budget.
+  static constexpr size_t kBlockRecords = size_t{1} << 13;
+  static constexpr size_t kMaxWaiting = 2;
+
+  Status Hand(bool last) EXCLUDES(mutex_) {
+    MutexLock lock(&mutex_);
+    while (waiting_.size() >= kMaxWaiting && error_.ok()) changed_.Wait(&mutex_);
+    if (!error_.ok()) return error_;
+    waiting_.push_back(std::move(block_));
+    block_ = std::vector<KeyRecord>();
+    if (!last) block_.reserve(kBlockRecords);
+    done_ = last;
+    changed_.SignalAll();
+    return Status::Ok();
+  }
+
+  void Consume() EXCLUDES(mutex_) {
+    for (;;) {
+      std::vector<KeyRecord> block;
+      {
+        MutexLock lock(&mutex_);
+        while (waiting_.empty() && !done_) changed_.Wait(&mutex_);
+        if (waiting_.empty()) return;
+        block = std::move(waiting_.front());
+        waiting_.pop_front();
+        changed_.SignalAll();
+      }
+      Status s;
+      for (const KeyRecord& r : block) {
+        s = sorter_->Add(0, r);
+        if (!s.ok()) break;
+      }
+      if (!s.ok()) {
+        MutexLock lock(&mutex_);
+        error_ = std::move(s);
+        changed_.SignalAll();
+        return;
+      }
+    }
+  }
+
+  ShaSorter* sorter_;
+  const bool threaded_;
+  std::vector<KeyRecord> block_;  // the producer's block being filled
+  std::thread thread_;
+  Mutex mutex_;
+  CondVar changed_;  // a block was handed over or taken, the last one was handed over, or the sorter failed
+  std::deque<std::vector<KeyRecord>> waiting_ GUARDED_BY(mutex_);
+  bool done_ GUARDED_BY(mutex_) = false;
+  Status error_ GUARDED_BY(mutex_);
+};
+
+// Runs `f` on every return path (e.g. joins a thread whose job's captures must outlive it: declare this after them).
+struct OnExit {
+  std::function<void()> f;
+  ~OnExit() { f(); }
+};
 
 // The new version's number: one more than the last version the store committed (fleet mode,
 // format/version_store.h), else one more than the newest private copy.
@@ -530,7 +660,30 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
   const size_t budget = std::max(o.memory_budget, kMinSortBudget * 4);
 
   // Progress: each phase and step as it begins (include/urlguard/publish.h, PublishPhaseFn).
-  auto phase = [&o](PublishPhase p, std::string_view step, uint64_t done = 0) {
+  // URLGUARD_PUBLISH_STAGES=1 prints each step's wall and process CPU time (all threads) to stderr when the next
+  // one begins: where a run's time goes, for bench/publish_bench.py --stages.
+  struct StageClock {
+    bool on = std::getenv("URLGUARD_PUBLISH_STAGES") != nullptr;
+    std::string step;
+    std::chrono::steady_clock::time_point wall;
+    std::clock_t cpu = 0;
+    void Next(std::string_view next) {
+      if (!on) return;
+      const auto now_wall = std::chrono::steady_clock::now();
+      const std::clock_t now_cpu = std::clock();
+      if (!step.empty()) {
+        std::fprintf(stderr, "stage %-22s wall %7.3f s  cpu %7.3f s\n", step.c_str(),
+                     std::chrono::duration<double>(now_wall - wall).count(),
+                     static_cast<double>(now_cpu - cpu) / CLOCKS_PER_SEC);
+      }
+      step = std::string(next);
+      wall = now_wall;
+      cpu = now_cpu;
+    }
+    ~StageClock() { Next({}); }
+  } stage_clock;
+  auto phase = [&o, &stage_clock](PublishPhase p, std::string_view step, uint64_t done = 0) {
+    if (done == 0) stage_clock.Next(step);
     if (o.phase_progress) o.phase_progress(p, step, done);
   };
 
@@ -653,6 +806,8 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
   const std::string merged_path = JoinPath(tmp_dir, kMergedRunFileName);
   {
     URLGUARD_ASSIGN_OR_RETURN(auto merged, RunFileWriter::Create(env, merged_path));
+    // With two threads or more, the SHA-256 order's spills (sorts of up to 40% of the budget) run beside the merge.
+    SorterFeed sha_feed(&by_sha, threads >= 2);
     KeyRecord r;
     phase(PublishPhase::kSortMerge, "merging");
     for (uint64_t n = 1;; ++n) {
@@ -664,8 +819,9 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
       used[r.threat] = true;
       counts.Add(r);
       URLGUARD_RETURN_IF_ERROR(merged->Append(&r, sizeof(r)));
-      URLGUARD_RETURN_IF_ERROR(by_sha.Add(0, r));
+      URLGUARD_RETURN_IF_ERROR(sha_feed.Add(r));
     }
+    URLGUARD_RETURN_IF_ERROR(sha_feed.Finish());
     URLGUARD_RETURN_IF_ERROR(merged->Close());
   }
   if (counts.total() == 0) return Status::InvalidArgument("no valid entry in the new version");
@@ -709,6 +865,27 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
     }
   }
   for (int li = 0; li < 3; ++li) report.entries[li] = counts.entries[li];
+  // 4 (begun early). Full hashes for the verify API (V.ugh, docs/full-hash-format.md; servers pick it up by
+  // themselves): they need only the SHA-256 order and the final threat ids, so with two threads or more they run
+  // beside the state file, snapshot, entry list and compressed snapshot below (the two chains take similar time).
+  // What the run commits is unchanged: the seen filter (a version store keeps the seen counts itself) is taken,
+  // queried and recorded, and older versions' .ugh files go, only after every file below was written.
+  SeenRunSummary run;
+  Status hashes_status;
+  auto write_hashes = [&]() -> Status {
+    URLGUARD_RETURN_IF_ERROR(by_sha.Finish());
+    return WriteFullHashes(env, JoinPath(private_dir, FullHashFileName(version)), tmp_dir, o.list, version,
+                           counts.total(), final_threats, final_id, &by_sha,
+                           /*spool=*/o.version_store == nullptr, &run);
+  };
+  std::thread hashes_thread;
+  bool hashes_kept = false;  // until the files below are written: a failed run leaves no V.ugh of its version
+  OnExit join_hashes{[&] {
+    if (hashes_thread.joinable()) hashes_thread.join();
+    if (!hashes_kept) (void)env->RemoveFile(JoinPath(private_dir, FullHashFileName(version)));
+  }};
+  if (threads >= 2) hashes_thread = std::thread([&] { hashes_status = write_hashes(); });
+
   // The private state file (final threat ids), counting each layer's distinct fingerprints on the way (distinct
   // keys may share one: the snapshot writer needs the exact count up front).
   const std::string state_path = JoinPath(private_dir, StateFileName(version));
@@ -787,12 +964,18 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
     report.diffs.push_back({prev.version, md.file.size, changed});
   }
 
-  // 4. Full hashes for the verify API (V.ugh, docs/full-hash-format.md; servers pick it up by themselves), before
-  // the manifest, so that no client holds a version whose hashes no server can confirm; and the seen filter (a
-  // version store keeps the seen counts itself). Older versions' .ugh files go: a server that still maps one keeps
-  // its mapping.
+  // 4. The full hashes are written before the manifest, so that no client holds a version whose hashes no server
+  // can confirm; then the seen filter records the run. Older versions' .ugh files go: a server that still maps one
+  // keeps its mapping.
   phase(PublishPhase::kWrite, "full hashes");
-  URLGUARD_RETURN_IF_ERROR(by_sha.Finish());
+  if (hashes_thread.joinable()) {
+    hashes_thread.join();
+  } else {
+    hashes_status = write_hashes();
+  }
+  URLGUARD_RETURN_IF_ERROR(hashes_status);
+  hashes_kept = true;
+  phase(PublishPhase::kWrite, "seen filter");
   const std::string seen_path = SeenFilterPath(o.repo_dir);
   std::optional<SeenFilter> filter;
   std::unique_ptr<FileLock> seen_lock;  // seen.bin is the repository's, shared by every list's publisher
@@ -802,15 +985,15 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
     if (!seen.ok() && seen.status().code() != StatusCode::kNotFound) return seen.status();
     filter.emplace(seen.ok() ? std::move(seen).value()
                              : SeenFilter::Create(kSeenInitialCapacity, kSeenFpRate, kSeenCountEps, kSeenCountDelta));
+    URLGUARD_RETURN_IF_ERROR(QueryAndRecordSeen(env, tmp_dir, &*filter, &run));
   }
-  SeenRunSummary run;
-  URLGUARD_RETURN_IF_ERROR(WriteFullHashesAndSeen(env, JoinPath(private_dir, FullHashFileName(version)), tmp_dir,
-                                                  o.list, version, counts.total(), final_threats, final_id, &by_sha,
-                                                  filter ? &*filter : nullptr, &run));
   for (uint64_t v : versions) (void)env->RemoveFile(JoinPath(private_dir, FullHashFileName(v)));
   report.new_keys = run.new_keys;
   report.seen_before = run.seen_before;
-  if (filter) URLGUARD_RETURN_IF_ERROR(filter->Save(env, seen_path));
+  if (filter) {
+    phase(PublishPhase::kWrite, "seen filter save");
+    URLGUARD_RETURN_IF_ERROR(filter->Save(env, seen_path));
+  }
   seen_lock.reset();
 
   // 5. The manifest and its signature: written last, so every file they name exists. A client that reads the new

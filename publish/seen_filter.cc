@@ -155,6 +155,10 @@ uint64_t CountMinSketch::Add(uint64_t key) {
   return min;
 }
 
+void CountMinSketch::Prefetch(uint64_t key) const {
+  for (uint32_t j = 0; j < depth_; ++j) __builtin_prefetch(&counters_[j * width_ + Column(j, key)]);
+}
+
 uint64_t CountMinSketch::Estimate(uint64_t key) const {
   uint64_t min = UINT64_MAX;
   for (uint32_t j = 0; j < depth_; ++j) min = std::min(min, counters_[j * width_ + Column(j, key)]);
@@ -271,6 +275,11 @@ Sighting SeenFilter::Query(uint64_t key) const {
   const uint64_t count = cms_.Estimate(key);
   if (count == 0) return {false, 0};  // the sketch never underestimates: certainly unseen
   return {true, count};
+}
+
+void SeenFilter::Prefetch(uint64_t key, bool sketch) const {
+  for (const Stage& s : stages_) s.bloom.Prefetch(key);
+  if (sketch) cms_.Prefetch(key);  // a division per row: not free
 }
 
 Sighting SeenFilter::Record(uint64_t key) {

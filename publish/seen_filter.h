@@ -112,6 +112,8 @@ class CountMinSketch {
   uint64_t Add(uint64_t key);
   // The estimated count of `key`: never below the true count; see the bound above.
   uint64_t Estimate(uint64_t key) const;
+  // Starts loading `key`'s counters into the cache (a hint only; changes nothing).
+  void Prefetch(uint64_t key) const;
 
   uint64_t width() const { return width_; }
   uint32_t depth() const { return depth_; }
@@ -191,6 +193,11 @@ class SeenFilter {
   Sighting Record(uint64_t key);
   // The state for `key` now, without recording anything.
   Sighting Query(uint64_t key) const;
+  // Starts loading the memory Record(key) and Query(key) read (every stage's block and, with `sketch`, the sketch's
+  // counters) into the cache, a hint that changes nothing: a caller with many keys prefetches a few keys ahead, so
+  // the random reads of several keys overlap instead of each waiting on its own misses. Query reads the sketch only
+  // for keys some stage may contain (on a first run, almost none): a caller of Query alone passes sketch = false.
+  void Prefetch(uint64_t key, bool sketch = true) const;
 
   // Ingests one publisher run. Every distinct key of `keys` is recorded exactly once (one sighting per run:
   // a count is the number of runs that listed the entry), and every position reports the state *before the
