@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 # Copyright urlguard authors.
-"""Prints issue 11's performance table: every figure with its baselines, all measured in this one run.
+"""Prints the performance table (issue 20's targets, and issue 11's rows): every figure with its baselines, all measured in this one run.
 
     python3 bench/perf_table.py --build-dir build-rel [--entries N] [--work-dir DIR] [--only NAME,...]
 
@@ -19,9 +19,11 @@ Row ids this table expects (also listed in docs/performance.md, "Issue 11 table"
   lookup_1t_us               library, one thread, median us per URL end to end (bench/lookup_bench);
                              baselines e.g. blocked_bloom_us, unordered_set_us, sqlite_us
   lookup_2t_mups             library, two threads, M URLs/s (bench/lookup_bench)
+  lookup_batch_1t_us         library, one thread, CheckBatch per URL (bench/lookup_bench)
   canon_ns                   Canonicalize per URL, ns; baselines cpu_ns, full_path (bench/canon_bench)
   canon_expr_keys_ns         Canonicalize + expressions + XXH3 keys per URL, ns; baselines cpu_ns, one_by_one
   cli_plain_us               `urlguard check -` plain, us per line; baseline dcso_bloom_check_us (bench/cli_bench.py)
+  cli_plain_cpu_us           the same in CPU time (user + system of the process); baseline dcso_bloom_check_cpu_us
   cli_json_us                `urlguard check --json -`, us per line; baselines cli_plain_us, json_over_plain
   dcso_must_hit_pct          share of must-hit spellings DCSO bloom finds; baseline urlguard_must_hit_pct
   redis_vs_urlguard_x        Redis GETBIT design / urlguard in-process, same URLs (bench/redis_getbit_bench)
@@ -33,6 +35,10 @@ Row ids this table expects (also listed in docs/performance.md, "Issue 11 table"
   publish_build_s            publisher: build 10 M entries from text, 2 threads (publisher-scale's bench; when
                              no bench prints it, this script times `urlguard-publish build` itself)
   verify_rps                 verify API on loopback, 2 cores, 1-5 prefixes, requests/s (bench/verify_load_bench)
+  verify_server_cpu_us       the server's CPU per request; verify_server_allocs its allocations per request
+  fp_url_pct_N_bench/_deep   per-URL false positives of an N-entry list at --fp-rate 0.001 on the bench and the
+                             deep browsing mix; fp_bits_per_entry_N its size (bench/fp_bench; baseline: old sizing)
+  limit_*                    this machine's floors for docs/performance.md's limit table (bench/limits_bench)
   verify_per_1000_pages      verify requests per 1000 clean page loads (bench/page_load_bench); baselines
                              without_result_cache and the fp_<rate> curve; verify_per_1000_pages_fp_<rate> rows
 """
@@ -48,9 +54,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 # (table line, target, row id, how to print the value)
 TABLE = [
-    ("library, one thread, median per URL end to end", "<= 0.5 us", "lookup_1t_us", "{v:.3f} us"),
-    ("library, two threads", ">= 3.5 M URLs/s", "lookup_2t_mups", "{v:.2f} M URLs/s"),
-    ("`urlguard check -`, plain, per line", "<= DCSO `bloom check`", "cli_plain_us", "{v:.3f} us"),
+    ("library, one thread, median per URL end to end", "<= 0.4 us", "lookup_1t_us", "{v:.3f} us"),
+    ("library, one thread, CheckBatch per URL", "(batched probes)", "lookup_batch_1t_us", "{v:.3f} us"),
+    ("library, two threads", ">= 4.5 M URLs/s", "lookup_2t_mups", "{v:.2f} M URLs/s"),
+    ("canonicalize one URL", "< ada's ~190 ns", "canon_ns", "{v:.0f} ns"),
+    ("canonicalize + expressions + keys", "(stage)", "canon_expr_keys_ns", "{v:.0f} ns"),
+    ("`urlguard check -`, plain, per line, CPU", "<= DCSO `bloom check` CPU", "cli_plain_cpu_us", "{v:.3f} us"),
+    ("`urlguard check -`, plain, per line, wall", "<= DCSO `bloom check`", "cli_plain_us", "{v:.3f} us"),
     ("`urlguard check --json -`, per line", "<= 1.3x plain", "cli_json_us", "{v:.3f} us"),
     ("must-hit spellings found by DCSO `bloom check`", "(accuracy)", "dcso_must_hit_pct", "{v:.1f}%"),
     ("vs a Redis GETBIT design (pipelined, hiredis)", ">= 200x in-process", "redis_vs_urlguard_x", "{v:.0f}x"),
@@ -59,9 +69,19 @@ TABLE = [
     ("apply a 50 k-change diff to a 10 M list, verify, install", "<= 0.5 s", "update_apply_s", "{v:.3f} s"),
     ("client peak RSS during that update, above idle", "<= 1x the list file", "update_rss_ratio", "{v:.2f}x the list file"),
     ("lookup latency while updates swap in (p99.9)", "<= 5 us, no stall", "swap_p999_us", "{v:.2f} us"),
-    ("publisher: build 10 M entries from text, 2 threads", "<= 4 s", "publish_build_s", "{v:.2f} s"),
+    ("publisher: first version of 10 M entries from text, 2 threads", "<= 4 s; >= 1.7x 1 thread", "publish_build_s",
+     "{v:.2f} s"),
     ("verify API on loopback, 2 cores, 1-5 prefixes", ">= 100 k req/s", "verify_rps", "{v:,.0f} req/s"),
+    ("verify API server CPU per request", "<= 5 us", "verify_server_cpu_us", "{v:.2f} us"),
+    ("verify API server allocations per request", "(none of ours)", "verify_server_allocs", "{v:.1f}"),
     ("verify requests per 1000 clean page loads (result cache)", "<= 10", "verify_per_1000_pages", "{v:.1f}"),
+    ("false positives per URL, --fp-rate 0.001, bench mix", "<= 0.1%", "fp_url_pct_{n}_bench", "{v:.4f}%"),
+    ("false positives per URL, --fp-rate 0.001, deep mix", "<= 0.1%", "fp_url_pct_{n}_deep", "{v:.4f}%"),
+    ("list bits per entry (fp_bench's list)", "same bytes +-10%", "fp_bits_per_entry_{n}", "{v:.3f} bits"),
+    ("floor: one dependent load, 16 MB (4 KiB pages)", "(floor)", "limit_chase_16mb_ns", "{v:.0f} ns"),
+    ("floor: one dependent load, 256 MB", "(floor)", "limit_chase_256mb_ns", "{v:.0f} ns"),
+    ("floor: one URL's 6 probes, prefetched", "(floor)", "limit_probe_url_pf_ns", "{v:.0f} ns"),
+    ("floor: one probe in a batch of 48, prefetched", "(floor)", "limit_probe_batch_pf_ns", "{v:.0f} ns"),
 ]
 
 
@@ -180,6 +200,8 @@ def main():
                            os.path.join(build, "bin", "urlguard-publish"), "--entries", str(a.entries)]),
         ("verify_load_bench", [os.path.join(bench, "verify_load_bench"), "--dir", os.path.join(work, "verify"),
                                "--json"]),
+        ("limits_bench", [os.path.join(bench, "limits_bench"), "--json"]),
+        ("fp_bench", [os.path.join(bench, "fp_bench"), "--entries", str(a.entries)]),
     ]
     rows = {}
     with open(log_path, "w") as log:
@@ -191,12 +213,13 @@ def main():
             rows.update(time_publish_build(build, work, log))
     load_after = load()
 
-    print("## Issue 11 table\n")
+    print("## Issue 20 table (and issue 11's rows)\n")
     print(f"`python3 bench/perf_table.py --build-dir {a.build_dir} --entries {a.entries}` on {time.strftime('%Y-%m-%d')}")
     print(f"Machine: {model}, {cores} cores; load average {load_before} before, {load_after} after.\n")
     print("| measure | target | measured | baselines (same run) | note |")
     print("|---|---|---|---|---|")
     for label, target, rid, f in TABLE:
+        rid = rid.format(n=a.entries)
         r = rows.get(rid)
         if r is None:
             print(f"| {label} | {target} | not measured | | |")
@@ -211,7 +234,7 @@ def main():
             b = r.get("baselines", {})
             print(f"| {k.rsplit('_', 1)[1]} | {b.get('snapshot_MB', 0):.2f} MB | {b.get('local_hits', 0):.1f} | "
                   f"{r['value']:.1f} |")
-    extra = sorted(set(rows) - {t[2] for t in TABLE} - {k for k, _ in curve})
+    extra = sorted(set(rows) - {t[2].format(n=a.entries) for t in TABLE} - {k for k, _ in curve})
     if extra:
         print("\nOther rows: " + "; ".join(f"{k} = {rows[k]['value']:g} {rows[k].get('unit', '')}" for k in extra))
     print(f"\nFull output of every bench: {log_path}")
