@@ -34,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/cpu_time.h"
 #include "bench/corpus.h"
 #include "client/filter_chain.h"
 #include "core/key_hash.h"
@@ -45,11 +46,6 @@
 namespace urlguard::bench {
 namespace {
 
-double ThreadCpuSeconds() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
 
 struct Timing {
   double wall_ns = 0;

@@ -22,7 +22,6 @@
 // With --json (or URLGUARD_BENCH_JSON=1): one JSON row per line, "fleet_rps_nginx3" (baseline: direct1) and
 // "fleet_rps_direct1" (baseline: the local guard) (bench/perf_table.py collects them).
 #include <dirent.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <httplib.h>
@@ -41,6 +40,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/cpu_time.h"
 #include "core/sha256.h"
 #include "platform/env.h"
 #include "publish/publisher.h"
@@ -93,12 +93,6 @@ double CpuSeconds(pid_t pid, bool children) {
   return total;
 }
 
-double SelfCpuSeconds() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
-}
 
 struct PhaseResult {
   double wall = 0;
@@ -147,14 +141,14 @@ PhaseResult Load(int port, const Args& args, const std::vector<std::string>& lis
   }
   std::this_thread::sleep_for(std::chrono::seconds(1));  // warm-up: connections, caches
   PhaseResult r;
-  const double cpu0 = fleet_cpu(), self0 = SelfCpuSeconds();
+  const double cpu0 = fleet_cpu(), self0 = bench::ProcessCpuSeconds();
   const auto t0 = Clock::now();
   measuring.store(true);
   std::this_thread::sleep_for(std::chrono::seconds(args.seconds));
   measuring.store(false);
   r.wall = std::chrono::duration<double>(Clock::now() - t0).count();
   r.fleet_cpu = fleet_cpu() - cpu0;
-  r.client_cpu = SelfCpuSeconds() - self0;
+  r.client_cpu = bench::ProcessCpuSeconds() - self0;
   r.requests = requests.load();
   r.errors = errors.load();
   stop.store(true);

@@ -22,8 +22,7 @@
 //   fp_url_pct_<N>_<mix>   measured per-URL rate in %, baseline legacy_sizing_pct, with the probe counts seen
 //   fp_bits_per_entry_<N>  snapshot bytes * 8 / N, baseline legacy_sizing (and the ratio)
 // 100 M entries need about 3 GB of memory at the peak (the keys, the fingerprints, two snapshots) and a few
-// minutes of CPU; the reported times are CPU seconds (getrusage), the machine being shared.
-#include <sys/resource.h>
+// minutes of CPU; the reported times are CPU seconds (bench/cpu_time.h), the machine being shared.
 
 #include <algorithm>
 #include <cstdint>
@@ -34,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/cpu_time.h"
 #include "bench/corpus.h"
 #include "client/filter_chain.h"
 #include "core/key_hash.h"
@@ -46,12 +46,6 @@
 namespace urlguard::bench {
 namespace {
 
-double CpuSeconds() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-}
 
 // A snapshot built from the list with one sizing, held in 8-byte-aligned memory, and a chain over it.
 struct Built {
@@ -137,7 +131,7 @@ MixResult Measure(const ListBuilder& builder, const ListCorpus& list, uint64_t e
   BrowsingCorpus corpus(&list, entries, 0.0, /*seed=*/7, mix);
   LookupScratch s;
   std::string url;
-  const double cpu0 = CpuSeconds();
+  const double cpu0 = ProcessCpuSeconds();
   for (uint64_t j = 0; j < urls; ++j) {
     url.clear();
     corpus.AppendUrl(j, &url);
@@ -172,7 +166,7 @@ MixResult Measure(const ListBuilder& builder, const ListCorpus& list, uint64_t e
     r.fp_new += hit_new;
     r.fp_legacy += hit_legacy;
   }
-  r.cpu_s = CpuSeconds() - cpu0;
+  r.cpu_s = ProcessCpuSeconds() - cpu0;
   return r;
 }
 
@@ -216,7 +210,7 @@ int Main(int argc, char** argv) {
                kLegacyProbeModel.domain, kLegacyProbeModel.url);
   for (uint64_t n : sizes) {
     if (n == 0 || n > ListCorpus::kMaxEntries) continue;
-    double cpu0 = CpuSeconds();
+    double cpu0 = ProcessCpuSeconds();
     ListBuilder builder;
     std::string entry;
     for (uint64_t i = 0; i < n; ++i) {
@@ -224,11 +218,11 @@ int Main(int argc, char** argv) {
       list.AppendEntry(i, &entry);
       if (!builder.Add(entry).ok()) std::abort();
     }
-    const double add_s = CpuSeconds() - cpu0;
-    cpu0 = CpuSeconds();
+    const double add_s = ProcessCpuSeconds() - cpu0;
+    cpu0 = ProcessCpuSeconds();
     std::unique_ptr<Built> legacy = Build(&builder, fp_rate, kLegacyProbeModel);
     std::unique_ptr<Built> fresh = Build(&builder, fp_rate, kSizingProbeModel);
-    const double build_s = CpuSeconds() - cpu0;
+    const double build_s = ProcessCpuSeconds() - cpu0;
     // The ip layer's probes per IP-host URL: its prefix-length count (what the builder sized it with).
     int ip_lengths = 0;
     if (const LayerView* ip = fresh->chain.lists()[0].layer(LayerKind::kIp)) {

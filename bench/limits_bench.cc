@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/cpu_time.h"
 #include "core/byte_io.h"
 #include "core/fingerprint_set.h"
 
@@ -36,20 +37,15 @@ namespace {
 
 bool g_json = false;
 
-double ThreadCpuNs() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
-}
 
 template <typename Fn>
 double MedianNs(int rounds, uint64_t ops, Fn fn) {
   std::vector<double> v;
   fn();  // warm-up
   for (int r = 0; r < rounds; ++r) {
-    const double t0 = ThreadCpuNs();
+    const double t0 = (ThreadCpuSeconds() * 1e9);
     fn();
-    v.push_back((ThreadCpuNs() - t0) / static_cast<double>(ops));
+    v.push_back(((ThreadCpuSeconds() * 1e9) - t0) / static_cast<double>(ops));
   }
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -183,7 +179,7 @@ int main(int argc, char** argv) {
   uint64_t sink = 0;
   auto round_ns = [&](size_t g, Pf pf, bool huge) {
     const FingerprintSetView& view = huge ? huge_view : small_view;
-    const double t0 = ThreadCpuNs();
+    const double t0 = (ThreadCpuSeconds() * 1e9);
     if (g == 0) {  // dependent single probes
       uint64_t i = 0;
       for (uint64_t p = 0; p < probes; ++p) i = (i + 1 + view.ContainsFingerprint(fp_keys[i & (kKeys - 1)])) * 0x9e37;
@@ -208,7 +204,7 @@ int main(int argc, char** argv) {
       }
       sink += base;
     }
-    return (ThreadCpuNs() - t0) / static_cast<double>(probes);
+    return ((ThreadCpuSeconds() * 1e9) - t0) / static_cast<double>(probes);
   };
   struct Variant {
     size_t g;

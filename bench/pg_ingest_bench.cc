@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/cpu_time.h"
 #include "url/entry.h"
 #include "pg/pg_state.h"
 #include "tests/pg_cluster.h"
@@ -35,11 +36,6 @@
 namespace urlguard {
 namespace {
 
-double ProcessCpuSeconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
-}
 
 // utime + stime of another process, from /proc (the PostgreSQL backend serving our connection).
 double OtherCpuSeconds(int64_t pid) {
@@ -64,11 +60,11 @@ struct Measure {
 template <typename F>
 Measure Time(int64_t backend, F&& f) {
   const auto w0 = std::chrono::steady_clock::now();
-  const double c0 = ProcessCpuSeconds(), s0 = OtherCpuSeconds(backend);
+  const double c0 = bench::ProcessCpuSeconds(), s0 = OtherCpuSeconds(backend);
   f();
   Measure m;
   m.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
-  m.cpu_client = ProcessCpuSeconds() - c0;
+  m.cpu_client = bench::ProcessCpuSeconds() - c0;
   m.cpu_server = OtherCpuSeconds(backend) - s0;
   return m;
 }

@@ -20,7 +20,6 @@
 #include <hiredis/hiredis.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -35,9 +34,13 @@
 #include <thread>
 #include <vector>
 
+#include "bench/cpu_time.h"
 #include "urlguard/checker.h"
 
 namespace {
+
+using urlguard::bench::ProcessCpuSeconds;
+using urlguard::bench::ThreadCpuSeconds;
 
 constexpr double kFalsePositiveRate = 1e-4;  // DCSO bloom and the Redis design of issue 11 use 1e-4
 constexpr size_t kSetRangeChunk = 1 << 20;
@@ -45,18 +48,7 @@ constexpr const char* kKey = "urlguard-bench-bloom";
 
 double Now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
-double ThreadCpuSeconds() {
-  timespec t{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9;
-}
 
-double CpuSeconds() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
-}
 
 std::vector<std::string> ReadLines(const std::string& path, size_t limit) {
   std::vector<std::string> out;
@@ -263,9 +255,9 @@ int Main(int argc, char** argv) {
 
   // Lookups through Redis: wall clock, this process's CPU and the server's CPU.
   uint64_t redis_hits = 0;
-  const double server_cpu0 = ChildCpuSeconds(server.pid()), cpu0 = CpuSeconds(), t0 = Now();
+  const double server_cpu0 = ChildCpuSeconds(server.pid()), cpu0 = ProcessCpuSeconds(), t0 = Now();
   for (const std::string& u : urls) redis_hits += RedisMayContain(c, shape, NormalizeForRedisDesign(u));
-  const double redis_wall = Now() - t0, redis_cpu = CpuSeconds() - cpu0;
+  const double redis_wall = Now() - t0, redis_cpu = ProcessCpuSeconds() - cpu0;
   const double server_cpu = ChildCpuSeconds(server.pid()) - server_cpu0;
   uint64_t redis_must_hit = 0;
   for (const std::string& u : must_hit) redis_must_hit += RedisMayContain(c, shape, NormalizeForRedisDesign(u));

@@ -21,19 +21,17 @@
 #include <string>
 #include <vector>
 
+#include "bench/cpu_time.h"
 #include "urlguard/checker.h"
 
 namespace {
+
+using urlguard::bench::ThreadCpuSeconds;
 
 // URLs read from the file: 1 M lines at most (about 60 MB), each at most 8 KiB (the Checker's own cap).
 constexpr size_t kMaxUrls = 1000000;
 constexpr size_t kMaxUrlBytes = 8192;
 
-double ThreadCpuSeconds() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
 
 double WallSeconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();

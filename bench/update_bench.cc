@@ -36,6 +36,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/cpu_time.h"
 #include "core/diff_codec.h"
 #include "core/probe_model.h"
 #include "core/snapshot.h"
@@ -58,11 +59,6 @@ constexpr double kFpRate = 0.001;
 
 double WallSeconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-double CpuSeconds() {
-  timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
 struct LayerPair {
@@ -210,9 +206,9 @@ Measure Measured(Fn&& fn) {
   testing::TrimHeap();
   testing::ResetPeakRss();
   const int64_t idle = testing::CurrentRssBytes();
-  const double w0 = WallSeconds(), c0 = CpuSeconds();
+  const double w0 = WallSeconds(), c0 = bench::ProcessCpuSeconds();
   Status st = fn();
-  const double w1 = WallSeconds(), c1 = CpuSeconds();
+  const double w1 = WallSeconds(), c1 = bench::ProcessCpuSeconds();
   if (!st.ok()) {
     std::fprintf(stderr, "update failed: %s\n", st.ToString().c_str());
     std::exit(1);

@@ -47,6 +47,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/cpu_time.h"
 #include "bench/sqlite_hash_store.h"
 #include "core/sha256.h"
 #include "format/full_hash_file.h"
@@ -114,12 +115,6 @@ using Clock = std::chrono::steady_clock;
 
 double Seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 
-double ProcessCpuSeconds() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
-}
 
 // User and system CPU seconds of this process (RUSAGE_SELF) or this thread (RUSAGE_THREAD).
 void CpuSplit(int who, double* user, double* sys) {
@@ -129,11 +124,6 @@ void CpuSplit(int who, double* user, double* sys) {
   *sys = static_cast<double>(u.ru_stime.tv_sec) + static_cast<double>(u.ru_stime.tv_usec) * 1e-6;
 }
 
-double ThreadCpuSeconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
 
 Sha256Digest BenchHash(uint64_t i) { return Sha256("bench-" + std::to_string(i) + ".example/" + std::to_string(i % 7)); }
 
@@ -234,12 +224,12 @@ double TimeLookups(const VerifyHashSource& source, uint64_t hashes, uint64_t* ma
   for (auto& p : probes) p = ProbePrefix(hashes, rng);
   VerifyLookup out;
   *matches = 0;
-  const double start = ThreadCpuSeconds();
+  const double start = bench::ThreadCpuSeconds();
   for (int i = 0; i < kLookups; ++i) {
     if (!source.Lookup(std::span<const uint32_t>(probes).subspan(5 * static_cast<size_t>(i), 5), &out).ok()) return -1;
     *matches += out.records.size();
   }
-  return (ThreadCpuSeconds() - start) * 1e6 / kLookups;
+  return (bench::ThreadCpuSeconds() - start) * 1e6 / kLookups;
 }
 
 // 1000 different POST requests with 1-5 prefixes each.
@@ -305,7 +295,7 @@ LoadResult RunLoad(int port, int connections, double seconds, const std::vector<
     epoll_ctl(ep, EPOLL_CTL_ADD, c.fd, &ev);
     c.in.reserve(8192);
   }
-  const double cpu_start = ThreadCpuSeconds();
+  const double cpu_start = bench::ThreadCpuSeconds();
   double user_start, sys_start;
   CpuSplit(RUSAGE_THREAD, &user_start, &sys_start);
   const uint64_t allocs_start = ThreadAllocs();
@@ -354,7 +344,7 @@ LoadResult RunLoad(int port, int connections, double seconds, const std::vector<
     }
   }
   result.wall_seconds = Seconds(start, Clock::now());
-  result.client_cpu_seconds = ThreadCpuSeconds() - cpu_start;
+  result.client_cpu_seconds = bench::ThreadCpuSeconds() - cpu_start;
   double user_end, sys_end;
   CpuSplit(RUSAGE_THREAD, &user_end, &sys_end);
   result.client_user_seconds = user_end - user_start;
@@ -394,13 +384,13 @@ Result<HttpRun> Serve(const std::string& dir, std::unique_ptr<VerifyHashSource> 
                      [a](const HttpRequest& head) { return a->HandleHead(head); }));
   RunLoad(http->port(), connections, 0.3, requests);  // warm-up: connections, caches, page faults
   LoadResult load;
-  const double cpu_start = ProcessCpuSeconds();
+  const double cpu_start = bench::ProcessCpuSeconds();
   double user_start, sys_start;
   CpuSplit(RUSAGE_SELF, &user_start, &sys_start);
   const uint64_t allocs_start = TotalAllocs();
   std::thread client([&] { load = RunLoad(http->port(), connections, seconds, requests); });
   client.join();
-  const double cpu = ProcessCpuSeconds() - cpu_start;
+  const double cpu = bench::ProcessCpuSeconds() - cpu_start;
   // Thread creation and join allocate a little; over ~10^5 requests that is noise.
   const uint64_t allocs = TotalAllocs() - allocs_start;
   double user_end, sys_end;

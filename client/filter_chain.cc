@@ -28,6 +28,21 @@ void ForEachIpPrefix(const CanonicalUrl& url, const LayerView& ip, Fn&& fn) {
   }
 }
 
+// Calls fn(layer, key) for every domain- and url-layer probe of the URL in `s`, list by list, in Probe's order
+// (the prefetch passes walk exactly the probes Probe resolves).
+template <typename Fn>
+void ForEachLayerProbeOf(const std::vector<SnapshotView>& lists, const LookupScratch& s, Fn&& fn) {
+  for (const SnapshotView& list : lists) {
+    const LayerView* domain = list.layer(LayerKind::kDomain);
+    const LayerView* url = list.layer(LayerKind::kUrl);
+    const uint64_t* keys = s.keys[KindIndex(list)];
+    for (size_t i = 0; i < s.expressions.size(); ++i) {
+      const LayerView* layer = s.expressions.is_host_root(i) ? domain : url;
+      if (layer != nullptr) fn(*layer, keys[i]);
+    }
+  }
+}
+
 }  // namespace
 
 FilterChain::FilterChain(std::vector<SnapshotView> lists) : lists_(std::move(lists)) {
@@ -59,29 +74,15 @@ Status FilterChain::LookupUrl(std::string_view url, LookupScratch* s) const {
 }
 
 void FilterChain::PrefetchProbes(const LookupScratch& s) const {
-  for (const SnapshotView& list : lists_) {
-    const LayerView* domain = list.layer(LayerKind::kDomain);
-    const LayerView* url = list.layer(LayerKind::kUrl);
-    const uint64_t* keys = s.keys[KindIndex(list)];
-    for (size_t i = 0; i < s.expressions.size(); ++i) {
-      const LayerView* layer = s.expressions.is_host_root(i) ? domain : url;
-      if (layer != nullptr) layer->Prefetch(keys[i]);
-    }
-  }
+  ForEachLayerProbeOf(lists_, s, [](const LayerView& layer, uint64_t key) { layer.Prefetch(key); });
 }
 
 void FilterChain::PrefetchSamples(const LookupScratch& s) const {
-  for (const SnapshotView& list : lists_) {
-    const LayerView* domain = list.layer(LayerKind::kDomain);
-    const LayerView* url = list.layer(LayerKind::kUrl);
-    const uint64_t* keys = s.keys[KindIndex(list)];
-    for (size_t i = 0; i < s.expressions.size(); ++i) {
-      const LayerView* layer = s.expressions.is_host_root(i) ? domain : url;
-      if (layer != nullptr && layer->filter == FilterKind::kFingerprintArray) {
-        layer->fingerprints.PrefetchSample(layer->fingerprints.FingerprintOf(keys[i]));
-      }
+  ForEachLayerProbeOf(lists_, s, [](const LayerView& layer, uint64_t key) {
+    if (layer.filter == FilterKind::kFingerprintArray) {
+      layer.fingerprints.PrefetchSample(layer.fingerprints.FingerprintOf(key));
     }
-  }
+  });
 }
 
 void FilterChain::Probe(LookupScratch* s) const {
