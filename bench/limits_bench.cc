@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "bench/cpu_time.h"
+#include "bench/json_row.h"
 #include "core/byte_io.h"
 #include "core/fingerprint_set.h"
 
@@ -43,27 +44,16 @@ double MedianNs(int rounds, uint64_t ops, Fn fn) {
   std::vector<double> v;
   fn();  // warm-up
   for (int r = 0; r < rounds; ++r) {
-    const double t0 = (ThreadCpuSeconds() * 1e9);
+    const double t0 = ThreadCpuSeconds() * 1e9;
     fn();
-    v.push_back(((ThreadCpuSeconds() * 1e9) - t0) / static_cast<double>(ops));
+    v.push_back((ThreadCpuSeconds() * 1e9 - t0) / static_cast<double>(ops));
   }
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
 }
 
-void Row(const char* row, double value, const char* unit, const std::vector<std::pair<const char*, double>>& bases,
-         const char* note) {
-  std::string b;
-  for (const auto& [name, x] : bases) {
-    char buf[96];
-    std::snprintf(buf, sizeof buf, "%s\"%s\": %.4g", b.empty() ? "" : ", ", name, x);
-    b += buf;
-  }
-  if (g_json) {
-    std::printf("{\"row\": \"%s\", \"value\": %.4g, \"unit\": \"%s\", \"baselines\": {%s}, \"note\": \"%s\"}\n", row,
-                value, unit, b.c_str(), note);
-  }
-  std::fprintf(g_json ? stderr : stdout, "%-28s %9.4g %-3s {%s}  %s\n", row, value, unit, b.c_str(), note);
+void Row(const char* row, double value, const char* unit, const Baselines& bases, const char* note) {
+  PrintJsonRow(g_json, row, value, unit, bases, note);
 }
 
 // Anonymous memory of `bytes`, asking for transparent 2 MB pages when `huge` (it stays 4 KB pages where the
@@ -179,7 +169,7 @@ int main(int argc, char** argv) {
   uint64_t sink = 0;
   auto round_ns = [&](size_t g, Pf pf, bool huge) {
     const FingerprintSetView& view = huge ? huge_view : small_view;
-    const double t0 = (ThreadCpuSeconds() * 1e9);
+    const double t0 = ThreadCpuSeconds() * 1e9;
     if (g == 0) {  // dependent single probes
       uint64_t i = 0;
       for (uint64_t p = 0; p < probes; ++p) i = (i + 1 + view.ContainsFingerprint(fp_keys[i & (kKeys - 1)])) * 0x9e37;
@@ -204,7 +194,7 @@ int main(int argc, char** argv) {
       }
       sink += base;
     }
-    return ((ThreadCpuSeconds() * 1e9) - t0) / static_cast<double>(probes);
+    return (ThreadCpuSeconds() * 1e9 - t0) / static_cast<double>(probes);
   };
   struct Variant {
     size_t g;

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "bench/corpus.h"
+#include "bench/json_row.h"
 #include "core/byte_io.h"
 #include "url/entry.h"
 #include "client/filter_chain.h"
@@ -364,20 +365,8 @@ bool SqliteListed(const Sha256Digest& digest) {
   return found;
 }
 
-void PrintRow(const char* row, double value, const char* unit,
-              const std::vector<std::pair<const char*, double>>& baselines, const std::string& note) {
-  std::string b;
-  for (const auto& [name, v] : baselines) {
-    char buf[96];
-    std::snprintf(buf, sizeof buf, "%s\"%s\": %.4g", b.empty() ? "" : ", ", name, v);
-    b += buf;
-  }
-  if (g_json) {
-    std::printf("{\"row\": \"%s\", \"value\": %.4g, \"unit\": \"%s\", \"baselines\": {%s}, \"note\": \"%s\"}\n",
-                row, value, unit, b.c_str(), note.c_str());
-  } else {
-    std::printf("%-24s %10.4g %-9s baselines {%s}  %s\n", row, value, unit, b.c_str(), note.c_str());
-  }
+void PrintRow(const char* row, double value, const char* unit, const Baselines& baselines, const std::string& note) {
+  PrintJsonRow(g_json, row, value, unit, baselines, note);
   std::fflush(stdout);
 }
 

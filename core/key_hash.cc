@@ -24,8 +24,8 @@ uint64_t Xxh3Key(const void* data, size_t size) { return XXH3_64bits_withSeed(da
 
 // flatten: XXH3's dispatch on the length and its short-input code inline into the loop (GCC otherwise keeps
 // one out-of-line copy of XXH3_64bits_withSeed and calls it per key).
-__attribute__((flatten)) void Xxh3KeysOfSubstrings(const char* base, const uint32_t* begin, const uint32_t* end, size_t n,
-                          uint64_t* keys) {
+__attribute__((flatten)) void Xxh3KeysOfSubstrings(const char* base, const uint32_t* begin, const uint32_t* end,
+                                                   size_t n, uint64_t* keys) {
   for (size_t i = 0; i < n; ++i) {
     keys[i] = XXH3_64bits_withSeed(base + begin[i], end[i] - begin[i], kXxh3KeySeed);
   }

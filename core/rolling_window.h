@@ -75,6 +75,8 @@ constexpr int kRateSketchRows = 4;
 constexpr size_t kRateSketchWidth = size_t{1} << 16;  // a row index is 16 bits of the signature key
 // Entries of the per-second memo (see "Memo" above); a power of two.
 constexpr size_t kSeenMemoSlots = 1024;
+static_assert(kRollingWindowSeconds <= 64, "SeenMemo::hit_ages holds one bit per age of the window");
+static_assert((kSeenMemoSlots & (kSeenMemoSlots - 1)) == 0, "memo slots are indexed by a mask");
 
 struct RollingWindowOptions {
   // Throttled when seen in more than this many of the previous 59 seconds. 0 throttles a client's second

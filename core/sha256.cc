@@ -35,13 +35,20 @@ Sha256Digest Sha256Hasher::Finish() {
   return out;
 }
 
-std::string ToHex(const uint8_t* bytes, size_t size) {
+void AppendHex(const uint8_t* bytes, size_t size, std::string* out) {
   static const char kDigits[] = "0123456789abcdef";
-  std::string out(size * 2, '0');
+  const size_t at = out->size();
+  out->resize(at + size * 2);
+  char* hex = out->data() + at;
   for (size_t i = 0; i < size; ++i) {
-    out[2 * i] = kDigits[bytes[i] >> 4];
-    out[2 * i + 1] = kDigits[bytes[i] & 15];
+    hex[2 * i] = kDigits[bytes[i] >> 4];
+    hex[2 * i + 1] = kDigits[bytes[i] & 15];
   }
+}
+
+std::string ToHex(const uint8_t* bytes, size_t size) {
+  std::string out;
+  AppendHex(bytes, size, &out);
   return out;
 }
 

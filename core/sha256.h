@@ -37,6 +37,8 @@ class Sha256Hasher {
   alignas(8) unsigned char ctx_[112];  // SHA256_CTX, kept opaque here (static_assert in sha256.cc)
 };
 
+// Lower-case hex of `bytes`, appended to `out` (no temporary string: the verify answer's hot path).
+void AppendHex(const uint8_t* bytes, size_t size, std::string* out);
 // Lower-case hex of `bytes`.
 std::string ToHex(const uint8_t* bytes, size_t size);
 inline std::string ToHex(const Sha256Digest& d) { return ToHex(d.data(), d.size()); }

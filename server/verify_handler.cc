@@ -2,6 +2,7 @@
 // Copyright urlguard authors.
 #include "server/verify_handler.h"
 
+#include <charconv>
 #include <chrono>
 #include <string>
 
@@ -14,26 +15,11 @@ namespace urlguard {
 
 namespace {
 
-// Lower-case hex of a digest, appended without a temporary string.
-void AppendHex(const Sha256Digest& digest, std::string* out) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  char hex[2 * sizeof(Sha256Digest)];
-  for (size_t i = 0; i < digest.size(); ++i) {
-    hex[2 * i] = kDigits[digest[i] >> 4];
-    hex[2 * i + 1] = kDigits[digest[i] & 15];
-  }
-  out->append(hex, sizeof(hex));
-}
-
-// Decimal digits of `value`, appended without a temporary string (as std::to_string's).
+// Decimal digits of `value`, appended without a temporary string.
 void AppendDecimal(uint64_t value, std::string* out) {
   char digits[20];
-  size_t n = 0;
-  do {
-    digits[sizeof(digits) - 1 - n++] = static_cast<char>('0' + value % 10);
-    value /= 10;
-  } while (value != 0);
-  out->append(digits + sizeof(digits) - n, n);
+  const auto r = std::to_chars(digits, digits + sizeof digits, value);
+  out->append(digits, r.ptr);
 }
 
 }  // namespace
@@ -111,7 +97,7 @@ HttpResponse VerifyHandler::Answer(std::span<const uint32_t> prefixes) {
     if (i > 0) out += ',';
     // list and threat are [a-z0-9_-] (checked by the source), so they need no escaping.
     out += "{\"sha256\":\"";
-    AppendHex(r.sha256, &out);
+    AppendHex(r.sha256.data(), r.sha256.size(), &out);
     out += "\",\"list\":\"";
     out += r.list;
     out += "\",\"layer\":\"";
