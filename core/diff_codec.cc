@@ -432,4 +432,334 @@ LayerDiff MakeLayerDiff(LayerKind layer, uint64_t universe, const std::vector<ui
   return d;
 }
 
+// ---- Version 2: range diffs ------------------------------------------------------------------------------
+
+namespace {
+
+// Range layer record offsets (60 bytes each, docs/diff-format.md "Version 2: range diffs").
+constexpr size_t kRangeRecKind = 0;
+constexpr size_t kRangeRecAbsentK = 1;
+constexpr size_t kRangeRecPresentK = 2;
+constexpr size_t kRangeRecReserved = 3;
+constexpr size_t kRangeRecUniverse = 4;
+constexpr size_t kRangeRecNewCount = 12;
+constexpr size_t kRangeRecAbsentCount = 20;
+constexpr size_t kRangeRecPresentCount = 28;
+constexpr size_t kRangeRecAbsentBytes = 36;
+constexpr size_t kRangeRecPresentBytes = 44;
+constexpr size_t kRangeRecReserved2 = 52;
+static_assert(kRangeRecReserved2 + 8 == kDiffLayerRecordBytes);
+
+// The count checks shared by ValidateRangeDiff() and DecodeRangeDiff(): caps are kResourceExhausted, the
+// rest kCorruption.
+Status CheckRangeLayerCounts(const char* layer_name, uint64_t universe, uint64_t new_count,
+                             uint64_t absent_count, uint64_t present_count) {
+  const std::string where = std::string("layer ") + layer_name + ": ";
+  if (absent_count > kMaxDiffEntries) {
+    return Status::ResourceExhausted(where + U64(absent_count) + " absent values exceed the cap of " +
+                                     U64(kMaxDiffEntries));
+  }
+  if (present_count > kMaxDiffEntries) {
+    return Status::ResourceExhausted(where + U64(present_count) + " present values exceed the cap of " +
+                                     U64(kMaxDiffEntries));
+  }
+  if (new_count > universe) {
+    return Status::Corruption(where + "new count " + U64(new_count) + " exceeds the universe " + U64(universe));
+  }
+  if (present_count > new_count) {
+    return Status::Corruption(where + U64(present_count) + " present values but a new count of only " +
+                              U64(new_count));
+  }
+  if (absent_count > universe - present_count) {
+    return Status::Corruption(where + U64(absent_count) + " absent + " + U64(present_count) +
+                              " present values exceed the universe " + U64(universe));
+  }
+  return Status::Ok();
+}
+
+// True with *common = the smallest value in both strictly increasing sequences; false when they are disjoint.
+bool FirstCommon(const std::vector<uint64_t>& a, const std::vector<uint64_t>& b, uint64_t* common) {
+  size_t i = 0;
+  size_t j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (a[i] < b[j]) {
+      ++i;
+    } else if (b[j] < a[i]) {
+      ++j;
+    } else {
+      *common = a[i];
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+Status ValidateRangeDiff(const RangeDiff& diff) {
+  if (!IsValidListName(diff.list_name)) {
+    return Status::InvalidArgument("list name must be 1.." + U64(kMaxListNameBytes) +
+                                   " bytes of [a-z0-9_-], got \"" + diff.list_name + "\"");
+  }
+  if (diff.from_version >= diff.to_version) {
+    return Status::InvalidArgument("from_version " + U64(diff.from_version) + " must be < to_version " +
+                                   U64(diff.to_version));
+  }
+  if (diff.layers.size() > kMaxDiffLayers) {
+    return Status::InvalidArgument(U64(diff.layers.size()) + " layers, at most " + U64(kMaxDiffLayers));
+  }
+  for (size_t i = 0; i < diff.layers.size(); ++i) {
+    const RangeLayerDiff& d = diff.layers[i];
+    const uint8_t kind = static_cast<uint8_t>(d.layer);
+    if (!IsValidLayerKind(kind)) return Status::InvalidArgument("invalid layer kind " + U64(kind));
+    if (i > 0 && kind <= static_cast<uint8_t>(diff.layers[i - 1].layer)) {
+      return Status::InvalidArgument("layers must be in ascending kind order, each at most once");
+    }
+    const Status s = CheckRangeLayerDiffShape(d);
+    if (!s.ok()) return Status::InvalidArgument(s.message());
+  }
+  return Status::Ok();
+}
+
+std::string EncodeRangeDiff(const RangeDiff& diff) {
+  const Status valid = ValidateRangeDiff(diff);
+  if (!valid.ok()) {
+    std::fprintf(stderr, "EncodeRangeDiff: invalid range diff: %s\n", valid.ToString().c_str());
+    std::abort();
+  }
+  struct Streams {
+    int absent_k, present_k;
+    std::string absent, present;
+  };
+  std::vector<Streams> streams;
+  streams.reserve(diff.layers.size());
+  for (const RangeLayerDiff& d : diff.layers) {
+    Streams s;
+    s.absent_k = OptimalRiceParameter(d.absent);
+    s.present_k = OptimalRiceParameter(d.present);
+    s.absent = RiceEncodeSorted(d.absent, s.absent_k);
+    s.present = RiceEncodeSorted(d.present, s.present_k);
+    streams.push_back(std::move(s));
+  }
+  const size_t header_bytes = HeaderBytes(diff.list_name.size(), diff.layers.size());
+  std::string out;
+  out.append(kDiffMagic, sizeof(kDiffMagic));
+  AppendLE32(&out, kRangeDiffFormatVersion);
+  AppendLE32(&out, static_cast<uint32_t>(header_bytes));
+  out.push_back(static_cast<char>(diff.list_name.size()));
+  out.append(diff.list_name);
+  AppendLE64(&out, diff.from_version);
+  AppendLE64(&out, diff.to_version);
+  out.push_back(static_cast<char>(diff.layers.size()));
+  for (size_t i = 0; i < diff.layers.size(); ++i) {
+    const RangeLayerDiff& d = diff.layers[i];
+    const Streams& s = streams[i];
+    out.push_back(static_cast<char>(d.layer));
+    out.push_back(static_cast<char>(s.absent_k));
+    out.push_back(static_cast<char>(s.present_k));
+    out.push_back('\0');  // reserved
+    AppendLE64(&out, d.universe);
+    AppendLE64(&out, d.new_count);
+    AppendLE64(&out, d.absent.size());
+    AppendLE64(&out, d.present.size());
+    AppendLE64(&out, s.absent.size());
+    AppendLE64(&out, s.present.size());
+    AppendLE64(&out, 0);  // reserved
+  }
+  assert(out.size() == header_bytes);
+  for (const Streams& s : streams) {
+    out.append(s.absent);
+    out.append(s.present);
+  }
+  const Sha256Digest digest = Sha256(out);
+  out.append(reinterpret_cast<const char*>(digest.data()), digest.size());
+  return out;
+}
+
+Result<RangeDiff> DecodeRangeDiff(std::string_view bytes) {
+  auto corrupt = [](const std::string& m) { return Status::Corruption("range diff: " + m); };
+  if (bytes.size() > kMaxDiffBytes) {
+    return Status::ResourceExhausted("range diff: " + U64(bytes.size()) + " bytes exceed the cap of " +
+                                     U64(kMaxDiffBytes));
+  }
+  if (bytes.size() < kMinDiffBytes) {
+    return corrupt(U64(bytes.size()) + " bytes, shorter than the smallest diff (" + U64(kMinDiffBytes) + ")");
+  }
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(bytes.data());
+  if (std::memcmp(p, kDiffMagic, sizeof(kDiffMagic)) != 0) return corrupt("bad magic (not a urlguard diff)");
+  const uint32_t version = LoadLE32(p + kOffVersion);
+  if (version != kRangeDiffFormatVersion) {
+    return corrupt("unsupported format version " + U64(version) + " (range diffs are version " +
+                   U64(kRangeDiffFormatVersion) + ")");
+  }
+  // Spec (diff-format.md): verify the trailer before interpreting any other field.
+  const size_t body_size = bytes.size() - kDiffTrailerBytes;
+  const Sha256Digest digest = Sha256(p, body_size);
+  if (std::memcmp(digest.data(), p + body_size, kDiffTrailerBytes) != 0) {
+    return corrupt("SHA-256 trailer mismatch (truncated or damaged file)");
+  }
+  const uint32_t header_length = LoadLE32(p + kOffHeaderLength);
+  if (header_length > body_size) {
+    return corrupt("header length " + U64(header_length) + " exceeds the " + U64(body_size) +
+                   " bytes present");
+  }
+  const size_t name_length = p[kOffNameLength];
+  if (name_length == 0 || name_length > kMaxListNameBytes) {
+    return corrupt("list name length " + U64(name_length) + " not in 1.." + U64(kMaxListNameBytes));
+  }
+  if (HeaderBytes(name_length, 0) > header_length) {
+    return corrupt("header length " + U64(header_length) + " too small for a " + U64(name_length) +
+                   "-byte name");
+  }
+  RangeDiff diff;
+  diff.list_name.assign(reinterpret_cast<const char*>(p + kOffName), name_length);
+  if (!IsValidListName(diff.list_name)) return corrupt("list name has bytes outside [a-z0-9_-]");
+  const uint8_t* after_name = p + kOffName + name_length;
+  diff.from_version = LoadLE64(after_name);
+  diff.to_version = LoadLE64(after_name + 8);
+  if (diff.from_version >= diff.to_version) {
+    return corrupt("from_version " + U64(diff.from_version) + " is not < to_version " + U64(diff.to_version));
+  }
+  const size_t layer_count = after_name[16];
+  if (layer_count > kMaxDiffLayers) return corrupt(U64(layer_count) + " layers, at most " + U64(kMaxDiffLayers));
+  if (header_length != HeaderBytes(name_length, layer_count)) {
+    return corrupt("header length " + U64(header_length) + " != " + U64(HeaderBytes(name_length, layer_count)) +
+                   " for " + U64(layer_count) + " layers");
+  }
+
+  // Pass 1: every record, count and stream length, before anything is allocated.
+  struct Record {
+    int absent_k, present_k;
+    uint64_t absent_count, present_count;
+    std::string_view absent_stream, present_stream;
+  };
+  Record records[kMaxDiffLayers];
+  diff.layers.resize(layer_count);
+  const uint8_t* rec = after_name + 17;
+  size_t stream_offset = header_length;
+  for (size_t i = 0; i < layer_count; ++i, rec += kDiffLayerRecordBytes) {
+    RangeLayerDiff& d = diff.layers[i];
+    const std::string where = "layer record " + U64(i) + ": ";
+    const uint8_t kind = rec[kRangeRecKind];
+    if (!IsValidLayerKind(kind)) return corrupt(where + "invalid layer kind " + U64(kind));
+    if (i > 0 && kind <= static_cast<uint8_t>(diff.layers[i - 1].layer)) {
+      return corrupt(where + "layer kinds not in ascending order or repeated");
+    }
+    d.layer = static_cast<LayerKind>(kind);
+    Record& r = records[i];
+    r.absent_k = rec[kRangeRecAbsentK];
+    r.present_k = rec[kRangeRecPresentK];
+    if (r.absent_k > kMaxRiceParameter || r.present_k > kMaxRiceParameter) {
+      return corrupt(where + "rice parameter above " + U64(kMaxRiceParameter));
+    }
+    if (rec[kRangeRecReserved] != 0 || LoadLE64(rec + kRangeRecReserved2) != 0) {
+      return corrupt(where + "reserved field is not zero");
+    }
+    d.universe = LoadLE64(rec + kRangeRecUniverse);
+    d.new_count = LoadLE64(rec + kRangeRecNewCount);
+    r.absent_count = LoadLE64(rec + kRangeRecAbsentCount);
+    r.present_count = LoadLE64(rec + kRangeRecPresentCount);
+    const Status counts =
+        CheckRangeLayerCounts(LayerKindName(d.layer), d.universe, d.new_count, r.absent_count, r.present_count);
+    if (!counts.ok()) return counts.WithContext("range diff");
+    const uint64_t absent_bytes = LoadLE64(rec + kRangeRecAbsentBytes);
+    const uint64_t present_bytes = LoadLE64(rec + kRangeRecPresentBytes);
+    if (absent_bytes > body_size - stream_offset) {
+      return corrupt(where + "absent stream of " + U64(absent_bytes) + " bytes runs past the end");
+    }
+    r.absent_stream = bytes.substr(stream_offset, absent_bytes);
+    stream_offset += absent_bytes;
+    if (present_bytes > body_size - stream_offset) {
+      return corrupt(where + "present stream of " + U64(present_bytes) + " bytes runs past the end");
+    }
+    r.present_stream = bytes.substr(stream_offset, present_bytes);
+    stream_offset += present_bytes;
+    if ((r.absent_count == 0) != (absent_bytes == 0) || (r.present_count == 0) != (present_bytes == 0)) {
+      return corrupt(where + "an empty sequence must have an empty stream and vice versa");
+    }
+  }
+  if (stream_offset != body_size) {
+    return corrupt(U64(body_size - stream_offset) + " unexpected bytes between the last stream and the trailer");
+  }
+
+  // Pass 2: decode (RiceDecodeSorted checks each count against its stream's length before allocating and
+  // that the stream ends exactly), then disjointness.
+  for (size_t i = 0; i < layer_count; ++i) {
+    RangeLayerDiff& d = diff.layers[i];
+    const Record& r = records[i];
+    const std::string where = std::string("range diff: layer ") + LayerKindName(d.layer);
+    URLGUARD_RETURN_IF_ERROR(RiceDecodeSorted(r.absent_stream, r.absent_k, r.absent_count, d.universe, &d.absent)
+                                 .WithContext(where + ": absent fingerprints"));
+    URLGUARD_RETURN_IF_ERROR(
+        RiceDecodeSorted(r.present_stream, r.present_k, r.present_count, d.universe, &d.present)
+            .WithContext(where + ": present fingerprints"));
+    uint64_t common;
+    if (FirstCommon(d.absent, d.present, &common)) {
+      return Status::Corruption(where + ": fingerprint " + U64(common) + " is both absent and present");
+    }
+  }
+  return diff;
+}
+
+namespace diff_internal {
+Status RangeMergeError(const RangeLayerDiff& d, const std::string& what) {
+  return Status::Corruption(std::string("apply range diff to layer ") + LayerKindName(d.layer) + ": " + what);
+}
+}  // namespace diff_internal
+
+Status CheckRangeLayerDiffShape(const RangeLayerDiff& d) {
+  const Status counts =
+      CheckRangeLayerCounts(LayerKindName(d.layer), d.universe, d.new_count, d.absent.size(), d.present.size());
+  if (!counts.ok()) return diff_internal::RangeMergeError(d, counts.message());
+  Status s = CheckSequence("absent", d.absent, d.universe);
+  if (s.ok()) s = CheckSequence("present", d.present, d.universe);
+  if (!s.ok()) return diff_internal::RangeMergeError(d, s.message());
+  uint64_t common;
+  if (FirstCommon(d.absent, d.present, &common)) {
+    return diff_internal::RangeMergeError(d, "fingerprint " + U64(common) + " is both absent and present");
+  }
+  return Status::Ok();
+}
+
+Status ApplyRangeLayerDiff(const std::vector<uint64_t>& old_sorted, const RangeLayerDiff& d,
+                           std::vector<uint64_t>* out) {
+  assert(out != &old_sorted);
+  out->clear();
+  size_t i = 0;
+  Status s = MergeRangeLayerDiff(
+      d,
+      [&](uint64_t* v) {
+        if (i == old_sorted.size()) return false;
+        *v = old_sorted[i++];
+        return true;
+      },
+      [&](uint64_t v) {
+        out->push_back(v);
+        return Status::Ok();
+      });
+  if (!s.ok()) out->clear();
+  return s;
+}
+
+RangeLayerDiff MakeRangeLayerDiff(LayerKind layer, uint64_t universe, const std::vector<uint64_t>& touched,
+                                  const std::vector<uint64_t>& new_sorted) {
+  assert(touched.empty() || touched.back() < universe);
+  assert(new_sorted.empty() || new_sorted.back() < universe);
+  RangeLayerDiff d;
+  d.layer = layer;
+  d.universe = universe;
+  d.new_count = new_sorted.size();
+  size_t j = 0;
+  for (size_t i = 0; i < touched.size(); ++i) {
+    assert(i == 0 || touched[i] > touched[i - 1]);
+    while (j < new_sorted.size() && new_sorted[j] < touched[i]) ++j;
+    if (j < new_sorted.size() && new_sorted[j] == touched[i]) {
+      d.present.push_back(touched[i]);
+    } else {
+      d.absent.push_back(touched[i]);
+    }
+  }
+  return d;
+}
+
 }  // namespace urlguard

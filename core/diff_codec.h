@@ -127,6 +127,80 @@ Status MergeLayerDiff(const LayerDiff& d, uint64_t old_count, NextOld&& next_old
 LayerDiff MakeLayerDiff(LayerKind layer, uint64_t universe, const std::vector<uint64_t>& old_sorted,
                         const std::vector<uint64_t>& new_sorted);
 
+// ---- Version 2: range diffs (docs/diff-format.md, "Version 2: range diffs") ------------------------------
+// A range diff (A, V] carries, for every fingerprint touched by a version in (A, V], its presence at V: the
+// touched values absent at V and the touched values present at V. Fingerprints untouched in (A, V] are the
+// same at every version F in [A, V], so the diff applies to ANY client state F with A <= F <= V:
+// new = (old \ absent) U present. A client that was away picks the diff with the largest A <= F: one
+// download, whatever the number of versions it missed. The cost over a version 1 diff: a touched value that
+// the client's state already agrees with is carried anyway (it costs a value, not a position).
+// Same header, trailer and caps as version 1; only the layer record's fields and the streams' meaning differ.
+
+constexpr uint32_t kRangeDiffFormatVersion = 2;
+
+// One layer of a range diff.
+struct RangeLayerDiff {
+  LayerKind layer = LayerKind::kDomain;
+  uint64_t universe = 0;
+  uint64_t new_count = 0;        // fingerprints of the layer at to_version
+  std::vector<uint64_t> absent;  // strictly increasing, < universe: touched, absent at to_version
+  std::vector<uint64_t> present;  // strictly increasing, < universe: touched, present at to_version
+
+  bool operator==(const RangeLayerDiff&) const = default;
+};
+
+// The change of a list from any version in [from_version, to_version] to to_version.
+struct RangeDiff {
+  std::string list_name;  // 1..kMaxListNameBytes bytes of [a-z0-9_-]
+  uint64_t from_version = 0;  // A
+  uint64_t to_version = 0;    // V > A
+  std::vector<RangeLayerDiff> layers;  // ascending kind, each at most once; a layer not listed is untouched
+
+  bool operator==(const RangeDiff&) const = default;
+};
+
+// Checks every invariant EncodeRangeDiff() needs and DecodeRangeDiff() enforces: the name, from < to, layer
+// order and uniqueness, absent and present counts <= kMaxDiffEntries, each sequence strictly increasing and
+// < universe, absent and present disjoint, present count <= new_count <= universe. kInvalidArgument naming
+// the first violation.
+Status ValidateRangeDiff(const RangeDiff& d);
+
+// Serializes a range diff (format version 2), choosing the optimal Rice parameter per sequence.
+// Precondition: ValidateRangeDiff(d).ok() (aborts otherwise, in every build type, as EncodeDiff). Deterministic.
+// Thread-safe. The result can exceed kMaxDiffBytes for huge diffs: the publisher checks, clients refuse.
+std::string EncodeRangeDiff(const RangeDiff& d);
+
+// Parses and validates range diff bytes from outside, with DecodeDiff's checks in DecodeDiff's order: size
+// cap (kResourceExhausted), magic, format version (a version 1 diff is kCorruption "unsupported format
+// version 1"; DecodeDiff likewise refuses version 2), the SHA-256 trailer, every header field and count
+// against the caps (kResourceExhausted) and against the bytes present before allocating, the Rice streams
+// with exact ends, then absent/present disjointness. kCorruption otherwise. Never crashes, never reads
+// outside `bytes`. Thread-safe.
+Result<RangeDiff> DecodeRangeDiff(std::string_view bytes);
+
+// The checks of one layer that need no old fingerprint (ValidateRangeDiff's, as kCorruption, prefixed "apply
+// range diff to layer X").
+Status CheckRangeLayerDiffShape(const RangeLayerDiff& d);
+
+// Streaming apply, like MergeLayerDiff: next_old(uint64_t*) -> bool yields the client's old sorted
+// fingerprints (false: no more), emit(uint64_t) -> Status receives the new ones in ascending order. Fails with
+// kCorruption on a shape violation, an old value >= d.universe or not strictly increasing, or a result count
+// != d.new_count (detected at the end: what was emitted is then garbage, the caller discards its output), or
+// with emit's first error. Memory: the diff only.
+template <typename NextOld, typename Emit>
+Status MergeRangeLayerDiff(const RangeLayerDiff& d, NextOld&& next_old, Emit&& emit);
+
+// Reference apply into a vector (tests, small states): *out = (old_sorted \ d.absent) U d.present, with
+// MergeRangeLayerDiff's checks. *out is cleared on failure; must not alias old_sorted.
+Status ApplyRangeLayerDiff(const std::vector<uint64_t>& old_sorted, const RangeLayerDiff& d,
+                           std::vector<uint64_t>* out);
+
+// Builds a range layer from the fingerprints touched in (A, V] (`touched`, strictly increasing) and the
+// layer's sorted set at V: absent = touched \ new_sorted, present = touched n new_sorted, new_count =
+// new_sorted.size(). Precondition (asserted): both strictly increasing, every value < universe.
+RangeLayerDiff MakeRangeLayerDiff(LayerKind layer, uint64_t universe, const std::vector<uint64_t>& touched,
+                                  const std::vector<uint64_t>& new_sorted);
+
 // ---- implementation ----
 
 namespace diff_internal {
@@ -166,6 +240,58 @@ Status MergeLayerDiff(const LayerDiff& d, uint64_t old_count, NextOld&& next_old
     URLGUARD_RETURN_IF_ERROR(emit(v));
   }
   while (added != added_end) URLGUARD_RETURN_IF_ERROR(emit(*added++));
+  return Status::Ok();
+}
+
+namespace diff_internal {
+Status RangeMergeError(const RangeLayerDiff& d, const std::string& what);
+}  // namespace diff_internal
+
+template <typename NextOld, typename Emit>
+Status MergeRangeLayerDiff(const RangeLayerDiff& d, NextOld&& next_old, Emit&& emit) {
+  URLGUARD_RETURN_IF_ERROR(CheckRangeLayerDiffShape(d));
+  const uint64_t* absent = d.absent.data();
+  const uint64_t* const absent_end = absent + d.absent.size();
+  const uint64_t* present = d.present.data();
+  const uint64_t* const present_end = present + d.present.size();
+  uint64_t emitted = 0;
+  uint64_t prev = 0;
+  bool first = true;
+  uint64_t v;
+  while (next_old(&v)) {
+    if (v >= d.universe) {
+      return diff_internal::RangeMergeError(
+          d, "the state holds fingerprint " + std::to_string(v) + " >= the universe " + std::to_string(d.universe));
+    }
+    if (!first && v <= prev) {
+      return diff_internal::RangeMergeError(d, "the state is not strictly increasing after " + std::to_string(prev));
+    }
+    first = false;
+    prev = v;
+    while (present != present_end && *present < v) {
+      URLGUARD_RETURN_IF_ERROR(emit(*present++));
+      ++emitted;
+    }
+    if (present != present_end && *present == v) {  // touched, present at both ends: once
+      ++present;
+      URLGUARD_RETURN_IF_ERROR(emit(v));
+      ++emitted;
+      continue;
+    }
+    while (absent != absent_end && *absent < v) ++absent;
+    if (absent != absent_end && *absent == v) continue;  // Spec: old \ absent.
+    URLGUARD_RETURN_IF_ERROR(emit(v));
+    ++emitted;
+  }
+  while (present != present_end) {
+    URLGUARD_RETURN_IF_ERROR(emit(*present++));
+    ++emitted;
+  }
+  if (emitted != d.new_count) {
+    return diff_internal::RangeMergeError(d, "the result has " + std::to_string(emitted) +
+                                                 " entries, the diff says " + std::to_string(d.new_count) +
+                                                 " (the state is not a version the diff applies to)");
+  }
   return Status::Ok();
 }
 

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright urlguard authors.
+//
+// libFuzzer target for DecodeRangeDiff (core/diff_codec.h, format version 2): arbitrary bytes must never
+// crash the decoder; a range diff it accepts must validate, re-encode deterministically to bytes that decode
+// to the same diff, and apply (MergeRangeLayerDiff through ApplyRangeLayerDiff) to a synthetic old state
+// either with a strictly increasing result of exactly new_count values or with a clean error.
+//
+// Every input is tried as is and with a valid SHA-256 trailer appended (see diff_codec_fuzz.cc for why).
+// Seeds: range diff bytes without their last 32 bytes (e.g. the golden range diff of core/diff_codec_test.cc).
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/diff_codec.h"
+#include "core/sha256.h"
+
+namespace {
+
+[[noreturn]] void Fail(const char* what) {
+  std::fprintf(stderr, "range_diff_fuzz: %s\n", what);
+  std::abort();
+}
+
+void Check(std::string_view bytes) {
+  urlguard::Result<urlguard::RangeDiff> d = urlguard::DecodeRangeDiff(bytes);
+  if (!d.ok()) return;
+  if (!urlguard::ValidateRangeDiff(*d).ok()) Fail("decoded a range diff that ValidateRangeDiff rejects");
+  const std::string again = urlguard::EncodeRangeDiff(*d);
+  urlguard::Result<urlguard::RangeDiff> d2 = urlguard::DecodeRangeDiff(again);
+  if (!d2.ok()) Fail("re-encoded range diff does not decode");
+  if (!(*d2 == *d)) Fail("re-encoded range diff decodes to a different diff");
+  if (urlguard::EncodeRangeDiff(*d2) != again) Fail("encoding is not deterministic");
+
+  // Apply small layers to the state {0, 1, ..., n - 1} for n = new_count (often valid) and a few others.
+  for (const urlguard::RangeLayerDiff& layer : d->layers) {
+    if (layer.new_count > 4096) continue;
+    for (uint64_t n : {layer.new_count, layer.new_count / 2, layer.new_count + 1}) {
+      if (n > layer.universe) continue;
+      std::vector<uint64_t> old_state(n);
+      for (uint64_t i = 0; i < n; ++i) old_state[i] = i;
+      std::vector<uint64_t> out;
+      if (urlguard::ApplyRangeLayerDiff(old_state, layer, &out).ok()) {
+        if (out.size() != layer.new_count) Fail("applied layer has the wrong size");
+        for (size_t i = 1; i < out.size(); ++i) {
+          if (out[i] <= out[i - 1]) Fail("applied layer is not strictly increasing");
+        }
+        if (!out.empty() && out.back() >= layer.universe) Fail("applied layer leaves the universe");
+      } else if (!out.empty()) {
+        Fail("a failed apply left output behind");
+      }
+    }
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string_view input(reinterpret_cast<const char*>(data), size);
+  Check(input);
+  std::string sealed(input);
+  const urlguard::Sha256Digest digest = urlguard::Sha256(input);
+  sealed.append(reinterpret_cast<const char*>(digest.data()), digest.size());
+  Check(sealed);
+  return 0;
+}
