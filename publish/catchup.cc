@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright urlguard authors.
+
+#include "publish/catchup.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "core/byte_io.h"
+#include "core/list_name.h"
+#include "core/sha256.h"
+
+namespace urlguard {
+
+namespace {
+
+// Fixed bytes of the file around the name and the two arrays: magic, format, name length; checkpoint,
+// version, the sums, the touched-count count; the entry count; the trailer.
+constexpr size_t kEpochFixedBytes = 8 + 4 + 1 + 8 + 8 + kLayerKindCount * 16 + 8 + 8 + 32;
+
+bool EntryLess(const EpochEntry& a, LayerKind layer, uint64_t fp) {
+  return a.layer != layer ? a.layer < layer : a.fingerprint < fp;
+}
+
+Status Corrupt(const std::string& what) { return Status::Corruption("epoch map: " + what); }
+
+}  // namespace
+
+std::vector<uint64_t> PlanAnchors(uint64_t lo, std::span<const uint64_t> counts, double ratio) {
+  std::vector<uint64_t> anchors;
+  if (counts.empty()) return anchors;
+  const uint64_t v = lo + counts.size();
+  // suffix[i] = t(lo + i) = sum of counts of versions (lo + i, v].
+  std::vector<double> suffix(counts.size() + 1, 0.0);
+  for (size_t i = counts.size(); i-- > 0;) suffix[i] = suffix[i + 1] + static_cast<double>(counts[i]);
+  auto t = [&](uint64_t a) { return suffix[a - lo]; };
+  uint64_t a = v - 1;
+  anchors.push_back(a);
+  while (a > lo) {
+    // Clients in [next, a - 1] take `next`: its waste over the worst of them (F = a - 1, the fewest changes
+    // missed) stays within the ratio. t falls as A grows, so the smallest such A is found from below.
+    const double limit = ratio * t(a - 1);
+    uint64_t next = a - 1;
+    uint64_t low = lo;
+    uint64_t high = a - 1;  // t(high) <= limit holds
+    while (low < high) {
+      uint64_t mid = low + (high - low) / 2;
+      if (t(mid) <= limit) {
+        high = mid;
+      } else {
+        low = mid + 1;
+      }
+    }
+    next = low;
+    anchors.push_back(next);
+    a = next;
+  }
+  std::reverse(anchors.begin(), anchors.end());
+  return anchors;
+}
+
+Status EpochMap::Apply(uint64_t version, std::span<const TouchedFingerprint> touched) {
+  if (version != version_ + 1) {
+    return Status::InvalidArgument("epoch map at version " + std::to_string(version_) + " cannot take version " +
+                                   std::to_string(version));
+  }
+  if (touched_counts_.size() >= kMaxEpochVersions) return Status::ResourceExhausted("epoch map: too many versions");
+  for (size_t i = 1; i < touched.size(); ++i) {
+    const TouchedFingerprint& p = touched[i - 1];
+    const TouchedFingerprint& q = touched[i];
+    if (p.layer > q.layer || (p.layer == q.layer && p.fingerprint >= q.fingerprint)) {
+      return Status::InvalidArgument("epoch map: touched fingerprints not sorted and unique");
+    }
+  }
+  // Merge into a new vector: both are sorted, so this is one pass over the map plus the changes.
+  std::vector<EpochEntry> merged;
+  merged.reserve(entries_.size() + touched.size());
+  std::array<LayerSetSum, kLayerKindCount> sums = sums_;
+  size_t i = 0;
+  for (const TouchedFingerprint& f : touched) {
+    while (i < entries_.size() && EntryLess(entries_[i], f.layer, f.fingerprint)) merged.push_back(entries_[i++]);
+    bool known = i < entries_.size() && entries_[i].layer == f.layer && entries_[i].fingerprint == f.fingerprint;
+    if (known && entries_[i].present != f.before) {
+      return Status::InvalidArgument("epoch map: fingerprint " + std::to_string(f.fingerprint) + " of layer " +
+                                     std::string(LayerKindName(f.layer)) + " disagrees with the map");
+    }
+    if (known) ++i;
+    if (f.before != f.after) {
+      LayerSetSum& s = sums[static_cast<int>(f.layer)];
+      uint64_t h = SetElementHash(f.layer, f.fingerprint);
+      if (f.after) {
+        ++s.count;
+        s.sum += h;
+      } else {
+        if (s.count == 0) return Status::InvalidArgument("epoch map: removal from an empty layer");
+        --s.count;
+        s.sum -= h;
+      }
+    }
+    merged.push_back({f.fingerprint, version, f.layer, f.after});
+  }
+  while (i < entries_.size()) merged.push_back(entries_[i++]);
+  entries_ = std::move(merged);
+  sums_ = sums;
+  touched_counts_.push_back(touched.size());
+  version_ = version;
+  return Status::Ok();
+}
+
+void EpochMap::Rebase(uint64_t checkpoint) {
+  checkpoint = std::clamp(checkpoint, checkpoint_, version_);
+  std::erase_if(entries_, [&](const EpochEntry& e) { return e.last_version <= checkpoint; });
+  touched_counts_.erase(touched_counts_.begin(), touched_counts_.begin() + static_cast<ptrdiff_t>(checkpoint - checkpoint_));
+  checkpoint_ = checkpoint;
+}
+
+Result<EpochMap> EpochMap::Concatenate(const EpochMap& older, const EpochMap& newer) {
+  if (older.version_ != newer.checkpoint_) {
+    return Status::InvalidArgument("epoch maps do not meet: " + std::to_string(older.version_) + " vs " +
+                                   std::to_string(newer.checkpoint_));
+  }
+  if (older.touched_counts_.size() + newer.touched_counts_.size() > kMaxEpochVersions ||
+      older.entries_.size() + newer.entries_.size() > kMaxEpochMapEntries) {
+    return Status::ResourceExhausted("epoch map: archive too large");
+  }
+  EpochMap m;
+  m.checkpoint_ = older.checkpoint_;
+  m.version_ = newer.version_;
+  m.sums_ = newer.sums_;
+  m.touched_counts_ = older.touched_counts_;
+  m.touched_counts_.insert(m.touched_counts_.end(), newer.touched_counts_.begin(), newer.touched_counts_.end());
+  m.entries_.reserve(older.entries_.size() + newer.entries_.size());
+  size_t i = 0;
+  for (const EpochEntry& e : newer.entries_) {
+    while (i < older.entries_.size() && EntryLess(older.entries_[i], e.layer, e.fingerprint)) {
+      m.entries_.push_back(older.entries_[i++]);
+    }
+    if (i < older.entries_.size() && older.entries_[i].layer == e.layer && older.entries_[i].fingerprint == e.fingerprint) {
+      ++i;
+    }
+    m.entries_.push_back(e);
+  }
+  while (i < older.entries_.size()) m.entries_.push_back(older.entries_[i++]);
+  return m;
+}
+
+void EpochMap::TrimToTouched(uint64_t max_touched) {
+  uint64_t from = version_;
+  uint64_t touched = 0;
+  while (from > checkpoint_) {
+    const uint64_t c = touched_counts_[from - checkpoint_ - 1];
+    if (touched + c > max_touched) break;
+    touched += c;
+    --from;
+  }
+  Rebase(from);
+}
+
+RangeDiff EpochMap::Diff(const RangeDiffTarget& target, uint64_t from) const {
+  RangeDiff d;
+  d.list_name = target.list;
+  d.from_version = from;
+  d.to_version = target.version;
+  for (const EpochEntry& e : entries_) {
+    if (e.last_version <= from) continue;
+    if (d.layers.empty() || d.layers.back().layer != e.layer) {
+      RangeLayerDiff l;
+      l.layer = e.layer;
+      l.universe = target.universe[static_cast<int>(e.layer)];
+      l.new_count = target.count[static_cast<int>(e.layer)];
+      d.layers.push_back(std::move(l));
+    }
+    (e.present ? d.layers.back().present : d.layers.back().absent).push_back(e.fingerprint);
+  }
+  return d;
+}
+
+std::vector<uint64_t> EpochMap::Anchors(double ratio) const { return PlanAnchors(checkpoint_, touched_counts_, ratio); }
+
+uint64_t EpochMap::TouchedSince(uint64_t from) const {
+  uint64_t n = 0;
+  for (uint64_t v = std::max(from, checkpoint_) + 1; v <= version_; ++v) n += touched_counts_[v - checkpoint_ - 1];
+  return n;
+}
+
+std::string EpochMap::Encode(std::string_view list) const {
+  std::string out;
+  out.reserve(kEpochFixedBytes + list.size() + 8 * touched_counts_.size() + kEpochMapRecordBytes * entries_.size());
+  out.append(kEpochMapMagic, sizeof(kEpochMapMagic));
+  AppendLE32(&out, kEpochMapFormatVersion);
+  out.push_back(static_cast<char>(list.size()));
+  out.append(list);
+  AppendLE64(&out, checkpoint_);
+  AppendLE64(&out, version_);
+  for (const LayerSetSum& s : sums_) {
+    AppendLE64(&out, s.count);
+    AppendLE64(&out, s.sum);
+  }
+  AppendLE64(&out, touched_counts_.size());
+  for (uint64_t c : touched_counts_) AppendLE64(&out, c);
+  AppendLE64(&out, entries_.size());
+  for (const EpochEntry& e : entries_) {
+    AppendLE64(&out, e.fingerprint);
+    AppendLE64(&out, e.last_version);
+    out.push_back(static_cast<char>(e.layer));
+    out.push_back(static_cast<char>(e.present ? 1 : 0));
+    out.append(6, '\0');
+  }
+  Sha256Digest sum = Sha256(out);
+  out.append(reinterpret_cast<const char*>(sum.data()), sum.size());
+  return out;
+}
+
+Result<EpochMap> EpochMap::Decode(std::string_view bytes, std::string_view list) {
+  const auto* p = reinterpret_cast<const uint8_t*>(bytes.data());
+  const size_t size = bytes.size();
+  if (size < kEpochFixedBytes + 1) return Corrupt("file too short");
+  if (std::memcmp(p, kEpochMapMagic, sizeof(kEpochMapMagic)) != 0) return Corrupt("bad magic");
+  if (LoadLE32(p + 8) != kEpochMapFormatVersion) return Corrupt("unsupported format version");
+  Sha256Digest want = Sha256(bytes.substr(0, size - 32));
+  if (std::memcmp(want.data(), p + size - 32, 32) != 0) return Corrupt("checksum mismatch");
+  const size_t name_length = p[12];
+  if (size < kEpochFixedBytes + name_length) return Corrupt("file too short for its name");
+  std::string_view name(bytes.data() + 13, name_length);
+  if (name != list || !IsValidListName(name)) return Corrupt("list name is not '" + std::string(list) + "'");
+  size_t at = 13 + name_length;
+  EpochMap m;
+  m.checkpoint_ = LoadLE64(p + at);
+  m.version_ = LoadLE64(p + at + 8);
+  at += 16;
+  for (LayerSetSum& s : m.sums_) {
+    s.count = LoadLE64(p + at);
+    s.sum = LoadLE64(p + at + 8);
+    at += 16;
+  }
+  const uint64_t versions = LoadLE64(p + at);
+  at += 8;
+  if (m.version_ < m.checkpoint_ || versions != m.version_ - m.checkpoint_ || versions > kMaxEpochVersions) {
+    return Corrupt("version range does not match its touched counts");
+  }
+  const size_t rest = size - 32 - at;  // bytes for the counts, the entry count and the records
+  if (rest < 8 || (rest - 8) / 8 < versions) return Corrupt("file too short for its touched counts");
+  m.touched_counts_.resize(versions);
+  for (uint64_t& c : m.touched_counts_) {
+    c = LoadLE64(p + at);
+    at += 8;
+  }
+  const uint64_t count = LoadLE64(p + at);
+  at += 8;
+  if (count > kMaxEpochMapEntries || count * kEpochMapRecordBytes != size - 32 - at) {
+    return Corrupt("entry count does not match the file size");
+  }
+  m.entries_.resize(count);
+  for (uint64_t i = 0; i < count; ++i, at += kEpochMapRecordBytes) {
+    EpochEntry& e = m.entries_[i];
+    e.fingerprint = LoadLE64(p + at);
+    e.last_version = LoadLE64(p + at + 8);
+    const uint8_t layer = p[at + 16];
+    const uint8_t present = p[at + 17];
+    if (layer >= kLayerKindCount || present > 1) return Corrupt("bad layer or presence in entry " + std::to_string(i));
+    for (int z = 18; z < 24; ++z) {
+      if (p[at + z] != 0) return Corrupt("reserved bytes not zero in entry " + std::to_string(i));
+    }
+    e.layer = static_cast<LayerKind>(layer);
+    e.present = present == 1;
+    if (e.last_version <= m.checkpoint_ || e.last_version > m.version_) {
+      return Corrupt("entry " + std::to_string(i) + " last touched outside the epoch");
+    }
+    if (i > 0 && !EntryLess(m.entries_[i - 1], e.layer, e.fingerprint)) {
+      return Corrupt("entries not sorted and unique at " + std::to_string(i));
+    }
+  }
+  return m;
+}
+
+}  // namespace urlguard

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright urlguard authors.
+//
+// Catch-up for clients of manifest format 2 (docs/versions.md): which range diffs a version publishes, and what
+// they hold, in time that follows what changed since the list's checkpoint rather than the list.
+//
+// A range diff (A, V] (core/diff_codec.h, format 2) carries the final presence at V of every fingerprint a
+// version in (A, V] touched, so it applies to a client at any F in [A, V]. A client downloads the diff with the
+// largest A <= F: it pays for the fingerprints touched in (A, F] twice, so the anchors A are spaced so that
+// this waste stays under a ratio r of what it needed anyway (PlanAnchors).
+//
+// The epoch map is what the diffs are cut from: every fingerprint touched after the checkpoint C, with the last
+// version that touched it and whether it is present now, sorted by (layer, fingerprint). A version updates it
+// with its own touched fingerprints (a merge: O(map + changes)), and the range diff from A is the map's entries
+// last touched after A, already in order. It also carries the set digest's sums (core/set_digest.h), kept
+// current the same way, so no version re-reads the list to sign its state.
+//
+// File: REPO/private/lists/LIST/V.epoch (docs/versions.md "Epoch map file"; pinned by catchup_test.cc GoldenBytes).
+// Changes the on-disk format: bump kEpochMapFormatVersion, the doc and the golden test.
+#ifndef URLGUARD_PUBLISH_CATCHUP_H_
+#define URLGUARD_PUBLISH_CATCHUP_H_
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/diff_codec.h"
+#include "core/layer_kind.h"
+#include "core/set_digest.h"
+#include "urlguard/status.h"
+
+namespace urlguard {
+
+constexpr uint32_t kEpochMapFormatVersion = 1;
+inline constexpr char kEpochMapMagic[8] = {'U', 'G', 'E', 'P', 'O', 'C', 'H', '\n'};
+constexpr size_t kEpochMapRecordBytes = 24;
+// A map holds at most this many fingerprints (the checkpoint policy keeps it far smaller): a file claiming more
+// is refused before anything is allocated.
+constexpr uint64_t kMaxEpochMapEntries = uint64_t{1} << 31;
+// Versions one epoch may span (the per-version touched counts are kept for the anchor plan).
+constexpr uint64_t kMaxEpochVersions = uint64_t{1} << 20;
+
+// One fingerprint a version touched: present before it (in V - 1) and after it (in V).
+struct TouchedFingerprint {
+  LayerKind layer = LayerKind::kDomain;
+  uint64_t fingerprint = 0;
+  bool before = false;
+  bool after = false;
+
+  bool operator==(const TouchedFingerprint&) const = default;
+};
+
+// The anchors of a version V: `counts[i]` is the number of fingerprints version `lo + 1 + i` touched (so V =
+// lo + counts.size() >= lo + 1). Returns A values in [lo, V - 1], ascending, always with lo and V - 1, such that
+// every client F in [lo, V - 1] has an anchor A <= F with t(A) <= ratio * t(F), where t(X) is the sum of counts
+// over (X, V]. Greedy from V - 1 down: each next anchor is the smallest A >= lo with t(A) <= ratio * t(prev - 1).
+// `ratio` >= 1 (1 gives every version).
+std::vector<uint64_t> PlanAnchors(uint64_t lo, std::span<const uint64_t> counts, double ratio);
+
+struct EpochEntry {
+  uint64_t fingerprint = 0;
+  uint64_t last_version = 0;  // the newest version that touched it
+  LayerKind layer = LayerKind::kDomain;
+  bool present = false;  // in the map's version
+
+  bool operator==(const EpochEntry&) const = default;
+};
+
+// What a version's range diffs need besides the map: the list and, per layer, the universe and the count at V
+// (0 universe: no fingerprint array there).
+struct RangeDiffTarget {
+  std::string list;
+  uint64_t version = 0;
+  std::array<uint64_t, kLayerKindCount> universe{};
+  std::array<uint64_t, kLayerKindCount> count{};
+};
+
+class EpochMap {
+ public:
+  EpochMap() = default;
+  // An empty map at checkpoint `checkpoint` (its version too), with the checkpoint state's digest sums.
+  EpochMap(uint64_t checkpoint, const std::array<LayerSetSum, kLayerKindCount>& sums)
+      : checkpoint_(checkpoint), version_(checkpoint), sums_(sums) {}
+
+  // Records version `version` (== version() + 1): `touched` sorted by (layer, fingerprint), each once.
+  // Fingerprints whose presence changed move the digest sums. kInvalidArgument for a version out of order, an
+  // unsorted list, or a `before` that disagrees with the map (a fingerprint the map says is present, or absent).
+  Status Apply(uint64_t version, std::span<const TouchedFingerprint> touched);
+
+  // Moves the checkpoint to `checkpoint` (checkpoint() <= it <= version()): forgets what was last touched at or
+  // before it. The sums stay those of version().
+  void Rebase(uint64_t checkpoint);
+
+  // `older` followed by `newer` (older.version() == newer.checkpoint()): the map of every fingerprint touched
+  // over (older.checkpoint(), newer.version()], newer's entries replacing older's (an entry's presence is its
+  // presence after its last touch, so an older entry not touched again is still true at newer's version). What a
+  // checkpoint keeps as its catch-up archive. kInvalidArgument when the two do not meet.
+  static Result<EpochMap> Concatenate(const EpochMap& older, const EpochMap& newer);
+
+  // Rebases to the oldest checkpoint whose range (checkpoint, version()] touched at most `max_touched`
+  // fingerprints (counted with repeats): the retention window of a catch-up archive.
+  void TrimToTouched(uint64_t max_touched);
+
+  // The range diff (from, version()] for `target` (target.version == version(), from in [checkpoint(),
+  // version())): every entry last touched after `from`. Layers without such an entry are left out.
+  RangeDiff Diff(const RangeDiffTarget& target, uint64_t from) const;
+
+  // The anchors of version() (PlanAnchors over the epoch's touched counts).
+  std::vector<uint64_t> Anchors(double ratio) const;
+
+  // Touched fingerprints over (from, version()], counted with repeats (what PlanAnchors weighs).
+  uint64_t TouchedSince(uint64_t from) const;
+
+  std::string Encode(std::string_view list) const;
+  // Checks magic, format, the list name, sizes against the byte count (before allocating), the SHA-256 trailer,
+  // sorted unique entries with last_version in (checkpoint, version]. kCorruption naming the problem.
+  static Result<EpochMap> Decode(std::string_view bytes, std::string_view list);
+
+  uint64_t checkpoint() const { return checkpoint_; }
+  uint64_t version() const { return version_; }
+  const std::array<LayerSetSum, kLayerKindCount>& sums() const { return sums_; }
+  const std::vector<EpochEntry>& entries() const { return entries_; }
+  const std::vector<uint64_t>& touched_counts() const { return touched_counts_; }
+
+ private:
+  uint64_t checkpoint_ = 0;
+  uint64_t version_ = 0;
+  std::array<LayerSetSum, kLayerKindCount> sums_{};
+  std::vector<uint64_t> touched_counts_;  // [i]: fingerprints version checkpoint_ + 1 + i touched
+  std::vector<EpochEntry> entries_;       // sorted by (layer, fingerprint)
+};
+
+}  // namespace urlguard
+
+#endif  // URLGUARD_PUBLISH_CATCHUP_H_

@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright urlguard authors.
+
+#include "publish/catchup.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <set>
+
+#include "core/sha256.h"
+
+namespace urlguard {
+namespace {
+
+// t(A) over (A, V] for counts of versions lo+1..V.
+double T(uint64_t lo, const std::vector<uint64_t>& counts, uint64_t a) {
+  double s = 0;
+  for (uint64_t v = a + 1; v <= lo + counts.size(); ++v) s += static_cast<double>(counts[v - lo - 1]);
+  return s;
+}
+
+TEST(PlanAnchors, EveryClientHasAnAnchorWithinTheRatio) {
+  std::mt19937_64 rng(7);
+  for (int round = 0; round < 200; ++round) {
+    const uint64_t lo = rng() % 50;
+    std::vector<uint64_t> counts(1 + rng() % 300);
+    for (uint64_t& c : counts) c = rng() % 4 == 0 ? 0 : rng() % 1000;  // idle versions too
+    const double ratio = round % 2 == 0 ? 1.3 : 2.0;
+    std::vector<uint64_t> anchors = PlanAnchors(lo, counts, ratio);
+    const uint64_t v = lo + counts.size();
+    ASSERT_FALSE(anchors.empty());
+    EXPECT_EQ(anchors.front(), lo);
+    EXPECT_EQ(anchors.back(), v - 1);
+    EXPECT_TRUE(std::is_sorted(anchors.begin(), anchors.end()));
+    for (uint64_t f = lo; f < v; ++f) {
+      auto it = std::upper_bound(anchors.begin(), anchors.end(), f);
+      ASSERT_NE(it, anchors.begin());
+      const uint64_t a = *(it - 1);
+      EXPECT_LE(T(lo, counts, a), ratio * T(lo, counts, f) + 1e-9) << "F " << f << " anchor " << a;
+    }
+  }
+}
+
+TEST(PlanAnchors, SteadyChangesNeedLogarithmicallyManyAnchors) {
+  std::vector<uint64_t> counts(1440, 84000);  // a day of minute versions at 1,400 changes a second
+  std::vector<uint64_t> anchors = PlanAnchors(0, counts, 1.3);
+  // Geometric spacing: about log(1440) / log(1.3) ~ 28, plus the first few single steps.
+  EXPECT_LE(anchors.size(), 40u);
+  EXPECT_GE(anchors.size(), 20u);
+  EXPECT_EQ(PlanAnchors(5, {}, 1.3).size(), 0u);
+  EXPECT_EQ(PlanAnchors(5, std::vector<uint64_t>{3}, 1.3), std::vector<uint64_t>{5});
+}
+
+using Sets = std::array<std::set<uint64_t>, kLayerKindCount>;
+
+std::array<LayerSetSum, kLayerKindCount> SumsOf(const Sets& s) {
+  std::array<LayerSetSum, kLayerKindCount> out{};
+  for (int l = 0; l < kLayerKindCount; ++l) {
+    for (uint64_t f : s[l]) {
+      ++out[l].count;
+      out[l].sum += SetElementHash(static_cast<LayerKind>(l), f);
+    }
+  }
+  return out;
+}
+
+// The client's side of a range diff: (old \ absent) ∪ present, per layer.
+Sets ApplyRange(Sets old, const RangeDiff& d) {
+  for (const RangeLayerDiff& l : d.layers) {
+    auto& s = old[static_cast<int>(l.layer)];
+    for (uint64_t f : l.absent) s.erase(f);
+    for (uint64_t f : l.present) s.insert(f);
+  }
+  return old;
+}
+
+TEST(EpochMap, RangeDiffsBringEveryEarlierStateToTheNewest) {
+  std::mt19937_64 rng(11);
+  const uint64_t universe = 400;
+  Sets state;
+  for (int l = 0; l < kLayerKindCount; ++l) {
+    for (int i = 0; i < 60; ++i) state[l].insert(rng() % universe);
+  }
+  const uint64_t checkpoint = 10;
+  std::map<uint64_t, Sets> history{{checkpoint, state}};
+  EpochMap map(checkpoint, SumsOf(state));
+  for (uint64_t v = checkpoint + 1; v <= checkpoint + 40; ++v) {
+    std::vector<TouchedFingerprint> touched;
+    Sets next = state;
+    for (int l = 0; l < kLayerKindCount; ++l) {
+      std::set<uint64_t> picks;
+      for (int i = 0, n = static_cast<int>(rng() % 12); i < n; ++i) picks.insert(rng() % universe);
+      for (uint64_t f : picks) {
+        bool before = state[l].count(f) != 0;
+        bool after = rng() % 2 == 0;  // sometimes unchanged: a key of a shared fingerprint came and went
+        if (after) {
+          next[l].insert(f);
+        } else {
+          next[l].erase(f);
+        }
+        touched.push_back({static_cast<LayerKind>(l), f, before, after});
+      }
+    }
+    ASSERT_TRUE(map.Apply(v, touched).ok());
+    state = next;
+    history[v] = state;
+    EXPECT_EQ(map.sums(), SumsOf(state)) << "version " << v;
+
+    RangeDiffTarget target;
+    target.list = "phishing";
+    target.version = v;
+    for (int l = 0; l < kLayerKindCount; ++l) {
+      target.universe[l] = universe;
+      target.count[l] = state[l].size();
+    }
+    // Any client from the checkpoint on reaches v with the diff from its best anchor, and with any diff from
+    // an earlier version too (set semantics).
+    std::vector<uint64_t> anchors = map.Anchors(1.3);
+    for (uint64_t f = checkpoint; f < v; ++f) {
+      uint64_t a = *(std::upper_bound(anchors.begin(), anchors.end(), f) - 1);
+      RangeDiff d = map.Diff(target, a);
+      ASSERT_TRUE(ValidateRangeDiff(d).ok()) << ValidateRangeDiff(d).ToString();
+      EXPECT_EQ(ApplyRange(history[f], d), state) << "from " << f << " via " << a << " to " << v;
+    }
+  }
+  // Rebase: forget the epoch's first half; diffs from the new checkpoint still work.
+  map.Rebase(checkpoint + 20);
+  EXPECT_EQ(map.checkpoint(), checkpoint + 20);
+  EXPECT_EQ(map.touched_counts().size(), 20u);
+  RangeDiffTarget target;
+  target.list = "phishing";
+  target.version = map.version();
+  for (int l = 0; l < kLayerKindCount; ++l) {
+    target.universe[l] = universe;
+    target.count[l] = state[l].size();
+  }
+  for (uint64_t f = map.checkpoint(); f < map.version(); ++f) {
+    EXPECT_EQ(ApplyRange(history[f], map.Diff(target, map.checkpoint())), state);
+  }
+}
+
+TEST(EpochMap, ConcatenatedArchiveServesClientsOfEarlierEpochs) {
+  std::mt19937_64 rng(5);
+  const uint64_t universe = 300;
+  Sets state;
+  for (int i = 0; i < 50; ++i) state[0].insert(rng() % universe);
+  std::map<uint64_t, Sets> history{{0, state}};
+  auto version = [&](EpochMap* m, uint64_t v) {
+    std::vector<TouchedFingerprint> touched;
+    for (uint64_t f = 0; f < universe; ++f) {
+      if (rng() % 20 != 0) continue;
+      bool before = state[0].count(f) != 0;
+      bool after = rng() % 2 == 0;
+      if (after) state[0].insert(f); else state[0].erase(f);
+      touched.push_back({LayerKind::kDomain, f, before, after});
+    }
+    ASSERT_TRUE(m->Apply(v, touched).ok());
+    history[v] = state;
+  };
+  EpochMap first(0, SumsOf(state));
+  for (uint64_t v = 1; v <= 10; ++v) version(&first, v);
+  EpochMap second(10, first.sums());
+  for (uint64_t v = 11; v <= 25; ++v) version(&second, v);
+  auto archive = EpochMap::Concatenate(first, second);
+  ASSERT_TRUE(archive.ok());
+  EXPECT_FALSE(EpochMap::Concatenate(second, first).ok());
+  RangeDiffTarget target;
+  target.list = "phishing";
+  target.version = 25;
+  target.universe[0] = universe;
+  target.count[0] = state[0].size();
+  for (uint64_t f = 0; f < 25; ++f) {
+    EXPECT_EQ(ApplyRange(history[f], archive->Diff(target, f)), state) << "from " << f;
+  }
+  const uint64_t all = archive->TouchedSince(0);
+  archive->TrimToTouched(all / 2);
+  EXPECT_LE(archive->TouchedSince(archive->checkpoint()), all / 2);
+  EXPECT_GT(archive->checkpoint(), 0u);
+  for (uint64_t f = archive->checkpoint(); f < 25; ++f) {
+    EXPECT_EQ(ApplyRange(history[f], archive->Diff(target, f)), state) << "from " << f;
+  }
+}
+
+TEST(EpochMap, RefusesOutOfOrderVersionsAndContradictions) {
+  EpochMap map(3, {});
+  std::vector<TouchedFingerprint> t = {{LayerKind::kDomain, 5, false, true}};
+  EXPECT_FALSE(map.Apply(5, t).ok());
+  ASSERT_TRUE(map.Apply(4, t).ok());
+  // The map knows 5 is present now: a version claiming it was absent before is a bug upstream.
+  EXPECT_FALSE(map.Apply(5, t).ok());
+  std::vector<TouchedFingerprint> unsorted = {{LayerKind::kUrl, 9, false, true}, {LayerKind::kDomain, 1, false, true}};
+  EXPECT_FALSE(map.Apply(5, unsorted).ok());
+  std::vector<TouchedFingerprint> underflow = {{LayerKind::kIp, 1, true, false}};
+  EXPECT_FALSE(map.Apply(5, underflow).ok());
+  EXPECT_EQ(map.version(), 4u);
+}
+
+// Pins the file format (docs/versions.md "Epoch map file").
+TEST(EpochMap, GoldenBytes) {
+  EpochMap map(41, {LayerSetSum{10, 0x1111}, LayerSetSum{0, 0}, LayerSetSum{2, 0x2222}});
+  std::vector<TouchedFingerprint> t = {{LayerKind::kDomain, 7, false, true}, {LayerKind::kIp, 300, false, false}};
+  ASSERT_TRUE(map.Apply(42, t).ok());
+  std::string bytes = map.Encode("phishing");
+  const std::string hex_prefix =
+      "554745504f43480a"                  // "UGEPOCH\n"
+      "01000000"                          // format 1
+      "08" "7068697368696e67"             // name
+      "2900000000000000"                  // checkpoint 41
+      "2a00000000000000";                 // version 42
+  EXPECT_EQ(ToHex(reinterpret_cast<const uint8_t*>(bytes.data()), hex_prefix.size() / 2), hex_prefix);
+  // 8 + 4 + 9 + 16 + 48 sums + 8 + 1 count + 8 + 2 records + 32 trailer.
+  EXPECT_EQ(bytes.size(), 8u + 4 + 9 + 16 + 48 + 8 + 8 + 8 + 2 * kEpochMapRecordBytes + 32);
+  auto back = EpochMap::Decode(bytes, "phishing");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->entries(), map.entries());
+  EXPECT_EQ(back->sums(), map.sums());
+  EXPECT_EQ(back->touched_counts(), map.touched_counts());
+  EXPECT_EQ(back->sums()[0].count, 11u);
+  EXPECT_EQ(back->sums()[0].sum, 0x1111 + SetElementHash(LayerKind::kDomain, 7));
+
+  EXPECT_FALSE(EpochMap::Decode(bytes, "malware").ok());
+  for (size_t cut : {size_t{0}, size_t{20}, bytes.size() - 1}) {
+    EXPECT_FALSE(EpochMap::Decode(bytes.substr(0, cut), "phishing").ok());
+  }
+  std::string flipped = bytes;
+  flipped[60] ^= 1;
+  EXPECT_FALSE(EpochMap::Decode(flipped, "phishing").ok());
+}
+
+}  // namespace
+}  // namespace urlguard
