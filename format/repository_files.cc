@@ -77,6 +77,14 @@ bool IsDiffFileName(std::string_view name) {
          ConsumeNumber(&name) && name == ".ugd.z";
 }
 
+std::string RangeDiffFileName(uint64_t from_version, uint64_t to_version) {
+  return "range-" + std::to_string(from_version) + "-" + std::to_string(to_version) + ".ugd.z";
+}
+bool IsRangeDiffFileName(std::string_view name) {
+  return ConsumeLiteral(&name, "range-") && ConsumeNumber(&name) && ConsumeLiteral(&name, "-") &&
+         ConsumeNumber(&name) && name == ".ugd.z";
+}
+
 std::string RpzFileName(const std::string& list) { return list + ".rpz"; }
 
 std::string RepoPrivateDir(const std::string& repo) { return JoinPath(repo, kPrivateDirName); }
@@ -93,6 +101,14 @@ std::string PrivateSnapshotFileName(uint64_t version) {
 std::string EntryListFileName(uint64_t version) { return std::to_string(version) + ".entries"; }
 std::string StateFileName(uint64_t version) { return std::to_string(version) + ".state"; }
 std::string FullHashFileName(uint64_t version) { return std::to_string(version) + ".ugh"; }
+std::string EpochMapFileName(uint64_t version) { return std::to_string(version) + ".epoch"; }
+std::string ArchiveFileName(uint64_t version) { return std::to_string(version) + ".archive"; }
+std::string CheckpointRecordFileName(uint64_t version) { return std::to_string(version) + ".checkpoint"; }
+std::optional<uint64_t> ParseCheckpointRecordFileName(std::string_view name) {
+  return ParseNumberedName(name, ".checkpoint");
+}
+std::optional<uint64_t> ParseEpochMapFileName(std::string_view name) { return ParseNumberedName(name, ".epoch"); }
+std::optional<uint64_t> ParseArchiveFileName(std::string_view name) { return ParseNumberedName(name, ".archive"); }
 std::optional<uint64_t> ParsePrivateSnapshotFileName(std::string_view name) {
   return ParseNumberedName(name, kSnapshotFileSuffix);
 }

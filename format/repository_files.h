@@ -19,6 +19,7 @@
 //         manifest.json, manifest.sig    kManifestFileName, kManifestSignatureFileName
 //         snapshot-V.ugs.z               SnapshotFileName(V); IsSnapshotFileName
 //         diff-F-V.ugd.z                 DiffFileName(F, V); IsDiffFileName
+//         range-F-V.ugd.z                RangeDiffFileName(F, V); IsRangeDiffFileName (manifest format 2)
 //         LIST.rpz                       RpzFileName(LIST)
 //   REPO/private/                        RepoPrivateDir: the publisher's own, never served
 //     lists/                             PrivateListsDir
@@ -27,6 +28,8 @@
 //         V.entries                      EntryListFileName(V)
 //         V.state                        StateFileName(V)
 //         V.ugh                          FullHashFileName(V); ParseFullHashFileName
+//         V.epoch                        EpochMapFileName(V); ParseEpochMapFileName (manifest format 2)
+//         X.archive, X.checkpoint        ArchiveFileName(X), CheckpointRecordFileName(X); Parse... (format 2)
 //         publish.lock                   ListPublishLockPath
 //     tmp/LIST/                          PrivateTmpDir: scratch of LIST's publish in progress
 //       PREFIX-N.run                     SortRunFileName(PREFIX, N): an external sort's spilled run
@@ -94,6 +97,17 @@ std::string DiffFileName(uint64_t from_version, uint64_t to_version);
 // serves as immutable (server/static_files.h, IsImmutableFileName).
 bool IsSnapshotFileName(std::string_view name);
 bool IsDiffFileName(std::string_view name);
+// Manifest format 2's range diff (F, V] (docs/versions.md): "range-F-V.ugd.z". Immutable like a diff.
+std::string RangeDiffFileName(uint64_t from_version, uint64_t to_version);
+bool IsRangeDiffFileName(std::string_view name);
+// The publisher's private files of manifest format 2 (docs/versions.md): the epoch map of version V, the catch-up
+// archive and the checkpoint record of a checkpoint X.
+std::string EpochMapFileName(uint64_t version);
+std::string ArchiveFileName(uint64_t version);
+std::string CheckpointRecordFileName(uint64_t version);
+std::optional<uint64_t> ParseCheckpointRecordFileName(std::string_view name);
+std::optional<uint64_t> ParseEpochMapFileName(std::string_view name);
+std::optional<uint64_t> ParseArchiveFileName(std::string_view name);
 
 // "LIST.rpz": the list as a DNS response policy zone (docs/rpz.md), in the list's public directory.
 std::string RpzFileName(const std::string& list);

@@ -56,7 +56,7 @@ bool IfNoneMatchMatches(std::string_view header, std::string_view etag) {
 bool IsImmutableFileName(std::string_view name) {
   // Spec (docs/repository-layout.md): snapshot-V.ugs.z and diff-F-V.ugd.z are written once under a new name
   // and never rewritten; manifest.json, manifest.sig and LIST.rpz are rewritten in place.
-  return IsSnapshotFileName(name) || IsDiffFileName(name);
+  return IsSnapshotFileName(name) || IsDiffFileName(name) || IsRangeDiffFileName(name);
 }
 
 namespace {

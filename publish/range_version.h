@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright urlguard authors.
+//
+// The steps of a manifest format 2 version (docs/versions.md §3) that follow from the version's effective change
+// alone: its touched fingerprints (presence before and after, from lookups in the state), its range diff files,
+// and the checkpoint record a version adopts. Each costs what changed since the checkpoint, never the list.
+#ifndef URLGUARD_PUBLISH_RANGE_VERSION_H_
+#define URLGUARD_PUBLISH_RANGE_VERSION_H_
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/layer_kind.h"
+#include "format/manifest.h"
+#include "publish/catchup.h"
+#include "publish/key_record.h"
+#include "publish/lsm_state.h"
+#include "urlguard/env.h"
+#include "urlguard/status.h"
+
+namespace urlguard {
+
+// The fingerprints a version touched, sorted by (layer, fingerprint), each once: for every record of the
+// version's effective change (`change`, ByLayerKey order), its key's fingerprint under the layer's universe,
+// present before (any entry of `before`, the state at V - 1, in the fingerprint's key range) and after (the same
+// in `after`, the state at V). Distinct keys may share a fingerprint, which is why presence is a range lookup
+// and not the record's own op. kFailedPrecondition when a changed layer has no universe (universe 0: it had no
+// entry at the checkpoint; a checkpoint must size one first).
+Result<std::vector<TouchedFingerprint>> TouchedFingerprintsOf(const ListState& before, const ListState& after,
+                                                              std::span<const KeyRecord> change,
+                                                              const std::array<uint64_t, kLayerKindCount>& universe);
+
+// Writes one range diff as a public file `public_dir/RangeDiffFileName(from, to)` (zlib, atomically) and returns
+// its manifest entry. kResourceExhausted when the diff exceeds kMaxDiffBytes (the caller leaves it out).
+Result<ManifestDiff> WriteRangeDiffFile(Env* env, const std::string& public_dir, const RangeDiff& diff);
+
+// The checkpoint record, REPO/private/lists/LIST/X.checkpoint: the format 2 manifest of version X with checkpoint
+// X (its snapshot, state hash and digest) whose diffs are the to-X range diffs of the checkpoint's catch-up
+// archive (from_version < X: the first hop of a client behind X). Unsigned and private; canonical JSON
+// (SerializeManifest). Written last of a checkpoint's files, by rename: its presence makes the checkpoint exist.
+Status WriteCheckpointRecord(Env* env, const std::string& path, const Manifest& record);
+// Reads and validates it (ParseManifest rules; format 2, checkpoint.version == version, list `list`).
+Result<Manifest> ReadCheckpointRecord(Env* env, const std::string& path, const std::string& list);
+
+}  // namespace urlguard
+
+#endif  // URLGUARD_PUBLISH_RANGE_VERSION_H_
