@@ -233,9 +233,8 @@ std::optional<KeyRecord> ListState::Find(uint8_t layer, uint64_t key, const uint
   return std::nullopt;
 }
 
-Status ListState::Walk(uint64_t b, uint64_t b_end, size_t o, size_t o_end, bool release_pages,
+Status ListState::Walk(uint64_t b, uint64_t b_end, size_t o, size_t o_end,
                        const std::function<Status(const KeyRecord&)>& fn) const {
-  size_t released = records_at_;
   while (b < b_end || o < o_end) {
     int c;
     KeyRecord base_rec;
@@ -262,13 +261,6 @@ Status ListState::Walk(uint64_t b, uint64_t b_end, size_t o, size_t o_end, bool 
         URLGUARD_RETURN_IF_ERROR(fn(out));
       }
     }
-    if (release_pages) {
-      const size_t reached = records_at_ + b * kStateRecordBytes;
-      if (reached - released >= kReleaseBytes) {
-        ReleaseMappedPages(*base_, released, reached - released);
-        released = reached;
-      }
-    }
   }
   return Status::Ok();
 }
@@ -287,7 +279,7 @@ Status ListState::ForEachInKeyRange(uint8_t layer, uint64_t first, uint64_t last
     b_end = BaseLowerBound(layer, last + 1, nullptr);
     o_end = OverlayLowerBound(layer, last + 1, nullptr);
   }
-  return Walk(b, b_end, o, o_end, /*release_pages=*/false, fn);
+  return Walk(b, b_end, o, o_end, fn);
 }
 
 bool ListState::AnyInKeyRange(uint8_t layer, uint64_t first, uint64_t last) const {
@@ -309,24 +301,64 @@ bool ListState::AnyInKeyRange(uint8_t layer, uint64_t first, uint64_t last) cons
   return false;
 }
 
-Status ListState::ForEach(const std::function<Status(const KeyRecord&)>& fn) const {
-  URLGUARD_RETURN_IF_ERROR(Walk(0, base_count_, 0, overlay_.size(), /*release_pages=*/true, fn));
-  // The base's footer: its record count and the checksum of everything before it, read once the walk is over.
-  const uint8_t* p = base_->data();
-  const size_t size = base_->size();
+void ListState::Cursor::HashUpTo(size_t offset) {
+  if (offset <= hashed_) return;
+  hasher_.Update(s_->base_->data() + hashed_, offset - hashed_);
+  ReleaseMappedPages(*s_->base_, hashed_, offset - hashed_);
+  hashed_ = offset;
+}
+
+Result<bool> ListState::Cursor::Next(KeyRecord* out) {
+  if (done_) return false;
+  const ListState& s = *s_;
+  for (;;) {
+    const bool have_b = b_ < s.base_count_, have_o = o_ < s.overlay_.size();
+    if (!have_b && !have_o) break;
+    KeyRecord base_rec;
+    if (have_b) base_rec = s.BaseRecord(b_);
+    const int c = !have_b ? 1 : !have_o ? -1 : CompareEntry(base_rec, s.overlay_[o_]);
+    if (c <= 0) {
+      if (base_rec.layer > 2 || base_rec.threat >= s.base_threats_) {
+        return Status::Corruption(s.path_ + ": bad record " + std::to_string(b_ + 1));
+      }
+      ++b_;
+      const size_t reached = s.records_at_ + b_ * kStateRecordBytes;
+      if (reached - hashed_ >= kReleaseBytes) HashUpTo(reached);
+    }
+    if (c < 0) {
+      *out = base_rec;
+      return true;
+    }
+    // The overlay's change replaces (c == 0) or adds to the base; a delete hides the base's record.
+    const KeyRecord& r = s.overlay_[o_++];
+    if (r.reserved == static_cast<uint8_t>(DeltaOp::kPut)) {
+      *out = r;
+      out->reserved = 0;
+      return true;
+    }
+  }
+  // The base's footer: its record count and the checksum of everything before it.
+  const uint8_t* p = s.base_->data();
+  const size_t size = s.base_->size();
+  HashUpTo(size - 32);
   uint64_t count;
   std::memcpy(&count, p + size - kFooterBytes, 8);
-  Sha256Hasher h;
-  for (size_t at = 0; at < size - 32; at += kReleaseBytes) {
-    const size_t n = std::min(kReleaseBytes, size - 32 - at);
-    h.Update(p + at, n);
-    ReleaseMappedPages(*base_, at, n);
+  Sha256Digest want = hasher_.Finish();
+  if (count != s.base_count_ || std::memcmp(p + size - 32, want.data(), 32) != 0) {
+    return Status::Corruption(s.path_ + ": checksum or record count mismatch");
   }
-  Sha256Digest want = h.Finish();
-  if (count != base_count_ || std::memcmp(p + size - 32, want.data(), 32) != 0) {
-    return Status::Corruption(path_ + ": checksum or record count mismatch");
+  done_ = true;
+  return false;
+}
+
+Status ListState::ForEach(const std::function<Status(const KeyRecord&)>& fn) const {
+  Cursor c(this);
+  KeyRecord r;
+  for (;;) {
+    URLGUARD_ASSIGN_OR_RETURN(bool has, c.Next(&r));
+    if (!has) return Status::Ok();
+    URLGUARD_RETURN_IF_ERROR(fn(r));
   }
-  return Status::Ok();
 }
 
 Status CompactListState(Env* env, const std::string& private_dir, const std::string& list, uint64_t to_version) {

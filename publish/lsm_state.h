@@ -39,6 +39,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/sha256.h"
 #include "platform/env.h"
 #include "publish/key_record.h"
 #include "publish/state_delta.h"
@@ -91,6 +92,26 @@ class ListState {
   // O(N) reads; hands the base's pages back to the kernel as it goes.
   Status ForEach(const std::function<Status(const KeyRecord&)>& fn) const;
 
+  // ForEach as a pull: the same records, one per Next(), for merges that interleave the state with other sorted
+  // streams (the publisher's loop). Hashes and hands back the base's pages as it goes. Valid while the ListState
+  // lives; one thread.
+  class Cursor {
+   public:
+    explicit Cursor(const ListState* state) : s_(state), hashed_(0) {}
+    // The next record (threat indexing threats()); false at the end, once the base's record count and checksum
+    // are verified (kCorruption if not, or for a record with a bad layer or threat id).
+    Result<bool> Next(KeyRecord* out);
+
+   private:
+    void HashUpTo(size_t offset);
+    const ListState* s_;
+    uint64_t b_ = 0;
+    size_t o_ = 0;
+    size_t hashed_;
+    Sha256Hasher hasher_;
+    bool done_ = false;
+  };
+
  private:
   ListState() = default;
   // The i-th base record, decoded (threat id as stored: indexes the base's table, a prefix of threats_).
@@ -99,7 +120,7 @@ class ListState {
   uint64_t BaseLowerBound(uint8_t layer, uint64_t key, const uint8_t* sha256) const;
   size_t OverlayLowerBound(uint8_t layer, uint64_t key, const uint8_t* sha256) const;
   // Merged walk of base records [b, b_end) and overlay records [o, o_end).
-  Status Walk(uint64_t b, uint64_t b_end, size_t o, size_t o_end, bool release_pages,
+  Status Walk(uint64_t b, uint64_t b_end, size_t o, size_t o_end,
               const std::function<Status(const KeyRecord&)>& fn) const;
 
   std::string path_;  // the base's
