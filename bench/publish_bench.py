@@ -10,6 +10,11 @@ CPU time (user + system of the child) and peak RSS (getrusage ru_maxrss of the c
     bench/publish_bench.py --publish build-rel/tools/urlguard-publish [--entries 10000000] [--budget 1G] [--json]
                            [--stages]
 
+--incremental [--changes 50000] [--baseline OLD/urlguard-publish]: builds the list of N entries once, then times one
+incremental version `publish --add --remove` with changes/2 new entries added and changes/2 listed entries removed
+(issue 17: a version should cost what changed). With --baseline, the same on a repository built and published by
+that binary (e.g. main's), in the same run.
+
 --stages prints each run's per-step wall and CPU time (urlguard-publish with URLGUARD_PUBLISH_STAGES=1). Every
 line also gives the CPU time per entry and the load average at the end of the run (the machine may be shared: wall
 time is only meaningful at a low load; CPU time much less depends on it).
@@ -45,7 +50,29 @@ def write_feed(path, n):
         f.write("".join(buf))
 
 
-def run_publish(exe, repo, key, feed, threads, budget, stages=False):
+def write_changes(add_path, remove_path, n, changes):
+    """changes/2 entries never listed (added) and changes/2 entries of write_feed(n) (removed), evenly spread."""
+    half = changes // 2
+    with open(add_path, "w") as f:
+        f.write("".join("https://added%d.example/new\n" % i for i in range(half)))
+    step = max(1, n // half)
+    with open(remove_path, "w") as f:
+        buf = []
+        for i in range(0, n, step):
+            if len(buf) == half:
+                break
+            x = (i * 2654435761) % (4 * n + 7)
+            k = i % 8
+            if k == 0:
+                buf.append("d%d.example\n" % x)
+            elif k == 1:
+                buf.append("10.%d.%d.%d\n" % (x >> 16 & 255, x >> 8 & 255, x & 255))
+            else:
+                buf.append("https://site%d.example/a/b?q=%d\n" % (x, x % 13))
+        f.write("".join(buf))
+
+
+def run_publish(exe, repo, key, feed, threads, budget, stages=False, change=None):
     t0 = time.monotonic()
     env = dict(os.environ)
     if stages:
@@ -53,8 +80,10 @@ def run_publish(exe, repo, key, feed, threads, budget, stages=False):
     # A fresh child per run: ru_maxrss of RUSAGE_CHILDREN is the largest child so far, so measure via wait4.
     # stderr goes to a file, not a pipe: a full pipe would stall the child.
     with tempfile.TemporaryFile() as err:
-        p = subprocess.Popen([exe, "publish", "--repo", repo, "--key", key, "--list", "bench", "--input",
-                              "plain:" + feed, "--threads", str(threads), "--memory-budget", budget],
+        inputs = ["--input", "plain:" + feed] if change is None else \
+            ["--add", "plain:" + change[0], "--remove", "plain:" + change[1]]
+        p = subprocess.Popen([exe, "publish", "--repo", repo, "--key", key, "--list", "bench"] + inputs +
+                             ["--threads", str(threads), "--memory-budget", budget],
                              stdout=subprocess.DEVNULL, stderr=err, env=env)
         _, status, usage = os.wait4(p.pid, 0)
         wall = time.monotonic() - t0
@@ -75,7 +104,12 @@ def main():
     ap.add_argument("--budget", default="1G")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--stages", action="store_true", help="per-step wall and CPU time of each run, on stderr")
+    ap.add_argument("--incremental", action="store_true", help="time one incremental version of --changes changes")
+    ap.add_argument("--changes", type=int, default=50_000)
+    ap.add_argument("--baseline", help="another urlguard-publish (e.g. main's) measured the same way (--incremental)")
     a = ap.parse_args()
+    if a.incremental:
+        return incremental(a)
     as_json = a.json or os.environ.get("URLGUARD_BENCH_JSON") == "1"
     work = tempfile.mkdtemp(prefix="publish_bench.")
     try:
@@ -105,6 +139,43 @@ def main():
                 print("%s entries, %d thread(s), budget %s: wall %.2f s, CPU %.2f s (%.2f us/entry), peak RSS %.1f MB,"
                       " load average %.1f" % (n, t, a.budget, w, c, c / a.entries * 1e6, r, load))
             print("two threads: %.2fx one thread (wall)" % (res[1][0] / res[2][0]))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def incremental(a):
+    as_json = a.json or os.environ.get("URLGUARD_BENCH_JSON") == "1"
+    work = tempfile.mkdtemp(prefix="publish_bench.")
+    try:
+        feed = os.path.join(work, "feed.txt")
+        write_feed(feed, a.entries)
+        add, remove = os.path.join(work, "add.txt"), os.path.join(work, "remove.txt")
+        write_changes(add, remove, a.entries, a.changes)
+        subprocess.run([a.publish, "keygen", "--out", work], check=True, stdout=subprocess.DEVNULL)
+        key = os.path.join(work, "urlguard-ed25519.pem")
+        n = "%.0f M" % (a.entries / 1e6) if a.entries >= 1_000_000 else str(a.entries)
+        res = {}
+        for name, exe in (("this", a.publish), ("baseline", a.baseline)):
+            if exe is None:
+                continue
+            repo = os.path.join(work, "repo-" + name)
+            run_publish(exe, repo, key, feed, 2, a.budget)  # the list's first version (not timed here)
+            res[name] = run_publish(exe, repo, key, feed, 2, a.budget, a.stages, (add, remove))
+            shutil.rmtree(repo, ignore_errors=True)
+        w, c, r, load = res["this"]
+        if as_json:
+            row = {"row": "publish_incremental_s", "value": round(w, 2), "unit": "s",
+                   "note": "%s-entry list, %d changes (half added, half removed), --threads 2, budget %s; CPU %.2f s, "
+                           "peak RSS %.0f MB, load average %.1f" % (n, a.changes, a.budget, c, r, load)}
+            if "baseline" in res:
+                row["baselines"] = {"baseline": round(res["baseline"][0], 2)}
+            print(json.dumps(row))
+        else:
+            for name in ("this", "baseline"):
+                if name in res:
+                    w, c, r, load = res[name]
+                    print("%s: %s-entry list, %d-change version: wall %.2f s, CPU %.2f s, peak RSS %.1f MB, "
+                          "load average %.1f" % (name, n, a.changes, w, c, r, load))
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

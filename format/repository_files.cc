@@ -100,6 +100,7 @@ std::string PrivateSnapshotFileName(uint64_t version) {
 }
 std::string EntryListFileName(uint64_t version) { return std::to_string(version) + ".entries"; }
 std::string StateFileName(uint64_t version) { return std::to_string(version) + ".state"; }
+std::string StateDeltaFileName(uint64_t version) { return std::to_string(version) + ".delta"; }
 std::string FullHashFileName(uint64_t version) { return std::to_string(version) + ".ugh"; }
 std::string EpochMapFileName(uint64_t version) { return std::to_string(version) + ".epoch"; }
 std::string ArchiveFileName(uint64_t version) { return std::to_string(version) + ".archive"; }
@@ -114,6 +115,10 @@ std::optional<uint64_t> ParsePrivateSnapshotFileName(std::string_view name) {
 }
 std::optional<uint64_t> ParseFullHashFileName(std::string_view name) {
   return ParseNumberedName(name, ".ugh");
+}
+std::optional<uint64_t> ParseStateFileName(std::string_view name) { return ParseNumberedName(name, ".state"); }
+std::optional<uint64_t> ParseStateDeltaFileName(std::string_view name) {
+  return ParseNumberedName(name, ".delta");
 }
 bool HasSnapshotFileSuffix(std::string_view name) {
   const std::string_view suffix = kSnapshotFileSuffix;

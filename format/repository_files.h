@@ -26,7 +26,8 @@
 //       LIST/                            PrivateListDir
 //         V.ugs                          PrivateSnapshotFileName(V); ParsePrivateSnapshotFileName
 //         V.entries                      EntryListFileName(V)
-//         V.state                        StateFileName(V)
+//         V.state                        StateFileName(V); ParseStateFileName: a base state
+//         V.delta                        StateDeltaFileName(V); ParseStateDeltaFileName (publish/state_delta.h)
 //         V.ugh                          FullHashFileName(V); ParseFullHashFileName
 //         V.epoch                        EpochMapFileName(V); ParseEpochMapFileName (manifest format 2)
 //         X.archive, X.checkpoint        ArchiveFileName(X), CheckpointRecordFileName(X); Parse... (format 2)
@@ -130,12 +131,18 @@ std::string PrivateSnapshotFileName(uint64_t version);
 std::string EntryListFileName(uint64_t version);
 // "V.state": every entry of version V as a sorted record (publish/state_file.h).
 std::string StateFileName(uint64_t version);
+// "V.delta": the effective change of version V against V-1 (publish/state_delta.h); the state of a version is
+// a base "B.state" plus the deltas after it (publish/lsm_state.h).
+std::string StateDeltaFileName(uint64_t version);
 // "V.ugh": the full hashes of version V for the verify API (format/full_hash_file.h).
 std::string FullHashFileName(uint64_t version);
 // V of "V.ugs" (resp. "V.ugh"), V 1 to 19 decimal digits (leading zeros allowed: "007.ugs" is 7; at most 19
 // so that every such number fits a uint64_t); nullopt for every other name.
 std::optional<uint64_t> ParsePrivateSnapshotFileName(std::string_view name);
 std::optional<uint64_t> ParseFullHashFileName(std::string_view name);
+// V of "V.state" (resp. "V.delta"), as ParsePrivateSnapshotFileName: how the publisher lists its bases and deltas.
+std::optional<uint64_t> ParseStateFileName(std::string_view name);
+std::optional<uint64_t> ParseStateDeltaFileName(std::string_view name);
 // Whether `name` is longer than ".ugs" and ends in it: the snapshot files Checker::OpenDirectory opens from a
 // directory a user names (any stem: a private list directory, a data directory's lists/LIST/, hand-made
 // files).

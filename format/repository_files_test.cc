@@ -58,6 +58,7 @@ std::vector<Golden> Goldens() {
       {"private/lists/LIST/V.entries", JoinPath(priv, EntryListFileName(17)),
        "R/private/lists/phishing/17.entries"},
       {"private/lists/LIST/V.state", JoinPath(priv, StateFileName(17)), "R/private/lists/phishing/17.state"},
+      {"private/lists/LIST/V.delta", JoinPath(priv, StateDeltaFileName(17)), "R/private/lists/phishing/17.delta"},
       {"private/lists/LIST/V.ugh", JoinPath(priv, FullHashFileName(17)), "R/private/lists/phishing/17.ugh"},
       {"private/lists/LIST/publish.lock", ListPublishLockPath(r, list),
        "R/private/lists/phishing/publish.lock"},
@@ -146,6 +147,8 @@ TEST(RepositoryFiles, PrivateNumberedNamesParse) {
   for (uint64_t v : {uint64_t{0}, uint64_t{1}, uint64_t{17}, uint64_t{9999999999999999999u}}) {
     EXPECT_EQ(ParsePrivateSnapshotFileName(PrivateSnapshotFileName(v)), v);
     EXPECT_EQ(ParseFullHashFileName(FullHashFileName(v)), v);
+    EXPECT_EQ(ParseStateFileName(StateFileName(v)), v);
+    EXPECT_EQ(ParseStateDeltaFileName(StateDeltaFileName(v)), v);
   }
   EXPECT_EQ(ParsePrivateSnapshotFileName("007.ugs"), 7u);  // leading zeros are accepted (they always were)
   EXPECT_EQ(ParseFullHashFileName("0000000000000000001.ugh"), 1u);
@@ -182,6 +185,14 @@ TEST(RepositoryFiles, PrivateNumberedNamesRefuseEverythingElse) {
   for (const char* name : {"", ".ugh", "a.ugh", "1.ugh.tmp", "1.ugs", "1.UGH", "-1.ugh",
                            "10000000000000000000.ugh", "1.ugh ", "x1.ugh"}) {
     EXPECT_FALSE(ParseFullHashFileName(name).has_value()) << name;
+  }
+  for (const char* name : {"", ".state", "1.state.tmp", "1.delta", "1.ugs", "-1.state", "10000000000000000000.state",
+                           "x1.state"}) {
+    EXPECT_FALSE(ParseStateFileName(name).has_value()) << name;
+  }
+  for (const char* name : {"", ".delta", "1.delta.tmp", "1.state", "1.ugh", "-1.delta", "10000000000000000000.delta",
+                           "1.DELTA"}) {
+    EXPECT_FALSE(ParseStateDeltaFileName(name).has_value()) << name;
   }
   for (const char* name :
        {"", ".body", "x.body", "1.body.tmp", "1.bod", "-1.body", "10000000000000000000.body", "1.BODY"}) {

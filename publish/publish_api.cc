@@ -17,6 +17,10 @@
 #include "format/key_rotation.h"
 #include "format/signature.h"
 #include "publish/rpz_export.h"
+#include "publish/lsm_state.h"
+#include "core/list_name.h"
+#include "format/manifest.h"
+#include "format/repository_files.h"
 
 namespace urlguard {
 namespace {
@@ -272,6 +276,33 @@ Result<RpzExportReport> ExportRpz(const RpzExportOptions& o) {
   out.allowed_left_out = r->stats.allowed_left_out;
   out.allowlist_url_entries_left_out = r->stats.allowlist_url_entries_left_out;
   return out;
+}
+
+Result<ListCompactReport> CompactList(const std::string& repo_dir, const std::string& list, uint32_t keep_deltas,
+                                      Env* env) {
+  env = OrDefault(env);
+  if (!IsValidListName(list)) return Status::InvalidArgument("list name must be 1-64 bytes of [a-z0-9_-]: " + list);
+  auto lock = env->LockFile(ListPublishLockPath(repo_dir, list));
+  if (!lock.ok()) return lock.status().WithContext("another urlguard-publish is publishing " + list + " in " + repo_dir);
+  const std::string manifest_path = JoinPath(PublicListDir(repo_dir, list), kManifestFileName);
+  auto bytes = env->ReadFile(manifest_path, kMaxManifestBytes);
+  if (!bytes.ok()) return bytes.status().WithContext(manifest_path);
+  auto m = ParseManifest(*bytes);
+  if (!m.ok()) return m.status().WithContext(manifest_path);
+  const std::string private_dir = PrivateListDir(repo_dir, list);
+  ListCompactReport report;
+  report.version = m->version;
+  {
+    URLGUARD_ASSIGN_OR_RETURN(auto state, ListState::Open(env, private_dir, list, m->version));
+    report.base_version = state->base_version();
+  }
+  if (report.base_version != m->version) {
+    URLGUARD_RETURN_IF_ERROR(CompactListState(env, private_dir, list, m->version));
+    report.compacted = true;
+  }
+  URLGUARD_RETURN_IF_ERROR(
+      PruneListState(env, private_dir, list, m->version, m->version > keep_deltas ? m->version - keep_deltas : 0));
+  return report;
 }
 
 }  // namespace urlguard

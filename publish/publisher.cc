@@ -24,6 +24,7 @@
 #include "core/snapshot.h"
 #include "core/snapshot_writer.h"
 #include "core/thread_annotations.h"
+#include "platform/fault_point.h"
 #include "platform/file_sink.h"
 #include "format/deflate.h"
 #include "format/manifest.h"
@@ -36,6 +37,8 @@
 #include "publish/list_builder.h"
 #include "publish/ingest.h"
 #include "publish/seen_filter.h"
+#include "publish/lsm_state.h"
+#include "publish/state_delta.h"
 #include "publish/state_file.h"
 #include "publish/version_merge.h"
 
@@ -195,9 +198,11 @@ Status WriteStateFile(Env* env, const std::string& merged_path, const std::strin
 
 // Third pass: the snapshot, streamed from the state file by core/snapshot_writer.h (memory: its buffers).
 // Returns the state hash (the snapshot's trailing SHA-256).
+// `state_path` is a state file, or (`merged_run`) the run of merged records an incremental version writes no state
+// file from: the same records in the same order.
 Result<Sha256Digest> WriteSnapshotFromState(Env* env, const std::string& state_path, const std::string& snapshot_path,
                                             const BuildOptions& bo, const LayerCounts& counts,
-                                            const uint64_t fp_counts[3]) {
+                                            const uint64_t fp_counts[3], bool merged_run = false) {
   std::vector<StreamLayerSpec> specs;
   for (int li = 0; li < 3; ++li) {
     if (fp_counts[li] == 0) continue;
@@ -221,14 +226,21 @@ Result<Sha256Digest> WriteSnapshotFromState(Env* env, const std::string& state_p
   TempFileSpills spills(env, tmp);
   auto write = [&]() -> Result<Sha256Digest> {
     URLGUARD_ASSIGN_OR_RETURN(auto writer, SnapshotWriter::Create(&sink, &spills, header, specs));
-    URLGUARD_ASSIGN_OR_RETURN(auto reader, StateFileReader::Open(state_path));
+    std::unique_ptr<StateFileReader> state;
+    std::unique_ptr<RunFileReader> run;
+    if (merged_run) {
+      URLGUARD_ASSIGN_OR_RETURN(run, RunFileReader::Open(state_path, sizeof(KeyRecord), kStateBufferBytes));
+    } else {
+      URLGUARD_ASSIGN_OR_RETURN(state, StateFileReader::Open(state_path));
+    }
+    auto next = [&](KeyRecord* out) { return merged_run ? run->Next(out) : state->Next(out); };
     int layer = specs.empty() ? 0 : static_cast<int>(specs.front().kind);
     size_t spec_index = 0;
     bool have_last = false;
     uint64_t last = 0;
     KeyRecord r;
     for (;;) {
-      URLGUARD_ASSIGN_OR_RETURN(bool has, reader->Next(&r));
+      URLGUARD_ASSIGN_OR_RETURN(bool has, next(&r));
       if (!has) break;
       if (r.layer != layer) {
         URLGUARD_RETURN_IF_ERROR(writer->NextLayer());
@@ -549,7 +561,8 @@ Status CheckInputs(const PublishOptions& o, const std::vector<FeedSpec>& specs, 
 // SHA-256) order.
 class RemovedCounter {
  public:
-  explicit RemovedCounter(StateFileReader* previous) : previous_(previous) {}
+  // `previous`: the previous version's records in ByLayerKey order (a ListState cursor).
+  explicit RemovedCounter(std::function<Result<bool>(KeyRecord*)> previous) : previous_(std::move(previous)) {}
 
   // `r`: the next merged record of the new version.
   Status Next(const KeyRecord& r) {
@@ -573,20 +586,109 @@ class RemovedCounter {
     }
   }
   uint64_t removed() const { return removed_; }
+  uint64_t previous_records() const { return previous_records_; }  // after Finish()
 
  private:
   Status Peek() {
     if (ready_) return Status::Ok();
-    URLGUARD_ASSIGN_OR_RETURN(has_, previous_->Next(&head_));
+    URLGUARD_ASSIGN_OR_RETURN(has_, previous_(&head_));
+    if (has_) ++previous_records_;
     ready_ = true;
     return Status::Ok();
   }
 
-  StateFileReader* previous_;
+  std::function<Result<bool>(KeyRecord*)> previous_;
   KeyRecord head_;
   bool has_ = false, ready_ = false;
   uint64_t removed_ = 0;
+  uint64_t previous_records_ = 0;
 };
+
+// The effective change of an incremental version (design17 §1), from the sorted added and removed entries and
+// lookups in the previous version's state: O(changes log N), whatever the list's size. The rules are
+// VersionMerge's (publish/version_merge.h): an added entry is put when it was absent or had another threat name
+// (an entry both removed and added keeps the added record); a removed entry is deleted when it was present.
+// Records come out in ByLayerKey order, unique, `reserved` = DeltaOp, a put's threat indexing `threats` (the
+// names the puts use, sorted).
+struct EffectiveChange {
+  std::vector<KeyRecord> records;
+  std::vector<std::string> threats;
+  uint64_t puts = 0, deletes = 0;
+};
+
+Result<EffectiveChange> ComputeEffectiveChange(const ListState& previous, KeySorter* added,
+                                               const std::vector<std::string>& added_names, KeySorter* removed) {
+  EffectiveChange out;
+  std::vector<uint16_t> name_of_put;  // per record: the added name's id (puts only)
+  KeyRecord a, r;
+  URLGUARD_ASSIGN_OR_RETURN(bool have_a, added->Next(&a));
+  URLGUARD_ASSIGN_OR_RETURN(bool have_r, removed->Next(&r));
+  while (have_a || have_r) {
+    const int c = !have_a ? 1 : !have_r ? -1 : CompareEntry(a, r);
+    if (c <= 0) {  // added (perhaps removed too: the added record stays)
+      std::optional<KeyRecord> old = previous.Find(a.layer, a.key, a.sha256);
+      if (!old || previous.threats()[old->threat] != added_names[a.threat]) {
+        KeyRecord put = a;
+        put.seq = 0;
+        put.reserved = static_cast<uint8_t>(DeltaOp::kPut);
+        out.records.push_back(put);
+        ++out.puts;
+      }
+      URLGUARD_ASSIGN_OR_RETURN(have_a, added->Next(&a));
+      if (c == 0) {
+        URLGUARD_ASSIGN_OR_RETURN(have_r, removed->Next(&r));
+      }
+    } else {  // removed only
+      if (std::optional<KeyRecord> old = previous.Find(r.layer, r.key, r.sha256)) {
+        KeyRecord del = *old;
+        del.threat = 0;
+        del.reserved = static_cast<uint8_t>(DeltaOp::kDelete);
+        out.records.push_back(del);
+        ++out.deletes;
+      }
+      URLGUARD_ASSIGN_OR_RETURN(have_r, removed->Next(&r));
+    }
+  }
+  // The delta's own threat table: the names its puts use, sorted.
+  for (const KeyRecord& rec : out.records) {
+    if (rec.reserved == static_cast<uint8_t>(DeltaOp::kPut)) out.threats.push_back(added_names[rec.threat]);
+  }
+  std::sort(out.threats.begin(), out.threats.end());
+  out.threats.erase(std::unique(out.threats.begin(), out.threats.end()), out.threats.end());
+  for (KeyRecord& rec : out.records) {
+    if (rec.reserved != static_cast<uint8_t>(DeltaOp::kPut)) continue;
+    rec.threat = static_cast<uint16_t>(std::lower_bound(out.threats.begin(), out.threats.end(),
+                                                        added_names[rec.threat]) - out.threats.begin());
+  }
+  return out;
+}
+
+Status WriteStateDelta(Env* env, const std::string& path, const std::string& list, uint64_t version,
+                       const EffectiveChange& change) {
+  URLGUARD_ASSIGN_OR_RETURN(auto w, StateDeltaWriter::Create(env, path, list, version, change.threats));
+  for (const KeyRecord& rec : change.records) {
+    URLGUARD_RETURN_IF_ERROR(w->Add(rec, static_cast<DeltaOp>(rec.reserved)));
+  }
+  return w->Finish();
+}
+
+// Each layer's distinct fingerprints under `universe`, over the merged records (ByLayerKey order: keys ascend within
+// a layer and MulHi64 is monotone, so equal neighbours are the only collisions). What WriteStateFile counts on its
+// way for a full version; an incremental version writes no state file.
+Status CountFingerprints(const std::string& merged_path, const uint64_t universe[3], uint64_t fp_counts[3]) {
+  URLGUARD_ASSIGN_OR_RETURN(auto reader, RunFileReader::Open(merged_path, sizeof(KeyRecord), kStateBufferBytes));
+  bool have_last[3] = {false, false, false};
+  uint64_t last[3] = {0, 0, 0};
+  KeyRecord r;
+  for (;;) {
+    URLGUARD_ASSIGN_OR_RETURN(bool has, reader->Next(&r));
+    if (!has) return Status::Ok();
+    const uint64_t fp = MulHi64(r.key, universe[r.layer]);
+    if (!have_last[r.layer] || last[r.layer] != fp) ++fp_counts[r.layer];
+    have_last[r.layer] = true;
+    last[r.layer] = fp;
+  }
+}
 
 }  // namespace
 
@@ -767,39 +869,62 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
 
   // 3. The merged records, in (layer, key) order: a scratch copy with provisional threat ids (the union of every
   // name in play), the counts, the threat names actually used, and the second order (by SHA-256).
-  std::unique_ptr<StateFileReader> old_state;
+  // An incremental version (design17 §1): its effective change, found by lookups in the previous version's state
+  // (base + deltas, publish/lsm_state.h), is written as V.delta; the new version's records are then the state at V,
+  // walked from the base and the deltas. No state file is read whole or rewritten.
   std::unique_ptr<EntryListReader> old_entries;
   std::vector<std::string> union_threats = threats.names();  // provisional id = position
-  std::vector<uint16_t> old_to_union;
+  std::unique_ptr<ListState> new_state;
+  std::optional<ListState::Cursor> new_cursor;
   if (incremental) {
     if (versions.empty()) {
       return Status::FailedPrecondition("an incremental version needs a previous one: publish with --input first");
     }
     const uint64_t base = versions.back();
-    URLGUARD_ASSIGN_OR_RETURN(old_state, StateFileReader::Open(JoinPath(private_dir, StateFileName(base))));
-    URLGUARD_ASSIGN_OR_RETURN(old_entries, EntryListReader::Open(JoinPath(private_dir, EntryListFileName(base))));
-    for (const std::string& name : old_state->threats()) {
-      auto at = std::find(union_threats.begin(), union_threats.end(), name);
-      old_to_union.push_back(static_cast<uint16_t>(at - union_threats.begin()));
-      if (at == union_threats.end()) union_threats.push_back(name);
+    {
+      phase(PublishPhase::kSortMerge, "effective change");
+      URLGUARD_ASSIGN_OR_RETURN(auto previous_state, ListState::Open(env, private_dir, o.list, base));
+      URLGUARD_ASSIGN_OR_RETURN(EffectiveChange change,
+                                ComputeEffectiveChange(*previous_state, &keys, threats.names(), &removed_keys));
+      // With a version store the version may skip numbers this directory never published: those kept `base`'s
+      // content here (an empty delta each), as the incremental version before deltas took `base`'s state file.
+      for (uint64_t v = base + 1; v < version; ++v) {
+        URLGUARD_RETURN_IF_ERROR(
+            WriteStateDelta(env, JoinPath(private_dir, StateDeltaFileName(v)), o.list, v, EffectiveChange{}));
+      }
+      URLGUARD_RETURN_IF_ERROR(
+          WriteStateDelta(env, JoinPath(private_dir, StateDeltaFileName(version)), o.list, version, change));
+      URLGUARD_FAULT_POINT("publish.incremental.after-delta");
+      report.delta_puts = change.puts;
+      report.delta_deletes = change.deletes;
     }
+    URLGUARD_ASSIGN_OR_RETURN(new_state, ListState::Open(env, private_dir, o.list, version));
+    new_cursor.emplace(new_state.get());
+    union_threats = new_state->threats();
+    URLGUARD_ASSIGN_OR_RETURN(old_entries, EntryListReader::Open(JoinPath(private_dir, EntryListFileName(base))));
     if (union_threats.size() > kMaxThreatNames) return Status::ResourceExhausted("too many threat names");
   }
   // The removal cap (docs/feeds.md, "The publication guard") of a full version from files: the previous
-  // version's state file, walked beside the merge. (With a version store, the store's entry source applies the
-  // cap: publish/pg_publish.cc.)
-  std::unique_ptr<StateFileReader> previous_state;
+  // version's state (base + deltas), walked beside the merge. (With a version store, the store's entry source
+  // applies the cap: publish/pg_publish.cc.)
+  std::unique_ptr<ListState> previous_state;
+  std::optional<ListState::Cursor> previous_cursor;
   std::optional<RemovedCounter> removed_counter;
   // A previous version published before state files were kept has none: its successor is not capped.
   if (o.cap_removal && !incremental && o.version_store == nullptr && !versions.empty()) {
-    auto opened = StateFileReader::Open(JoinPath(private_dir, StateFileName(versions.back())));
-    if (!opened.ok() && opened.status().code() != StatusCode::kNotFound) return opened.status();
+    auto opened = ListState::Open(env, private_dir, o.list, versions.back());
+    if (!opened.ok() && opened.status().code() != StatusCode::kFailedPrecondition) return opened.status();
     if (opened.ok()) {
       previous_state = std::move(opened).value();
-      removed_counter.emplace(previous_state.get());
+      previous_cursor.emplace(previous_state.get());
+      removed_counter.emplace([&previous_cursor](KeyRecord* r) { return previous_cursor->Next(r); });
     }
   }
-  VersionMerge merged_keys(old_state.get(), old_to_union, incremental ? &removed_keys : nullptr, &keys);
+  // A full version: the added records are the whole content.
+  VersionMerge merged_keys(nullptr, {}, nullptr, &keys);
+  auto next_record = [&](KeyRecord* r) -> Result<bool> {
+    return new_cursor ? new_cursor->Next(r) : merged_keys.Next(r);
+  };
   ShaSorter by_sha(env, {tmp_dir, "sha", budget / 10 * 4, 1});
   LayerCounts counts;
   std::vector<bool> used(union_threats.size());
@@ -811,7 +936,7 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
     KeyRecord r;
     phase(PublishPhase::kSortMerge, "merging");
     for (uint64_t n = 1;; ++n) {
-      URLGUARD_ASSIGN_OR_RETURN(bool has, merged_keys.Next(&r));
+      URLGUARD_ASSIGN_OR_RETURN(bool has, next_record(&r));
       if (!has) break;
       if ((n & 0xffff) == 0) phase(PublishPhase::kSortMerge, "merging", n);
       r.seq = 0;
@@ -828,7 +953,8 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
   if (removed_counter) {
     URLGUARD_RETURN_IF_ERROR(removed_counter->Finish());
     Status capped =
-        CheckVersionRemoval(o.list, version, removed_counter->removed(), previous_state->records(), o.max_removal);
+        CheckVersionRemoval(o.list, version, removed_counter->removed(), removed_counter->previous_records(),
+                            o.max_removal);
     if (!capped.ok()) {  // nothing but scratch files written yet: the served version stays
       if (o.refusal != nullptr) *o.refusal = PublishRefusal::kLargeRemoval;
       return capped;
@@ -890,14 +1016,22 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
   // keys may share one: the snapshot writer needs the exact count up front).
   const std::string state_path = JoinPath(private_dir, StateFileName(version));
   uint64_t fp_counts[3] = {0, 0, 0};
-  phase(PublishPhase::kWrite, "state file");
-  URLGUARD_RETURN_IF_ERROR(WriteStateFile(env, merged_path, state_path, o.list, version, final_threats, final_id,
-                                          bo.universe_override, fp_counts));
-  (void)env->RemoveFile(merged_path);
+  // A full version writes a new base (the state file); an incremental one has written its delta already.
+  if (incremental) {
+    phase(PublishPhase::kWrite, "fingerprint counts");
+    URLGUARD_RETURN_IF_ERROR(CountFingerprints(merged_path, bo.universe_override, fp_counts));
+  } else {
+    phase(PublishPhase::kWrite, "state file");
+    URLGUARD_RETURN_IF_ERROR(WriteStateFile(env, merged_path, state_path, o.list, version, final_threats, final_id,
+                                            bo.universe_override, fp_counts));
+    (void)env->RemoveFile(merged_path);
+  }
   const std::string snapshot_path = JoinPath(private_dir, PrivateSnapshotFileName(version));
   phase(PublishPhase::kWrite, "snapshot");
   URLGUARD_ASSIGN_OR_RETURN(Sha256Digest state_hash,
-                            WriteSnapshotFromState(env, state_path, snapshot_path, bo, counts, fp_counts));
+                            WriteSnapshotFromState(env, incremental ? merged_path : state_path, snapshot_path, bo,
+                                                   counts, fp_counts, /*merged_run=*/incremental));
+  if (incremental) (void)env->RemoveFile(merged_path);
   ClearVersionMerge merged_clear(old_entries.get(), incremental ? &removed_clear : nullptr, &clear);
   phase(PublishPhase::kWrite, "entry list");
   URLGUARD_RETURN_IF_ERROR(WriteEntryListFrom(env, JoinPath(private_dir, EntryListFileName(version)), o.list, version,
@@ -1019,8 +1153,32 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
     if (v + o.keep < version) {
       (void)env->RemoveFile(JoinPath(private_dir, PrivateSnapshotFileName(v)));
       (void)env->RemoveFile(JoinPath(private_dir, EntryListFileName(v)));
-      (void)env->RemoveFile(JoinPath(private_dir, StateFileName(v)));
     }
+  }
+  // 7. The state (publish/lsm_state.h): fold the deltas into a new base once they have grown (after the commit: a
+  // compaction never delays a version), then drop superseded bases and deltas past their retention.
+  // TODO(issue 17): run the compaction on a background thread of the publisher loop instead of here.
+  if (new_state) {
+    new_cursor.reset();
+    const bool by_ratio =
+        o.compact_ratio != 0 && new_state->overlay_records() * o.compact_ratio > new_state->base_records();
+    const bool by_count = o.compact_max_deltas != 0 && new_state->delta_count() >= o.compact_max_deltas;
+    new_state.reset();
+    if (by_ratio || by_count) {
+      phase(PublishPhase::kWrite, "compaction");
+      Status compacted = CompactListState(env, private_dir, o.list, version);
+      if (compacted.ok()) {
+        report.compacted = true;
+      } else {
+        report.warnings.push_back("the list's state was not compacted (the next version tries again): " +
+                                  compacted.ToString());
+      }
+    }
+  }
+  if (Status pruned = PruneListState(env, private_dir, o.list, version,
+                                     version > o.keep_deltas ? version - o.keep_deltas : 0);
+      !pruned.ok()) {
+    report.warnings.push_back("old state files were not removed: " + pruned.ToString());
   }
   auto names = env->ListDir(public_dir);
   if (names.ok()) {

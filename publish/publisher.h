@@ -64,6 +64,13 @@ struct PublishOptions {
   std::vector<FeedSpec> remove_inputs;
   int64_t expires_in_seconds = 24 * 3600;
   uint32_t keep = 5;                // diffs from up to this many previous versions
+  // The list's private state is a base B.state plus one V.delta per version after it (publish/lsm_state.h). After a
+  // commit, the deltas are folded into a new base when they hold more than 1/compact_ratio of the base's records
+  // or number compact_max_deltas (0 for either: that trigger is off; both 0: never compact here). Deltas are kept
+  // for `keep_deltas` versions (range diffs for clients that were away are computed from them).
+  uint32_t compact_ratio = 8;
+  uint32_t compact_max_deltas = 64;
+  uint32_t keep_deltas = 1440;      // a day of minute versions
   bool emergency = false;           // manifest policy flag
   double fp_rate = 0.001;           // per-URL false-positive target
   uint32_t min_wait_seconds = 1800;  // clients poll at most this often
@@ -106,6 +113,10 @@ struct PublishReport {
   uint64_t removed[3] = {0, 0, 0};
   bool first_version = true;
   bool universe_changed = false;     // the list outgrew its universes: clients take the full snapshot once
+  // Incremental versions: the effective change written as V.delta (puts: new entries or new threats; deletes).
+  uint64_t delta_puts = 0;
+  uint64_t delta_deletes = 0;
+  bool compacted = false;            // the run folded the list's deltas into a new base after its commit
   uint64_t input_lines = 0;
   uint64_t input_entries = 0;
   uint64_t rejected = 0;             // bad lines and entries that are no URL/domain/IP

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "publish/lsm_state.h"
 #include "publish/state_file.h"
 #include "tests/peak_rss.h"
 #include "tests/test_util.h"
@@ -221,6 +222,14 @@ TEST(PublisherScaleTest, IncrementalVersionEqualsAFullRebuild) {
   }
   EXPECT_EQ(ri->removed[0] + ri->removed[1] + ri->removed[2], removed.size() - 1);
   EXPECT_EQ(ri->added[0] + ri->added[1] + ri->added[2], 700u);
+  // The incremental run wrote only its effective change (700 new entries, the 50 already listed are no change; the
+  // never-listed entry is no delete), no state file; compacting gives the full run's state file byte for byte.
+  EXPECT_EQ(ri->delta_puts, 700u);
+  EXPECT_EQ(ri->delta_deletes, removed.size() - 1);
+  const std::string inc_private = inc + "/private/lists/phishing";
+  EXPECT_TRUE(std::filesystem::exists(inc_private + "/" + StateDeltaFileName(2)));
+  EXPECT_FALSE(std::filesystem::exists(inc_private + "/" + StateFileName(2)));
+  ASSERT_TRUE(CompactListState(Env::Default(), inc_private, "phishing", 2).ok());
   ExpectSameVersion(inc, full, 2);
   const std::string pub = "/public/v1/lists/phishing/";
   EXPECT_TRUE(Read(inc + pub + "diff-1-2.ugd.z") == Read(full + pub + "diff-1-2.ugd.z"));
@@ -229,6 +238,45 @@ TEST(PublisherScaleTest, IncrementalVersionEqualsAFullRebuild) {
   const std::string ugh = "/private/lists/phishing/2.ugh";
   EXPECT_FALSE(Read(inc + ugh).empty());
   EXPECT_TRUE(Read(inc + ugh) == Read(full + ugh));
+
+  // Two more incremental versions, the first one compacting after its commit (a threshold of one delta), the
+  // second one on top of that new base: each equal to a full rebuild of the same content.
+  auto step = [&](uint64_t v, const std::vector<std::string>& add, const std::vector<std::string>& remove,
+                  uint32_t compact_max_deltas) {
+    for (const std::string& r : remove) std::erase(rebuilt, r);
+    for (const std::string& a : add) rebuilt.push_back(a);
+    WriteLines(add_path, add);
+    WriteLines(remove_path, remove);
+    WriteLines(full_path, rebuilt);
+    const int64_t now = 1700003600 + static_cast<int64_t>(v) * 60;
+    PublishOptions step_o = Options(inc, {}, size_t{4} << 20, now);
+    step_o.add_inputs = {FeedSpec{FeedFormat::kPlain, "", add_path}};
+    step_o.remove_inputs = {FeedSpec{FeedFormat::kPlain, "", remove_path}};
+    step_o.compact_max_deltas = compact_max_deltas;
+    auto si = Publish(Env::Default(), key, step_o);
+    ASSERT_TRUE(si.ok()) << si.status().ToString();
+    auto sf = Publish(Env::Default(), key, Options(full, {full_path}, size_t{1} << 30, now));
+    ASSERT_TRUE(sf.ok()) << sf.status().ToString();
+    ASSERT_EQ(si->version, v);
+    EXPECT_EQ(si->compacted, compact_max_deltas == 1);
+    for (int li = 0; li < 3; ++li) EXPECT_EQ(si->entries[li], sf->entries[li]);
+  };
+  std::vector<std::string> add3, remove3, add4, remove4;
+  for (size_t i = 0; i < rebuilt.size(); i += 301) remove3.push_back(rebuilt[i]);
+  for (int i = 0; i < 300; ++i) add3.push_back("https://third" + std::to_string(i) + ".example/y");
+  step(3, add3, remove3, /*compact_max_deltas=*/1);
+  EXPECT_TRUE(std::filesystem::exists(inc_private + "/" + StateFileName(3)));
+  for (int i = 0; i < 100; i += 2) remove4.push_back(add3[static_cast<size_t>(i)]);
+  for (int i = 0; i < 100; ++i) add4.push_back("fourth" + std::to_string(i) + ".example");
+  remove4.push_back("never-listed.example");
+  step(4, add4, remove4, /*compact_max_deltas=*/0);
+  EXPECT_FALSE(std::filesystem::exists(inc_private + "/" + StateFileName(4)));
+  ASSERT_TRUE(CompactListState(Env::Default(), inc_private, "phishing", 4).ok());
+  ExpectSameVersion(inc, full, 4);
+  for (const char* d : {"diff-3-4.ugd.z", "diff-2-4.ugd.z", "diff-1-4.ugd.z"}) {
+    EXPECT_TRUE(Read(inc + pub + d) == Read(full + pub + d)) << d;
+  }
+  EXPECT_TRUE(Read(inc + "/private/lists/phishing/4.ugh") == Read(full + "/private/lists/phishing/4.ugh"));
 }
 
 // The fixed overhead on top of the budget that docs/repository-layout.md ("Memory budget") accounts for at 1 M

@@ -16,6 +16,7 @@
 //   urlguard-publish rotate  --key OLD.pem --new-key NEW.pub.pem --out STATEMENT [--not-before UNIX]
 //                            [--grace SECONDS] [--reset LIST=VERSION ...]
 //   urlguard-publish index   --repo DIR --key PRIVATE.pem
+//   urlguard-publish compact --repo DIR --list NAME [--keep-deltas N]
 //   urlguard-publish export  --format rpz --repo DIR --list NAME [--out FILE]
 //                            [--action nxdomain|nodata|null|cname:HOST] [--origin ZONE] [--allowlist FILE...]
 //   urlguard-publish update  --feeds FEEDS.conf --repo DIR --key PRIVATE.pem [--state postgresql://...]
@@ -312,6 +313,21 @@ int RunIndex(const std::string& repo, const std::string& key) {
   return 0;
 }
 
+int RunCompact(const std::string& repo, const std::string& list, uint32_t keep_deltas) {
+  auto r = urlguard::CompactList(repo, list, keep_deltas);
+  if (!r.ok()) {
+    std::cerr << "urlguard-publish compact: " << r.status().ToString() << '\n';
+    return 1;
+  }
+  if (r->compacted) {
+    std::cout << list << ": folded the state of version " << r->version << " (base " << r->base_version
+              << " and its deltas) into a new base\n";
+  } else {
+    std::cout << list << ": the state of version " << r->version << " already is a base\n";
+  }
+  return 0;
+}
+
 // `update`: exit 3 when a feed was quarantined, 5 when only removals were held back (docs/feeds-file.md §8).
 int RunUpdate(const urlguard::FeedUpdateOptions& o) {
   auto r = urlguard::UpdateFeeds(o);
@@ -479,6 +495,14 @@ int main(int argc, char** argv) {
       ->required()
       ->check(CLI::ExistingFile);
 
+  uint32_t keep_deltas = 1440;
+  auto* compact = app.add_subcommand("compact", "fold a list's private state (a base and the deltas of incremental "
+                                                "versions) into a new base (publish does this by itself)");
+  compact->add_option("--repo", repo, "repository directory")->required()->check(CLI::ExistingDirectory);
+  compact->add_option("--list", list, "list name")->required();
+  compact->add_option("--keep-deltas", keep_deltas,
+                      "keep the deltas of this many recent versions (range diffs; default 1440)");
+
   std::string format, action = "nxdomain", origin;
   std::vector<std::string> allowlists;
   auto* exp = app.add_subcommand("export", "write a published list in another format (rpz: a DNS response policy zone)");
@@ -537,6 +561,7 @@ int main(int argc, char** argv) {
   }
   if (*rotate) return RunRotate(key, new_key, out, not_before, grace, reset_specs);
   if (*index) return RunIndex(repo, key);
+  if (*compact) return RunCompact(repo, list, keep_deltas);
   if (*exp) return RunExport(repo, list, out, action, origin, allowlists);
   if (*update) return RunUpdate(update_options);
   return 4;

@@ -294,6 +294,25 @@ struct RpzExportReport {
 // version published before entry lists were kept: publish once more), kCorruption, read and write errors.
 Result<RpzExportReport> ExportRpz(const RpzExportOptions& options);
 
+// ---- the publisher's private state -------------------------------------------------------------------------
+
+struct ListCompactReport {
+  uint64_t version = 0;     // the list's committed version (its public manifest's)
+  uint64_t base_version = 0;  // the base the state was folded from
+  bool compacted = false;   // false: the base already was `version`
+};
+
+// Folds list `list`'s private state (a base and the deltas of the incremental versions after it:
+// docs/repository-layout.md, "State delta") into a new base at the list's committed version, then removes the
+// bases it supersedes and the deltas older than `keep_deltas` versions. Publish does this by itself when the
+// deltas have grown; this is `urlguard-publish compact`. Holds the list's publish lock throughout (a publisher of
+// that list waits meanwhile: kFailedPrecondition "another urlguard-publish is publishing" from either side).
+// Crash-safe: killed at any point, the state still opens (docs/repository-layout.md). Failures: kNotFound when the
+// list has no manifest, kFailedPrecondition for a missing delta ("run a full publish") or a held lock, kCorruption
+// for a damaged state file, read and write errors. `env`: nullptr = the process default.
+Result<ListCompactReport> CompactList(const std::string& repo_dir, const std::string& list,
+                                      uint32_t keep_deltas = 1440, Env* env = nullptr);
+
 // ---- the list index --------------------------------------------------------------------------------------------
 
 // Rewrites REPO/public/v1/lists/index.json and index.sig (docs/list-index.md): the signed index of every list the

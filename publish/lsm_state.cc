@@ -1,0 +1,427 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright urlguard authors.
+#include "publish/lsm_state.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cstring>
+#include <map>
+#include <set>
+
+#include "core/list_name.h"
+#include "core/sha256.h"
+#include "format/repository_files.h"
+#include "platform/fault_point.h"
+#include "publish/state_file.h"
+
+namespace urlguard {
+namespace {
+
+constexpr char kStateMagic[8] = {'U', 'G', 'S', 'T', 'A', 'T', 'E', '\n'};
+constexpr size_t kFooterBytes = 8 + 32;
+// A full walk hands the base's pages back this many bytes at a time (a 100 M base is 4.8 GB).
+constexpr size_t kReleaseBytes = size_t{64} << 20;
+
+// (layer, key, sha) of a raw 48-byte state record against a probe; sha null compares as the smallest digest.
+int CompareRaw(const uint8_t* rec, uint8_t layer, uint64_t key, const uint8_t* sha256) {
+  if (rec[40] != layer) return rec[40] < layer ? -1 : 1;
+  uint64_t k;
+  std::memcpy(&k, rec, 8);
+  if (k != key) return k < key ? -1 : 1;
+  if (sha256 == nullptr) return 1;
+  return std::memcmp(rec + 8, sha256, 32);
+}
+
+int CompareProbe(const KeyRecord& r, uint8_t layer, uint64_t key, const uint8_t* sha256) {
+  if (r.layer != layer) return r.layer < layer ? -1 : 1;
+  if (r.key != key) return r.key < key ? -1 : 1;
+  if (sha256 == nullptr) return 1;
+  return std::memcmp(r.sha256, sha256, 32);
+}
+
+struct Listing {
+  std::set<uint64_t> bases;
+  std::set<uint64_t> deltas;
+  std::vector<std::string> strays;  // *.state.tmp, *.delta.tmp
+};
+
+Result<Listing> ListStateFiles(Env* env, const std::string& dir) {
+  URLGUARD_ASSIGN_OR_RETURN(std::vector<std::string> names, env->ListDir(dir));
+  Listing l;
+  for (const std::string& n : names) {
+    if (auto v = ParseStateFileName(n)) {
+      l.bases.insert(*v);
+    } else if (auto d = ParseStateDeltaFileName(n)) {
+      l.deltas.insert(*d);
+    } else if (n.size() > 4 && n.compare(n.size() - 4, 4, ".tmp") == 0) {
+      std::string_view stem(n.data(), n.size() - 4);
+      if (ParseStateFileName(stem) || ParseStateDeltaFileName(stem)) l.strays.push_back(n);
+    }
+  }
+  return l;
+}
+
+// The newest base <= version with every delta in (base, version]; nullopt when none. `missing` names the first
+// delta the newest base lacks (for the error message).
+std::optional<uint64_t> ChooseBase(const Listing& l, uint64_t version, uint64_t* missing) {
+  *missing = 0;
+  for (auto it = l.bases.rbegin(); it != l.bases.rend(); ++it) {
+    const uint64_t b = *it;
+    if (b > version) continue;
+    // Deltas are a set of distinct versions: (b, version] is complete when it holds version - b of them.
+    auto lo = l.deltas.upper_bound(b), hi = l.deltas.upper_bound(version);
+    if (static_cast<uint64_t>(std::distance(lo, hi)) == version - b) return b;
+    if (*missing == 0) {
+      for (uint64_t v = b + 1; v <= version; ++v) {
+        if (l.deltas.count(v) == 0) {
+          *missing = v;
+          break;
+        }
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+KeyRange KeyRangeOfFingerprint(uint64_t fingerprint, uint64_t universe) {
+  assert(universe >= 1 && fingerprint < universe);
+  using u128 = unsigned __int128;
+  const u128 u = universe;
+  KeyRange r;
+  r.first = static_cast<uint64_t>(((u128{fingerprint} << 64) + u - 1) / u);
+  const u128 end = ((u128{fingerprint + 1} << 64) + u - 1) / u;  // exclusive; at most 2^64
+  r.last = static_cast<uint64_t>(end - 1);
+  return r;
+}
+
+ListState::~ListState() = default;
+
+Result<std::unique_ptr<ListState>> ListState::Open(Env* env, const std::string& private_dir, const std::string& list,
+                                                   uint64_t version) {
+  URLGUARD_ASSIGN_OR_RETURN(Listing l, ListStateFiles(env, private_dir));
+  uint64_t missing = 0;
+  std::optional<uint64_t> base = ChooseBase(l, version, &missing);
+  if (!base) {
+    if (missing != 0) {
+      return Status::FailedPrecondition(JoinPath(private_dir, StateDeltaFileName(missing)) +
+                                        " is missing: the state of version " + std::to_string(version) +
+                                        " cannot be rebuilt; run a full publish");
+    }
+    return Status::FailedPrecondition(private_dir + ": no base state at or before version " + std::to_string(version) +
+                                      "; run a full publish");
+  }
+  std::unique_ptr<ListState> s(new ListState());
+  s->version_ = version;
+  s->base_version_ = *base;
+  s->path_ = JoinPath(private_dir, StateFileName(*base));
+  URLGUARD_ASSIGN_OR_RETURN(s->base_, env->MapReadOnly(s->path_));
+  const uint8_t* p = s->base_->data();
+  const size_t size = s->base_->size();
+  // Header: magic, u32 format, u32 threat count, u64 version, name, threat table (docs/repository-layout.md).
+  if (size < 25 || std::memcmp(p, kStateMagic, 8) != 0) return Status::Corruption(s->path_ + ": not a state file");
+  uint32_t format, threats;
+  uint64_t file_version;
+  std::memcpy(&format, p + 8, 4);
+  std::memcpy(&threats, p + 12, 4);
+  std::memcpy(&file_version, p + 16, 8);
+  if (format != kStateFormatVersion) return Status::Corruption(s->path_ + ": state format " + std::to_string(format));
+  if (threats > 65536) return Status::Corruption(s->path_ + ": too many threat names");
+  size_t at = 25;
+  auto name = [&](std::string* out) -> bool {
+    if (at >= size || size - at - 1 < p[at]) return false;
+    out->assign(reinterpret_cast<const char*>(p + at + 1), p[at]);
+    at += 1 + p[at];
+    return true;
+  };
+  at = 24;
+  std::string file_list;
+  if (!name(&file_list) || file_list != list || file_version != *base) {
+    return Status::Corruption(s->path_ + ": not list " + list + "'s version " + std::to_string(*base));
+  }
+  s->threats_.resize(threats);
+  for (std::string& t : s->threats_) {
+    if (!name(&t) || !IsValidThreatName(t)) return Status::Corruption(s->path_ + ": bad threat name");
+  }
+  s->base_threats_ = threats;
+  if (size < at + kFooterBytes || (size - at - kFooterBytes) % kStateRecordBytes != 0) {
+    return Status::Corruption(s->path_ + ": size is no whole number of records");
+  }
+  s->records_at_ = at;
+  s->base_count_ = (size - at - kFooterBytes) / kStateRecordBytes;
+
+  // The overlay: every delta's records, newest first among equal entries (seq = version: ByLayerKey puts the larger
+  // seq first), then one per entry. Threat ids are mapped into the union table.
+  std::map<std::string, uint16_t, std::less<>> ids;
+  for (size_t i = 0; i < s->threats_.size(); ++i) ids.emplace(s->threats_[i], static_cast<uint16_t>(i));
+  std::vector<KeyRecord> all;
+  for (uint64_t v = *base + 1; v <= version; ++v) {
+    URLGUARD_ASSIGN_OR_RETURN(StateDelta d, ReadStateDelta(JoinPath(private_dir, StateDeltaFileName(v)), list, v));
+    std::vector<uint16_t> map(d.threats.size());
+    for (size_t i = 0; i < d.threats.size(); ++i) {
+      auto [it, fresh] = ids.emplace(d.threats[i], static_cast<uint16_t>(s->threats_.size()));
+      if (fresh) {
+        if (s->threats_.size() >= 65536) return Status::Corruption(private_dir + ": more than 65536 threat names");
+        s->threats_.push_back(d.threats[i]);
+      }
+      map[i] = it->second;
+    }
+    for (KeyRecord r : d.records) {
+      if (r.reserved == static_cast<uint8_t>(DeltaOp::kPut)) r.threat = map[r.threat];
+      r.seq = v;
+      all.push_back(r);
+    }
+  }
+  std::sort(all.begin(), all.end(), ByLayerKey());
+  s->overlay_.reserve(all.size());
+  for (const KeyRecord& r : all) {
+    if (!s->overlay_.empty() && CompareEntry(s->overlay_.back(), r) == 0) continue;  // an older change of it
+    s->overlay_.push_back(r);
+    s->overlay_.back().seq = 0;
+  }
+  return s;
+}
+
+KeyRecord ListState::BaseRecord(uint64_t i) const {
+  const uint8_t* b = base_->data() + records_at_ + i * kStateRecordBytes;
+  KeyRecord r;
+  std::memcpy(&r.key, b, 8);
+  std::memcpy(r.sha256, b + 8, 32);
+  r.layer = b[40];
+  r.ipv6 = b[41];
+  r.prefix_length = b[42];
+  std::memcpy(&r.threat, b + 44, 2);
+  return r;
+}
+
+uint64_t ListState::BaseLowerBound(uint8_t layer, uint64_t key, const uint8_t* sha256) const {
+  uint64_t lo = 0, n = base_count_;
+  const uint8_t* recs = base_->data() + records_at_;
+  while (n > 0) {
+    const uint64_t half = n / 2;
+    if (CompareRaw(recs + (lo + half) * kStateRecordBytes, layer, key, sha256) < 0) {
+      lo += half + 1;
+      n -= half + 1;
+    } else {
+      n = half;
+    }
+  }
+  return lo;
+}
+
+size_t ListState::OverlayLowerBound(uint8_t layer, uint64_t key, const uint8_t* sha256) const {
+  return static_cast<size_t>(
+      std::partition_point(overlay_.begin(), overlay_.end(),
+                           [&](const KeyRecord& r) { return CompareProbe(r, layer, key, sha256) < 0; }) -
+      overlay_.begin());
+}
+
+std::optional<KeyRecord> ListState::Find(uint8_t layer, uint64_t key, const uint8_t sha256[32]) const {
+  const size_t o = OverlayLowerBound(layer, key, sha256);
+  if (o < overlay_.size() && CompareProbe(overlay_[o], layer, key, sha256) == 0) {
+    if (overlay_[o].reserved != static_cast<uint8_t>(DeltaOp::kPut)) return std::nullopt;
+    KeyRecord r = overlay_[o];
+    r.reserved = 0;
+    return r;
+  }
+  const uint64_t b = BaseLowerBound(layer, key, sha256);
+  if (b < base_count_ &&
+      CompareRaw(base_->data() + records_at_ + b * kStateRecordBytes, layer, key, sha256) == 0) {
+    return BaseRecord(b);
+  }
+  return std::nullopt;
+}
+
+Status ListState::Walk(uint64_t b, uint64_t b_end, size_t o, size_t o_end,
+                       const std::function<Status(const KeyRecord&)>& fn) const {
+  while (b < b_end || o < o_end) {
+    int c;
+    KeyRecord base_rec;
+    if (b < b_end) base_rec = BaseRecord(b);
+    if (b == b_end) {
+      c = 1;
+    } else if (o == o_end) {
+      c = -1;
+    } else {
+      c = CompareEntry(base_rec, overlay_[o]);
+    }
+    if (c < 0) {
+      if (base_rec.layer > 2 || base_rec.threat >= base_threats_) {
+        return Status::Corruption(path_ + ": bad record " + std::to_string(b + 1));
+      }
+      ++b;
+      URLGUARD_RETURN_IF_ERROR(fn(base_rec));
+    } else {
+      if (c == 0) ++b;  // the overlay's change replaces (or deletes) the base's record
+      const KeyRecord& r = overlay_[o++];
+      if (r.reserved == static_cast<uint8_t>(DeltaOp::kPut)) {
+        KeyRecord out = r;
+        out.reserved = 0;
+        URLGUARD_RETURN_IF_ERROR(fn(out));
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+Status ListState::ForEachInKeyRange(uint8_t layer, uint64_t first, uint64_t last,
+                                    const std::function<Status(const KeyRecord&)>& fn) const {
+  if (first > last) return Status::Ok();
+  const uint64_t b = BaseLowerBound(layer, first, nullptr), o = OverlayLowerBound(layer, first, nullptr);
+  // End: the first record past (layer, last, any sha): lower bound of (layer, last + 1) or of the next layer.
+  uint64_t b_end;
+  size_t o_end;
+  if (last == UINT64_MAX) {
+    b_end = BaseLowerBound(static_cast<uint8_t>(layer + 1), 0, nullptr);
+    o_end = OverlayLowerBound(static_cast<uint8_t>(layer + 1), 0, nullptr);
+  } else {
+    b_end = BaseLowerBound(layer, last + 1, nullptr);
+    o_end = OverlayLowerBound(layer, last + 1, nullptr);
+  }
+  return Walk(b, b_end, o, o_end, fn);
+}
+
+bool ListState::AnyInKeyRange(uint8_t layer, uint64_t first, uint64_t last) const {
+  if (first > last) return false;
+  const uint8_t end_layer = last == UINT64_MAX ? static_cast<uint8_t>(layer + 1) : layer;
+  const uint64_t end_key = last == UINT64_MAX ? 0 : last + 1;
+  size_t o = OverlayLowerBound(layer, first, nullptr);
+  const size_t o_end = OverlayLowerBound(end_layer, end_key, nullptr);
+  for (size_t i = o; i < o_end; ++i) {
+    if (overlay_[i].reserved == static_cast<uint8_t>(DeltaOp::kPut)) return true;
+  }
+  // Only deletes in the overlay's range: a base record in range survives unless one of them names it.
+  const uint64_t b_end = BaseLowerBound(end_layer, end_key, nullptr);
+  for (uint64_t b = BaseLowerBound(layer, first, nullptr); b < b_end; ++b) {
+    const KeyRecord r = BaseRecord(b);
+    while (o < o_end && CompareEntry(overlay_[o], r) < 0) ++o;
+    if (o == o_end || CompareEntry(overlay_[o], r) != 0) return true;
+  }
+  return false;
+}
+
+void ListState::Cursor::HashUpTo(size_t offset) {
+  if (offset <= hashed_) return;
+  hasher_.Update(s_->base_->data() + hashed_, offset - hashed_);
+  ReleaseMappedPages(*s_->base_, hashed_, offset - hashed_);
+  hashed_ = offset;
+}
+
+Result<bool> ListState::Cursor::Next(KeyRecord* out) {
+  if (done_) return false;
+  const ListState& s = *s_;
+  for (;;) {
+    const bool have_b = b_ < s.base_count_, have_o = o_ < s.overlay_.size();
+    if (!have_b && !have_o) break;
+    KeyRecord base_rec;
+    if (have_b) base_rec = s.BaseRecord(b_);
+    const int c = !have_b ? 1 : !have_o ? -1 : CompareEntry(base_rec, s.overlay_[o_]);
+    if (c <= 0) {
+      if (base_rec.layer > 2 || base_rec.threat >= s.base_threats_) {
+        return Status::Corruption(s.path_ + ": bad record " + std::to_string(b_ + 1));
+      }
+      ++b_;
+      const size_t reached = s.records_at_ + b_ * kStateRecordBytes;
+      if (reached - hashed_ >= kReleaseBytes) HashUpTo(reached);
+    }
+    if (c < 0) {
+      *out = base_rec;
+      return true;
+    }
+    // The overlay's change replaces (c == 0) or adds to the base; a delete hides the base's record.
+    const KeyRecord& r = s.overlay_[o_++];
+    if (r.reserved == static_cast<uint8_t>(DeltaOp::kPut)) {
+      *out = r;
+      out->reserved = 0;
+      return true;
+    }
+  }
+  // The base's footer: its record count and the checksum of everything before it.
+  const uint8_t* p = s.base_->data();
+  const size_t size = s.base_->size();
+  HashUpTo(size - 32);
+  uint64_t count;
+  std::memcpy(&count, p + size - kFooterBytes, 8);
+  Sha256Digest want = hasher_.Finish();
+  if (count != s.base_count_ || std::memcmp(p + size - 32, want.data(), 32) != 0) {
+    return Status::Corruption(s.path_ + ": checksum or record count mismatch");
+  }
+  done_ = true;
+  return false;
+}
+
+Status ListState::ForEach(const std::function<Status(const KeyRecord&)>& fn) const {
+  Cursor c(this);
+  KeyRecord r;
+  for (;;) {
+    URLGUARD_ASSIGN_OR_RETURN(bool has, c.Next(&r));
+    if (!has) return Status::Ok();
+    URLGUARD_RETURN_IF_ERROR(fn(r));
+  }
+}
+
+Status CompactListState(Env* env, const std::string& private_dir, const std::string& list, uint64_t to_version) {
+  URLGUARD_ASSIGN_OR_RETURN(auto state, ListState::Open(env, private_dir, list, to_version));
+  if (state->base_version() == to_version) return Status::Ok();
+  URLGUARD_FAULT_POINT("publish.compact.opened");
+  // Pass 1: which names are in use (a full publish's table holds exactly those, sorted).
+  std::vector<uint64_t> uses(state->threats().size(), 0);
+  URLGUARD_RETURN_IF_ERROR(state->ForEach([&](const KeyRecord& r) {
+    ++uses[r.threat];
+    return Status::Ok();
+  }));
+  std::vector<std::string> final_threats;
+  for (size_t i = 0; i < uses.size(); ++i) {
+    if (uses[i] > 0) final_threats.push_back(state->threats()[i]);
+  }
+  std::sort(final_threats.begin(), final_threats.end());
+  std::vector<uint16_t> final_id(uses.size(), 0);
+  for (size_t i = 0; i < uses.size(); ++i) {
+    final_id[i] = static_cast<uint16_t>(
+        std::lower_bound(final_threats.begin(), final_threats.end(), state->threats()[i]) - final_threats.begin());
+  }
+  // Pass 2: the new base.
+  const std::string path = JoinPath(private_dir, StateFileName(to_version));
+  auto write = [&]() -> Status {
+    URLGUARD_ASSIGN_OR_RETURN(auto w, StateFileWriter::Create(env, path, list, to_version, final_threats));
+    const uint64_t half = (state->base_records() + state->overlay_records()) / 2;
+    uint64_t n = 0;
+    URLGUARD_RETURN_IF_ERROR(state->ForEach([&](const KeyRecord& r) {
+      if (n++ == half) URLGUARD_FAULT_POINT("publish.compact.writing");
+      KeyRecord out = r;
+      out.threat = final_id[r.threat];
+      return w->Add(out);
+    }));
+    URLGUARD_FAULT_POINT("publish.compact.before-rename");
+    return w->Finish();
+  };
+  Status s = write();
+  if (!s.ok()) {
+    (void)env->RemoveFile(path + ".tmp");
+    return s.WithContext("compacting " + list + " to version " + std::to_string(to_version));
+  }
+  URLGUARD_FAULT_POINT("publish.compact.after-rename");
+  return Status::Ok();
+}
+
+Status PruneListState(Env* env, const std::string& private_dir, const std::string& list, uint64_t committed_version,
+                      uint64_t keep_deltas_from) {
+  (void)list;
+  URLGUARD_ASSIGN_OR_RETURN(Listing l, ListStateFiles(env, private_dir));
+  for (const std::string& n : l.strays) URLGUARD_RETURN_IF_ERROR(env->RemoveFile(JoinPath(private_dir, n)));
+  uint64_t missing = 0;
+  std::optional<uint64_t> base = ChooseBase(l, committed_version, &missing);
+  if (!base) return Status::Ok();  // nothing is known to be superseded
+  for (uint64_t b : l.bases) {
+    if (b < *base) URLGUARD_RETURN_IF_ERROR(env->RemoveFile(JoinPath(private_dir, StateFileName(b))));
+  }
+  for (uint64_t d : l.deltas) {
+    if (d <= *base && d < keep_deltas_from) {
+      URLGUARD_RETURN_IF_ERROR(env->RemoveFile(JoinPath(private_dir, StateDeltaFileName(d))));
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace urlguard
