@@ -20,6 +20,7 @@ constexpr size_t kOffBucketBits = 12;
 constexpr size_t kOffVersion = 16;
 constexpr size_t kOffThreatCount = 24;
 constexpr size_t kOffThreatTableBytes = 28;
+constexpr size_t kOffBaseVersion = 32;  // delta files only; reserved (0) in a base file
 constexpr size_t kOffListName = 64;
 
 uint32_t BucketOf(uint32_t prefix, uint32_t bucket_bits) { return prefix >> (32 - bucket_bits); }
@@ -46,6 +47,24 @@ Result<FullHashFileWriter> FullHashFileWriter::Create(Env* env, const std::strin
                                                       std::string_view list, uint64_t version,
                                                       const std::vector<std::string>& threat_names,
                                                       uint64_t expected_records) {
+  return Start(env, path, list, version, /*delta=*/false, 0, threat_names, expected_records);
+}
+
+Result<FullHashFileWriter> FullHashFileWriter::CreateDelta(Env* env, const std::string& path,
+                                                           std::string_view list, uint64_t version,
+                                                           uint64_t base_version,
+                                                           const std::vector<std::string>& threat_names,
+                                                           uint64_t expected_records) {
+  if (base_version >= version) {
+    return Status::InvalidArgument("full-hash delta file: base version must be below the version");
+  }
+  return Start(env, path, list, version, /*delta=*/true, base_version, threat_names, expected_records);
+}
+
+Result<FullHashFileWriter> FullHashFileWriter::Start(Env* env, const std::string& path, std::string_view list,
+                                                     uint64_t version, bool delta, uint64_t base_version,
+                                                     const std::vector<std::string>& threat_names,
+                                                     uint64_t expected_records) {
   if (!IsValidListName(list)) return Status::InvalidArgument("full-hash file: invalid list name");
   if (threat_names.size() > kMaxFullHashThreats) {
     return Status::InvalidArgument("full-hash file: more than " + std::to_string(kMaxFullHashThreats) +
@@ -61,6 +80,7 @@ Result<FullHashFileWriter> FullHashFileWriter::Create(Env* env, const std::strin
   w.env_ = env;
   w.path_ = path;
   w.tmp_path_ = path + ".tmp";
+  w.delta_ = delta;
   w.bucket_bits_ = FullHashBucketBitsFor(expected_records);
   w.threat_count_ = static_cast<uint16_t>(threat_names.size());
   w.index_.assign((size_t{1} << w.bucket_bits_) + 1, 0);
@@ -77,9 +97,10 @@ Result<FullHashFileWriter> FullHashFileWriter::Create(Env* env, const std::strin
   }
   PadTo(&table, 8);
   std::string header(kFullHashHeaderBytes, '\0');
-  std::memcpy(header.data(), kFullHashMagic, sizeof(kFullHashMagic));
+  std::memcpy(header.data(), delta ? kFullHashDeltaMagic : kFullHashMagic, sizeof(kFullHashMagic));
   auto* h = reinterpret_cast<uint8_t*>(header.data());
   StoreLE32(h + kOffFormatVersion, kFullHashFormatVersion);
+  if (delta) StoreLE64(h + kOffBaseVersion, base_version);
   StoreLE32(h + kOffBucketBits, w.bucket_bits_);
   StoreLE64(h + kOffVersion, version);
   h[kOffThreatCount] = static_cast<uint8_t>(w.threat_count_ & 0xff);
@@ -106,7 +127,8 @@ FullHashFileWriter::FullHashFileWriter(FullHashFileWriter&& o) noexcept
       written_(o.written_),
       records_offset_(o.records_offset_),
       failed_(o.failed_),
-      finished_(o.finished_) {
+      finished_(o.finished_),
+      delta_(o.delta_) {
   std::memcpy(last_, o.last_, sizeof(last_));
   o.finished_ = true;  // the moved-from object owns no temporary file
 }
@@ -134,13 +156,23 @@ Status FullHashFileWriter::Flush() {
 }
 
 Status FullHashFileWriter::Add(const Sha256Digest& sha256, LayerKind layer, uint16_t threat_id) {
+  return AddDelta(sha256, layer, threat_id, /*deleted=*/false);
+}
+
+Status FullHashFileWriter::AddDelta(const Sha256Digest& sha256, LayerKind layer, uint16_t threat_id,
+                                    bool deleted) {
   if (failed_ || finished_) return Status::FailedPrecondition("full-hash file writer is unusable");
   const auto layer_byte = static_cast<uint8_t>(layer);
   if (!IsValidLayerKind(layer_byte)) {
     failed_ = true;
     return Status::InvalidArgument("full-hash file: invalid layer");
   }
-  if (threat_id >= threat_count_) {
+  if (deleted && !delta_) {
+    failed_ = true;
+    return Status::InvalidArgument("full-hash file: a delete record in a base file");
+  }
+  if (deleted) threat_id = 0;  // meaningless for a delete; the format pins it to 0
+  if (!deleted && threat_id >= threat_count_) {
     failed_ = true;
     return Status::InvalidArgument("full-hash file: threat id out of range");
   }
@@ -159,7 +191,7 @@ Status FullHashFileWriter::Add(const Sha256Digest& sha256, LayerKind layer, uint
   uint8_t rec[kFullHashRecordBytes];
   std::memcpy(rec, sha256.data(), 32);
   rec[32] = layer_byte;
-  rec[33] = 0;
+  rec[33] = deleted ? kFullHashOpDelete : kFullHashOpPut;
   rec[34] = static_cast<uint8_t>(threat_id & 0xff);
   rec[35] = static_cast<uint8_t>(threat_id >> 8);
   // index_[b + 1] counts records in buckets <= b; turned into a prefix sum at Finish().
@@ -206,10 +238,14 @@ Status FullHashFileWriter::Finish() {
 Result<FullHashFileView> FullHashFileView::Open(const uint8_t* data, size_t size, bool verify_contents) {
   if (size < kFullHashHeaderBytes + kFullHashFooterBytes + kFullHashChecksumBytes)
     return Corrupt("truncated");
-  if (std::memcmp(data, kFullHashMagic, sizeof(kFullHashMagic)) != 0) return Corrupt("bad magic");
+  FullHashFileView v;
+  if (std::memcmp(data, kFullHashDeltaMagic, sizeof(kFullHashDeltaMagic)) == 0) {
+    v.is_delta_ = true;
+  } else if (std::memcmp(data, kFullHashMagic, sizeof(kFullHashMagic)) != 0) {
+    return Corrupt("bad magic");
+  }
   if (LoadLE32(data + kOffFormatVersion) != kFullHashFormatVersion)
     return Corrupt("unsupported format version");
-  FullHashFileView v;
   v.bucket_bits_ = LoadLE32(data + kOffBucketBits);
   if (v.bucket_bits_ < kMinFullHashBucketBits || v.bucket_bits_ > kMaxFullHashBucketBits) {
     return Corrupt("bad bucket bits");
@@ -218,7 +254,13 @@ Result<FullHashFileView> FullHashFileView::Open(const uint8_t* data, size_t size
   const uint16_t threat_count = LoadLE16(data + kOffThreatCount);
   const uint32_t table_bytes = LoadLE32(data + kOffThreatTableBytes);
   if (LoadLE16(data + kOffThreatCount + 2) != 0) return Corrupt("nonzero reserved header bytes");
-  for (size_t i = 32; i < kOffListName; ++i) {
+  size_t reserved_from = kOffBaseVersion;
+  if (v.is_delta_) {
+    v.base_version_ = LoadLE64(data + kOffBaseVersion);
+    if (v.base_version_ >= v.version_) return Corrupt("delta base version not below its version");
+    reserved_from = kOffBaseVersion + 8;
+  }
+  for (size_t i = reserved_from; i < kOffListName; ++i) {
     if (data[i] != 0) return Corrupt("nonzero reserved header bytes");
   }
   const auto* name = reinterpret_cast<const char*>(data + kOffListName);
@@ -240,7 +282,8 @@ Result<FullHashFileView> FullHashFileView::Open(const uint8_t* data, size_t size
   if (file_size != size) return Corrupt("size differs from the footer (truncated or extended)");
   if (records_offset != kFullHashHeaderBytes + table_bytes) return Corrupt("bad records offset");
   if (count > kMaxFullHashRecords) return Corrupt("too many records");
-  if (count > 0 && threat_count == 0) return Corrupt("records without threat names");
+  // A delta of deletes only needs no threat names; its puts are checked record by record below.
+  if (count > 0 && threat_count == 0 && !v.is_delta_) return Corrupt("records without threat names");
   const uint64_t index_entries = (uint64_t{1} << v.bucket_bits_) + 1;
   // No overflow: count < 2^32, records are 36 bytes, offsets were checked against size.
   if (index_offset != records_offset + count * kFullHashRecordBytes) return Corrupt("bad index offset");
@@ -290,8 +333,14 @@ Result<FullHashFileView> FullHashFileView::Open(const uint8_t* data, size_t size
     for (uint64_t i = 0; i < count; ++i) {
       const uint8_t* r = v.records_ + i * kFullHashRecordBytes;
       if (!IsValidLayerKind(r[32])) return Corrupt("bad layer in record " + std::to_string(i));
-      if (r[33] != 0) return Corrupt("nonzero reserved byte in record " + std::to_string(i));
-      if (LoadLE16(r + 34) >= threat_count) return Corrupt("bad threat id in record " + std::to_string(i));
+      const uint8_t op = r[33];
+      if (op != kFullHashOpPut && !(v.is_delta_ && op == kFullHashOpDelete)) {
+        return Corrupt((v.is_delta_ ? "bad op in record " : "nonzero reserved byte in record ") +
+                       std::to_string(i));
+      }
+      if (op == kFullHashOpDelete ? LoadLE16(r + 34) != 0 : LoadLE16(r + 34) >= threat_count) {
+        return Corrupt("bad threat id in record " + std::to_string(i));
+      }
       if (i > 0 && std::memcmp(r - kFullHashRecordBytes, r, 33) >= 0) {
         return Corrupt("records out of order at " + std::to_string(i));
       }
@@ -317,11 +366,16 @@ size_t FullHashFileView::LookupPrefix(uint32_t prefix, std::vector<FullHashMatch
     if (p < prefix) continue;
     if (p > prefix) break;
     const uint16_t threat = LoadLE16(r + 34);
-    if (!IsValidLayerKind(r[32]) || threat >= threats_.size()) continue;
+    // A base file's byte 33 is not looked at here (as before deltas existed); verify_contents pins it to 0.
+    const bool deleted = is_delta_ && r[33] == kFullHashOpDelete;
+    if (!IsValidLayerKind(r[32])) continue;
+    if (is_delta_ && r[33] > kFullHashOpDelete) continue;
+    if (!deleted && threat >= threats_.size()) continue;
     FullHashMatch& m = out->emplace_back();
     std::memcpy(m.sha256.data(), r, 32);
     m.layer = static_cast<LayerKind>(r[32]);
-    m.threat = threats_[threat];
+    if (!deleted) m.threat = threats_[threat];
+    m.deleted = deleted;
     ++found;
   }
   return found;
@@ -332,8 +386,9 @@ FullHashMatch FullHashFileView::RecordAt(uint64_t i) const {
   FullHashMatch m;
   std::memcpy(m.sha256.data(), r, 32);
   m.layer = static_cast<LayerKind>(r[32]);
+  m.deleted = is_delta_ && r[33] == kFullHashOpDelete;
   const uint16_t threat = LoadLE16(r + 34);
-  if (threat < threats_.size()) m.threat = threats_[threat];
+  if (!m.deleted && threat < threats_.size()) m.threat = threats_[threat];
   return m;
 }
 

@@ -244,5 +244,156 @@ TEST_F(FullHashFileTest, EveryByteFlipIsCaught) {
   EXPECT_EQ(OpenBytes(good + std::string(8, '\0'), false)->view.status().code(), StatusCode::kCorruption);
 }
 
+// ---- delta files (V.ughd) -----------------------------------------------------------------------------
+
+// Golden delta content: version 8 on top of 7, the golden records with the 2nd and 4th turned into deletes.
+Status WriteGoldenDelta(Env* env, const std::string& path) {
+  auto w = FullHashFileWriter::CreateDelta(env, path, "golden", 8, 7, {"phishing", "malware"}, 5);
+  if (!w.ok()) return w.status();
+  const auto recs = GoldenRecords();
+  for (size_t i = 0; i < recs.size(); ++i) {
+    URLGUARD_RETURN_IF_ERROR(w->AddDelta(recs[i].sha, recs[i].layer, recs[i].threat, i % 2 == 1));
+  }
+  return w->Finish();
+}
+
+TEST_F(FullHashFileTest, DeltaGoldenBytes) {
+  const std::string path = JoinPath(dir_, "8.ughd");
+  ASSERT_TRUE(WriteGoldenDelta(Env::Default(), path).ok());
+  const std::string built = ReadAll(path);
+  const std::string golden_path = std::string(URLGUARD_SOURCE_DIR) + "/fixtures/golden/full_hash_delta_v1.ughd";
+  if (std::getenv("URLGUARD_UPDATE_GOLDEN")) std::ofstream(golden_path, std::ios::binary) << built;
+  const std::string golden = ReadAll(golden_path);
+  ASSERT_FALSE(golden.empty()) << "missing " << golden_path;
+  EXPECT_EQ(built, golden) << "full-hash delta file bytes changed: a format change must bump "
+                              "kFullHashFormatVersion, docs/full-hash-format.md and this golden file";
+  // Pinned layout facts from docs/full-hash-format.md, "Delta files".
+  ASSERT_EQ(golden.size(), 128 + 24 + 5 * 36 + (256 + 1) * 4 + 32 + 32);
+  EXPECT_EQ(golden.substr(0, 8), std::string("UGHDELT\n", 8));
+  EXPECT_EQ(LoadLE64(reinterpret_cast<const uint8_t*>(golden.data()) + 16), 8u);  // version
+  EXPECT_EQ(LoadLE64(reinterpret_cast<const uint8_t*>(golden.data()) + 32), 7u);  // base_version
+  const auto* rec = reinterpret_cast<const uint8_t*>(golden.data()) + 128 + 24;
+  EXPECT_EQ(rec[33], 0);                       // record 0: put
+  EXPECT_EQ(rec[36 + 33], 1);                  // record 1: delete
+  EXPECT_EQ(LoadLE16(rec + 36 + 34), 0u);      // a delete's threat id is 0
+}
+
+TEST_F(FullHashFileTest, DeltaOpenReadsBackOpsAndBase) {
+  const std::string path = JoinPath(dir_, "8.ughd");
+  ASSERT_TRUE(WriteGoldenDelta(Env::Default(), path).ok());
+  auto o = OpenBytes(ReadAll(path), /*verify=*/true);
+  ASSERT_TRUE(o->view.ok()) << o->view.status().ToString();
+  const FullHashFileView& v = *o->view;
+  EXPECT_TRUE(v.is_delta());
+  EXPECT_EQ(v.version(), 8u);
+  EXPECT_EQ(v.base_version(), 7u);
+  const auto recs = GoldenRecords();
+  for (size_t i = 0; i < recs.size(); ++i) {
+    const FullHashMatch m = v.RecordAt(i);
+    EXPECT_EQ(m.sha256, recs[i].sha);
+    EXPECT_EQ(m.deleted, i % 2 == 1) << i;
+    if (m.deleted) EXPECT_EQ(m.threat, "");
+    else EXPECT_EQ(m.threat, recs[i].threat == 0 ? "phishing" : "malware");
+  }
+  // Lookups return deletes too, flagged.
+  for (size_t i = 0; i < recs.size(); ++i) {
+    std::vector<FullHashMatch> out;
+    v.LookupPrefix(DigestPrefix32(recs[i].sha), &out);
+    bool seen = false;
+    for (const FullHashMatch& m : out) {
+      if (m.sha256 == recs[i].sha && m.layer == recs[i].layer) {
+        seen = true;
+        EXPECT_EQ(m.deleted, i % 2 == 1);
+      }
+    }
+    EXPECT_TRUE(seen) << i;
+  }
+  // A base file reads as one: not a delta, no deletes.
+  ASSERT_TRUE(WriteFile(Env::Default(), path_, recs, {"phishing", "malware"}, 5).ok());
+  auto b = OpenBytes(ReadAll(path_), true);
+  ASSERT_TRUE(b->view.ok());
+  EXPECT_FALSE(b->view->is_delta());
+  EXPECT_EQ(b->view->base_version(), 0u);
+  for (uint64_t i = 0; i < b->view->records(); ++i) EXPECT_FALSE(b->view->RecordAt(i).deleted);
+}
+
+// A delta that only deletes needs no threat names; an empty delta (a version without change) is valid.
+TEST_F(FullHashFileTest, DeltaOfDeletesOnlyAndEmptyDelta) {
+  const std::string path = JoinPath(dir_, "9.ughd");
+  const auto recs = GoldenRecords();
+  {
+    auto w = FullHashFileWriter::CreateDelta(Env::Default(), path, "golden", 9, 8, {}, 2);
+    ASSERT_TRUE(w.ok());
+    ASSERT_TRUE(w->AddDelta(recs[0].sha, recs[0].layer, 77, /*deleted=*/true).ok());  // threat id ignored
+    EXPECT_EQ(w->AddDelta(recs[1].sha, recs[1].layer, 0, false).code(), StatusCode::kInvalidArgument);
+  }
+  {
+    auto w = FullHashFileWriter::CreateDelta(Env::Default(), path, "golden", 9, 8, {}, 2);
+    ASSERT_TRUE(w.ok());
+    ASSERT_TRUE(w->AddDelta(recs[0].sha, recs[0].layer, 77, /*deleted=*/true).ok());
+    ASSERT_TRUE(w->Finish().ok());
+    auto o = OpenBytes(ReadAll(path), true);
+    ASSERT_TRUE(o->view.ok()) << o->view.status().ToString();
+    EXPECT_EQ(o->view->records(), 1u);
+    EXPECT_TRUE(o->view->RecordAt(0).deleted);
+  }
+  {
+    auto w = FullHashFileWriter::CreateDelta(Env::Default(), path, "golden", 10, 9, {"phishing"}, 0);
+    ASSERT_TRUE(w.ok());
+    ASSERT_TRUE(w->Finish().ok());
+    auto o = OpenBytes(ReadAll(path), true);
+    ASSERT_TRUE(o->view.ok()) << o->view.status().ToString();
+    EXPECT_EQ(o->view->records(), 0u);
+    EXPECT_EQ(o->view->base_version(), 9u);
+  }
+}
+
+TEST_F(FullHashFileTest, DeltaWriterRefusals) {
+  const auto recs = GoldenRecords();
+  const std::string path = JoinPath(dir_, "8.ughd");
+  for (uint64_t base : {uint64_t{8}, uint64_t{9}}) {
+    EXPECT_EQ(FullHashFileWriter::CreateDelta(Env::Default(), path, "golden", 8, base, {"x"}, 1).status().code(),
+              StatusCode::kInvalidArgument);
+  }
+  auto base = FullHashFileWriter::Create(Env::Default(), path_, "golden", 7, {"phishing"}, 5);
+  ASSERT_TRUE(base.ok());
+  EXPECT_EQ(base->AddDelta(recs[0].sha, recs[0].layer, 0, /*deleted=*/true).code(),
+            StatusCode::kInvalidArgument);
+  auto d = FullHashFileWriter::CreateDelta(Env::Default(), path, "golden", 8, 7, {"phishing"}, 5);
+  ASSERT_TRUE(d.ok());
+  EXPECT_TRUE(d->is_delta());
+  ASSERT_TRUE(d->AddDelta(recs[1].sha, recs[1].layer, 0, true).ok());
+  // Order is by (sha256, layer) whatever the op: the same key twice is refused.
+  EXPECT_EQ(d->AddDelta(recs[1].sha, recs[1].layer, 0, false).code(), StatusCode::kInvalidArgument);
+}
+
+// Every single-byte change of a delta is refused by a verifying open (the checksum covers all; the op and base
+// version checks are what a non-verifying open relies on), and lookups on a non-verified one stay in bounds.
+TEST_F(FullHashFileTest, DeltaEveryByteFlipIsCaught) {
+  const std::string path = JoinPath(dir_, "8.ughd");
+  ASSERT_TRUE(WriteGoldenDelta(Env::Default(), path).ok());
+  const std::string good = ReadAll(path);
+  for (size_t i = 0; i < good.size(); ++i) {
+    std::string bad = good;
+    bad[i] = static_cast<char>(bad[i] ^ 0x41);
+    EXPECT_EQ(OpenBytes(bad, /*verify=*/true)->view.status().code(), StatusCode::kCorruption) << "byte " << i;
+    auto fast = OpenBytes(bad, /*verify=*/false);
+    if (fast->view.ok()) {
+      std::vector<FullHashMatch> out;
+      for (uint32_t p : {0u, 0xffffffffu, DigestPrefix32(Sha256("evil.example/"))})
+        fast->view->LookupPrefix(p, &out);
+    }
+  }
+  // Structural checks even without verify_contents: a base version not below the version is refused.
+  std::string bad = good;
+  StoreLE64(reinterpret_cast<uint8_t*>(bad.data()) + 32, 8);
+  EXPECT_EQ(OpenBytes(bad, false)->view.status().code(), StatusCode::kCorruption);
+  // A base file whose reserved byte 33 says "delete" is refused by a verifying open.
+  ASSERT_TRUE(WriteFile(Env::Default(), path_, GoldenRecords(), {"phishing", "malware"}, 5).ok());
+  std::string base = ReadAll(path_);
+  base[128 + 24 + 33] = 1;
+  EXPECT_EQ(OpenBytes(base, true)->view.status().code(), StatusCode::kCorruption);
+}
+
 }  // namespace
 }  // namespace urlguard

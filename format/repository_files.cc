@@ -120,6 +120,10 @@ std::optional<uint64_t> ParseStateFileName(std::string_view name) { return Parse
 std::optional<uint64_t> ParseStateDeltaFileName(std::string_view name) {
   return ParseNumberedName(name, ".delta");
 }
+std::string FullHashDeltaFileName(uint64_t version) { return std::to_string(version) + ".ughd"; }
+std::optional<uint64_t> ParseFullHashDeltaFileName(std::string_view name) {
+  return ParseNumberedName(name, ".ughd");
+}
 bool HasSnapshotFileSuffix(std::string_view name) {
   const std::string_view suffix = kSnapshotFileSuffix;
   return name.size() > suffix.size() && name.substr(name.size() - suffix.size()) == suffix;

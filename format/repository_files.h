@@ -31,6 +31,7 @@
 //         V.ugh                          FullHashFileName(V); ParseFullHashFileName
 //         V.epoch                        EpochMapFileName(V); ParseEpochMapFileName (manifest format 2)
 //         X.archive, X.checkpoint        ArchiveFileName(X), CheckpointRecordFileName(X); Parse... (format 2)
+//         V.ughd                         FullHashDeltaFileName(V); ParseFullHashDeltaFileName
 //         publish.lock                   ListPublishLockPath
 //     tmp/LIST/                          PrivateTmpDir: scratch of LIST's publish in progress
 //       PREFIX-N.run                     SortRunFileName(PREFIX, N): an external sort's spilled run
@@ -143,6 +144,10 @@ std::optional<uint64_t> ParseFullHashFileName(std::string_view name);
 // V of "V.state" (resp. "V.delta"), as ParsePrivateSnapshotFileName: how the publisher lists its bases and deltas.
 std::optional<uint64_t> ParseStateFileName(std::string_view name);
 std::optional<uint64_t> ParseStateDeltaFileName(std::string_view name);
+// "V.ughd": the full-hash delta of version V against V - 1 (format/full_hash_file.h, "Delta files"), and its
+// parser (same digit rules as ParseFullHashFileName; "V.ugh" and "V.ughd.tmp" are not delta names).
+std::string FullHashDeltaFileName(uint64_t version);
+std::optional<uint64_t> ParseFullHashDeltaFileName(std::string_view name);
 // Whether `name` is longer than ".ugs" and ends in it: the snapshot files Checker::OpenDirectory opens from a
 // directory a user names (any stem: a private list directory, a data directory's lists/LIST/, hand-made
 // files).

@@ -200,6 +200,21 @@ TEST(RepositoryFiles, PrivateNumberedNamesRefuseEverythingElse) {
   }
 }
 
+// Full-hash delta names (issue 17): "V.ughd", never confused with "V.ugh" or a writer's temporary file.
+TEST(RepositoryFiles, FullHashDeltaNames) {
+  for (uint64_t v : {uint64_t{0}, uint64_t{1}, uint64_t{17}, uint64_t{9999999999999999999u}}) {
+    EXPECT_EQ(ParseFullHashDeltaFileName(FullHashDeltaFileName(v)), v);
+    EXPECT_FALSE(ParseFullHashFileName(FullHashDeltaFileName(v)).has_value());
+    EXPECT_FALSE(ParseFullHashDeltaFileName(FullHashFileName(v)).has_value());
+  }
+  EXPECT_EQ(FullHashDeltaFileName(8), "8.ughd");
+  EXPECT_EQ(ParseFullHashDeltaFileName("007.ughd"), 7u);
+  for (const char* name : {"", ".ughd", "a.ughd", "1.ughd.tmp", "1.ugh", "1.UGHD", "-1.ughd",
+                           "10000000000000000000.ughd", "1.ughd ", "x1.ughd", "1.delta"}) {
+    EXPECT_FALSE(ParseFullHashDeltaFileName(name).has_value()) << name;
+  }
+}
+
 TEST(RepositoryFiles, PublicVersionedNames) {
   for (const char* name : {"snapshot-1.ugs.z", "snapshot-0.ugs.z", "snapshot-007.ugs.z",
                            "snapshot-18446744073709551615.ugs.z", "snapshot-99999999999999999999.ugs.z"}) {

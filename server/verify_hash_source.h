@@ -65,6 +65,7 @@ struct LoadedListVersion {
   std::string list;
   uint64_t version = 0;
   uint64_t records = 0;
+  uint64_t deltas = 0;  // delta files stacked on the loaded base (a file-backed source; 0 otherwise)
 };
 
 class VerifyHashSource {
