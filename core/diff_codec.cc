@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <span>
 
 #include "core/bit_stream.h"
@@ -760,6 +761,58 @@ RangeLayerDiff MakeRangeLayerDiff(LayerKind layer, uint64_t universe, const std:
     }
   }
   return d;
+}
+
+Result<RangeDiff> ComposeRangeDiffs(const RangeDiff& first, const RangeDiff& second) {
+  if (first.list_name != second.list_name) return Status::InvalidArgument("compose: the diffs are of different lists");
+  if (first.to_version != second.from_version) {
+    return Status::InvalidArgument("compose: the first diff ends at " + U64(first.to_version) +
+                                   ", the second starts at " + U64(second.from_version));
+  }
+  RangeDiff out;
+  out.list_name = first.list_name;
+  out.from_version = first.from_version;
+  out.to_version = second.to_version;
+  // Values of `a` not in `b` (both strictly increasing).
+  auto minus = [](const std::vector<uint64_t>& a, const std::vector<uint64_t>& b) {
+    std::vector<uint64_t> r;
+    std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(r));
+    return r;
+  };
+  auto unite = [](const std::vector<uint64_t>& a, const std::vector<uint64_t>& b) {
+    std::vector<uint64_t> r;
+    r.reserve(a.size() + b.size());
+    std::set_union(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(r));
+    return r;
+  };
+  for (int k = 0; k < kLayerKindCount; ++k) {
+    const LayerKind kind = static_cast<LayerKind>(k);
+    const RangeLayerDiff* f = nullptr;
+    const RangeLayerDiff* g = nullptr;
+    for (const RangeLayerDiff& x : first.layers) {
+      if (x.layer == kind) f = &x;
+    }
+    for (const RangeLayerDiff& x : second.layers) {
+      if (x.layer == kind) g = &x;
+    }
+    if (f == nullptr && g == nullptr) continue;
+    if (f == nullptr || g == nullptr) {
+      out.layers.push_back(f != nullptr ? *f : *g);
+      continue;
+    }
+    if (f->universe != g->universe) {
+      return Status::InvalidArgument(std::string("compose: layer ") + LayerKindName(kind) +
+                                     " has different universes in the two diffs");
+    }
+    RangeLayerDiff l;
+    l.layer = kind;
+    l.universe = g->universe;
+    l.new_count = g->new_count;
+    l.present = unite(g->present, minus(f->present, g->absent));
+    l.absent = unite(g->absent, minus(f->absent, g->present));
+    out.layers.push_back(std::move(l));
+  }
+  return out;
 }
 
 }  // namespace urlguard

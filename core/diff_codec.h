@@ -201,6 +201,13 @@ Status ApplyRangeLayerDiff(const std::vector<uint64_t>& old_sorted, const RangeL
 RangeLayerDiff MakeRangeLayerDiff(LayerKind layer, uint64_t universe, const std::vector<uint64_t>& touched,
                                   const std::vector<uint64_t>& new_sorted);
 
+// Composes the range diffs (A, C] and (C, V] of one list into (A, V]: per layer, a value touched in (C, V]
+// takes its presence from `second`, one touched only in (A, C] from `first` (it is the same at C and V);
+// new_count is second's for the layers second has, first's otherwise. Lets a client two hops behind apply one
+// streaming merge. kInvalidArgument when first.to_version != second.from_version, the lists differ, or a layer
+// has different universes in the two. O(size of the two diffs).
+Result<RangeDiff> ComposeRangeDiffs(const RangeDiff& first, const RangeDiff& second);
+
 // ---- implementation ----
 
 namespace diff_internal {

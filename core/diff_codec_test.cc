@@ -1003,6 +1003,50 @@ TEST(MergeRangeLayerDiffTest, RejectsBadStatesAndWrongCounts) {
   EXPECT_EQ(calls, 2u);
 }
 
+TEST(ComposeRangeDiffsTest, TwoHopsEqualOneDiffOverTheWholeRange) {
+  std::mt19937_64 rng(4242);
+  const uint64_t universe = 1 << 10;
+  std::vector<std::vector<uint64_t>> states = {RandomSet(rng, 200, universe)};
+  std::vector<std::set<uint64_t>> touched = {{}};
+  for (int v = 1; v <= 6; ++v) {
+    std::set<uint64_t> s(states.back().begin(), states.back().end());
+    std::set<uint64_t> t;
+    for (int i = 0; i < 30; ++i) {
+      const uint64_t f = rng() % universe;
+      t.insert(f);
+      if (s.count(f) != 0) {
+        s.erase(f);
+      } else {
+        s.insert(f);
+      }
+    }
+    states.emplace_back(s.begin(), s.end());
+    touched.push_back(t);
+  }
+  auto range = [&](size_t a, size_t v) {
+    std::set<uint64_t> t;
+    for (size_t x = a + 1; x <= v; ++x) t.insert(touched[x].begin(), touched[x].end());
+    RangeDiff d;
+    d.list_name = "chain";
+    d.from_version = a;
+    d.to_version = v;
+    d.layers = {MakeRangeLayerDiff(LayerKind::kDomain, universe, {t.begin(), t.end()}, states[v])};
+    return d;
+  };
+  for (size_t a = 0; a < 5; ++a) {
+    for (size_t c = a + 1; c < 6; ++c) {
+      Result<RangeDiff> composed = ComposeRangeDiffs(range(a, c), range(c, 6));
+      ASSERT_TRUE(composed.ok()) << composed.status().ToString();
+      ASSERT_TRUE(ValidateRangeDiff(*composed).ok());
+      EXPECT_EQ(*composed, range(a, 6)) << a << " " << c;
+    }
+  }
+  EXPECT_FALSE(ComposeRangeDiffs(range(0, 2), range(3, 6)).ok());
+  RangeDiff other_universe = range(2, 6);
+  other_universe.layers[0].universe = universe * 2;
+  EXPECT_FALSE(ComposeRangeDiffs(range(0, 2), other_universe).ok());
+}
+
 }  // namespace range
 
 }  // namespace

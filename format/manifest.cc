@@ -257,6 +257,111 @@ Result<Json> ParseJsonStrict(std::string_view bytes) {
   return doc;
 }
 
+// Format 2's canonical bytes: members sorted by name as format 1 (docs/manifest-format.md, "Format 2").
+std::string SerializeFormat2(const Manifest& m) {
+  Writer w;
+  w.Open('{');
+  w.Key("checkpoint");
+  w.Open('{');
+  w.Key("snapshot");
+  w.Open('{');
+  WriteFileMembers(&w, m.checkpoint.snapshot);
+  w.Close('}');
+  w.Key("state_bytes");
+  w.Uint(m.checkpoint.state_bytes);
+  w.Key("state_sha256");
+  w.String(ToHex(m.checkpoint.state_sha256));
+  w.Key("version");
+  w.Uint(m.checkpoint.version);
+  w.Close('}');
+  w.Key("created_unix");
+  w.Int(m.created_unix);
+  w.Key("diffs");
+  w.Open('[');
+  for (const ManifestDiff& d : m.diffs) {
+    w.Element();
+    w.Open('{');
+    w.Key("from_version");
+    w.Uint(d.from_version);
+    WriteFileMembers(&w, d.file);
+    w.Key("to_version");
+    w.Uint(d.to_version);
+    w.Close('}');
+  }
+  w.Close(']');
+  w.Key("emergency");
+  w.Bool(m.emergency);
+  WritePerLayer(&w, "entries", m.entries);
+  w.Key("expires_unix");
+  w.Int(m.expires_unix);
+  w.Key("format");
+  w.Uint(m.format);
+  w.Key("ip_prefix_lengths");
+  w.String(ToHex(m.ip_prefix_lengths.data(), m.ip_prefix_lengths.size()));
+  w.Key("list");
+  w.String(m.list);
+  w.Key("min_wait_seconds");
+  w.Uint(m.min_wait_seconds);
+  w.Key("state_digest");
+  w.String(ToHex(m.state_digest));
+  WritePerLayer(&w, "universe", m.universe);
+  w.Key("version");
+  w.Uint(m.version);
+  w.Close('}');
+  return w.Finish();
+}
+
+// The members of both formats, describing the version.
+Status ReadCommon(const ObjectReader& r, Manifest* m) {
+  URLGUARD_RETURN_IF_ERROR(r.String("list", &m->list));
+  URLGUARD_RETURN_IF_ERROR(r.Uint64("version", &m->version));
+  URLGUARD_RETURN_IF_ERROR(r.Int64("created_unix", &m->created_unix));
+  URLGUARD_RETURN_IF_ERROR(r.Int64("expires_unix", &m->expires_unix));
+  URLGUARD_RETURN_IF_ERROR(r.Uint32("min_wait_seconds", &m->min_wait_seconds));
+  URLGUARD_RETURN_IF_ERROR(r.Bool("emergency", &m->emergency));
+  URLGUARD_RETURN_IF_ERROR(ReadPerLayer(r, "entries", &m->entries));
+  URLGUARD_RETURN_IF_ERROR(ReadPerLayer(r, "universe", &m->universe));
+  URLGUARD_RETURN_IF_ERROR(r.Hex("ip_prefix_lengths", &m->ip_prefix_lengths));
+  return Status::Ok();
+}
+
+// Format 2 after "format" (docs/manifest-format.md, "Format 2"). Format 1's snapshot, state_sha256 and
+// state_bytes members are not read (a publisher may add them for its own reasons; they are ignored like
+// any unknown member).
+Status ParseFormat2(const ObjectReader& r, Manifest* m) {
+  URLGUARD_RETURN_IF_ERROR(ReadCommon(r, m));
+  URLGUARD_RETURN_IF_ERROR(r.Hex("state_digest", &m->state_digest));
+  const Json* checkpoint;
+  URLGUARD_RETURN_IF_ERROR(r.Object("checkpoint", &checkpoint));
+  const ObjectReader cr(*checkpoint, "checkpoint.");
+  URLGUARD_RETURN_IF_ERROR(cr.Uint64("version", &m->checkpoint.version));
+  URLGUARD_RETURN_IF_ERROR(cr.Hex("state_sha256", &m->checkpoint.state_sha256));
+  URLGUARD_RETURN_IF_ERROR(cr.Uint64("state_bytes", &m->checkpoint.state_bytes));
+  const Json* snapshot;
+  URLGUARD_RETURN_IF_ERROR(cr.Object("snapshot", &snapshot));
+  URLGUARD_RETURN_IF_ERROR(ReadFile(ObjectReader(*snapshot, "checkpoint.snapshot."), &m->checkpoint.snapshot));
+  const Json* diffs;
+  URLGUARD_RETURN_IF_ERROR(r.Member("diffs", &diffs));
+  if (!diffs->is_array()) return FieldError("diffs", std::string("not an array but ") + diffs->type_name());
+  if (diffs->size() > kMaxManifestDiffsFormat2) {
+    return Status::ResourceExhausted("manifest lists " + std::to_string(diffs->size()) + " diffs (cap " +
+                                     std::to_string(kMaxManifestDiffsFormat2) + ")");
+  }
+  m->diffs.reserve(diffs->size());
+  size_t i = 0;
+  for (const Json& entry : *diffs) {  // iterating an array never throws
+    const std::string name = "diffs[" + std::to_string(i++) + "]";
+    if (!entry.is_object()) return FieldError(name, std::string("not an object but ") + entry.type_name());
+    ObjectReader dr(entry, name + ".");
+    ManifestDiff d;
+    URLGUARD_RETURN_IF_ERROR(dr.Uint64("from_version", &d.from_version));
+    URLGUARD_RETURN_IF_ERROR(dr.Uint64("to_version", &d.to_version));
+    URLGUARD_RETURN_IF_ERROR(ReadFile(dr, &d.file));
+    m->diffs.push_back(std::move(d));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 bool IsValidManifestPath(std::string_view path) {
@@ -269,11 +374,10 @@ bool IsValidManifestPath(std::string_view path) {
   return true;
 }
 
-Status ValidateManifest(const Manifest& m) {
-  if (m.format != kManifestFormatVersion) {
-    return FieldError("format", "unsupported manifest format " + std::to_string(m.format) + " (expected " +
-                                    std::to_string(kManifestFormatVersion) + ")");
-  }
+namespace {
+
+// The members both formats share, describing the version itself.
+Status ValidateCommon(const Manifest& m) {
   if (!IsValidListName(m.list)) return FieldError("list", "not a valid list name");
   if (m.version == 0) return FieldError("version", "must be >= 1");
   if (m.created_unix <= 0) return FieldError("created_unix", "must be >= 1");
@@ -281,10 +385,6 @@ Status ValidateManifest(const Manifest& m) {
   if (m.min_wait_seconds > kMaxManifestMinWaitSeconds) {
     return FieldError("min_wait_seconds", std::to_string(m.min_wait_seconds) + " is over the cap of " +
                                               std::to_string(kMaxManifestMinWaitSeconds));
-  }
-  if (m.state_bytes == 0 || m.state_bytes > kMaxSnapshotBytes) {
-    return FieldError("state_bytes",
-                      std::to_string(m.state_bytes) + " not in 1.." + std::to_string(kMaxSnapshotBytes));
   }
   for (int k = 0; k < kLayerKindCount; ++k) {
     const size_t i = static_cast<size_t>(k);
@@ -297,6 +397,18 @@ Status ValidateManifest(const Manifest& m) {
   prefixes.bits = m.ip_prefix_lengths;
   if (!prefixes.Valid()) {
     return FieldError("ip_prefix_lengths", "bits set outside IPv4 /0-/32 and IPv6 /0-/128");
+  }
+  return Status::Ok();
+}
+
+Status ValidateFormat1(const Manifest& m) {
+  URLGUARD_RETURN_IF_ERROR(ValidateCommon(m));
+  if (m.state_bytes == 0 || m.state_bytes > kMaxSnapshotBytes) {
+    return FieldError("state_bytes",
+                      std::to_string(m.state_bytes) + " not in 1.." + std::to_string(kMaxSnapshotBytes));
+  }
+  if (m.state_digest != Sha256Digest{} || m.checkpoint != ManifestCheckpoint{}) {
+    return FieldError("checkpoint", "format 2 members set in a format 1 manifest");
   }
   URLGUARD_RETURN_IF_ERROR(ValidateFile(m.snapshot, "snapshot", kMaxSnapshotBytes));
   if (m.snapshot.inflated_size != m.state_bytes) {
@@ -315,9 +427,74 @@ Status ValidateManifest(const Manifest& m) {
     if (i > 0 && d.from_version <= m.diffs[i - 1].from_version) {
       return FieldError(name + ".from_version", "diffs must be sorted by strictly ascending from_version");
     }
+    if (d.to_version != 0 && d.to_version != m.version) {
+      return FieldError(name + ".to_version", "a format 1 diff leads to the manifest's version");
+    }
     URLGUARD_RETURN_IF_ERROR(ValidateFile(d.file, name, kMaxDiffBytes));
   }
   return Status::Ok();
+}
+
+Status ValidateFormat2(const Manifest& m) {
+  URLGUARD_RETURN_IF_ERROR(ValidateCommon(m));
+  if (m.state_sha256 != Sha256Digest{} || m.state_bytes != 0 || m.snapshot != ManifestFile{}) {
+    return FieldError("snapshot", "format 1 members set in a format 2 manifest (use checkpoint)");
+  }
+  const ManifestCheckpoint& c = m.checkpoint;
+  if (c.version == 0 || c.version > m.version) {
+    return FieldError("checkpoint.version", std::to_string(c.version) + " not in 1..version");
+  }
+  if (c.state_bytes == 0 || c.state_bytes > kMaxSnapshotBytes) {
+    return FieldError("checkpoint.state_bytes",
+                      std::to_string(c.state_bytes) + " not in 1.." + std::to_string(kMaxSnapshotBytes));
+  }
+  URLGUARD_RETURN_IF_ERROR(ValidateFile(c.snapshot, "checkpoint.snapshot", kMaxSnapshotBytes));
+  if (c.snapshot.inflated_size != c.state_bytes) {
+    return FieldError("checkpoint.snapshot.inflated_size", "differs from checkpoint.state_bytes");
+  }
+  if (m.diffs.size() > kMaxManifestDiffsFormat2) {
+    return Status::ResourceExhausted("manifest lists " + std::to_string(m.diffs.size()) + " diffs (cap " +
+                                     std::to_string(kMaxManifestDiffsFormat2) + ")");
+  }
+  bool has_checkpoint_to_current = false;
+  for (size_t i = 0; i < m.diffs.size(); ++i) {
+    const ManifestDiff& d = m.diffs[i];
+    const std::string name = "diffs[" + std::to_string(i) + "]";
+    if (d.to_version != m.version && d.to_version != c.version) {
+      return FieldError(name + ".to_version", "neither the version nor checkpoint.version");
+    }
+    if (d.from_version == 0 || d.from_version >= d.to_version) {
+      return FieldError(name + ".from_version", "must be in 1..to_version-1");
+    }
+    if (d.to_version == m.version && c.version < m.version && d.from_version < c.version) {
+      return FieldError(name + ".from_version", "a diff to the version starts at or after the checkpoint");
+    }
+    if (i > 0) {
+      const ManifestDiff& p = m.diffs[i - 1];
+      if (d.to_version < p.to_version || (d.to_version == p.to_version && d.from_version <= p.from_version)) {
+        return FieldError(name + ".from_version",
+                          "diffs must be sorted by strictly ascending (to_version, from_version)");
+      }
+    }
+    URLGUARD_RETURN_IF_ERROR(ValidateFile(d.file, name, kMaxDiffBytes));
+    if (d.to_version == m.version && d.from_version == c.version) has_checkpoint_to_current = true;
+  }
+  if (c.version < m.version && !has_checkpoint_to_current) {
+    return FieldError("diffs", "no diff from checkpoint.version to the version");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ValidateManifest(const Manifest& m) {
+  switch (m.format) {
+    case kManifestFormatVersion: return ValidateFormat1(m);
+    case kManifestFormat2: return ValidateFormat2(m);
+    default: break;
+  }
+  return FieldError("format", "unsupported manifest format " + std::to_string(m.format) +
+                                  " (this build reads 1 and 2)");
 }
 
 std::string SerializeManifest(const Manifest& m) {
@@ -326,6 +503,7 @@ std::string SerializeManifest(const Manifest& m) {
     std::abort();
   }
   // Changes the canonical bytes: update docs/manifest-format.md §3 and the golden test.
+  if (m.format == kManifestFormat2) return SerializeFormat2(m);
   Writer w;
   w.Open('{');
   w.Key("created_unix");
@@ -381,6 +559,11 @@ Result<Manifest> ParseManifest(std::string_view bytes) {
   ObjectReader r(doc, "");
   // The format first: a newer format may change anything else.
   URLGUARD_RETURN_IF_ERROR(r.Uint32("format", &m.format));
+  if (m.format == kManifestFormat2) {
+    URLGUARD_RETURN_IF_ERROR(ParseFormat2(r, &m));
+    URLGUARD_RETURN_IF_ERROR(ValidateManifest(m));
+    return m;
+  }
   if (m.format != kManifestFormatVersion) return ValidateManifest(m);  // names the unsupported format
   URLGUARD_RETURN_IF_ERROR(r.String("list", &m.list));
   URLGUARD_RETURN_IF_ERROR(r.Uint64("version", &m.version));
@@ -421,10 +604,24 @@ Result<Manifest> ParseManifest(std::string_view bytes) {
 }
 
 const ManifestDiff* FindManifestDiff(const Manifest& manifest, uint64_t from_version) {
+  // A format 2 diff is a range diff: never hand it to a version 1 diff reader.
+  if (manifest.format != kManifestFormatVersion) return nullptr;
   for (const ManifestDiff& d : manifest.diffs) {
     if (d.from_version == from_version) return &d;
   }
   return nullptr;
+}
+
+const ManifestDiff* FindRangeDiff(const Manifest& manifest, uint64_t to_version, uint64_t client_version) {
+  if (manifest.format != kManifestFormat2 || client_version > to_version) return nullptr;
+  const ManifestDiff* best = nullptr;
+  for (const ManifestDiff& d : manifest.diffs) {
+    if (d.to_version == to_version && d.from_version <= client_version &&
+        (best == nullptr || d.from_version > best->from_version)) {
+      best = &d;
+    }
+  }
+  return best;
 }
 
 }  // namespace urlguard

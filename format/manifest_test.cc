@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -239,7 +240,7 @@ TEST(Manifest, OutOfRangeFieldsAreNamed) {
   };
   const std::vector<Case> cases = {
       {"/format", 0},
-      {"/format", 2},
+      {"/format", 3},
       {"/format", 4294967296ull},  // over uint32
       {"/list", ""},
       {"/list", "Phishing"},
@@ -287,10 +288,10 @@ TEST(Manifest, OutOfRangeFieldsAreNamed) {
     ExpectCorruption(j, FieldName(c.pointer), std::string(c.pointer) + " = " + c.value.dump());
   }
   // An unsupported format is named as such, before any other field is looked at.
-  Json j = Json{{"format", 2}};
+  Json j = Json{{"format", 3}};
   auto r = ParseManifest(j.dump());
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("unsupported manifest format 2"), std::string::npos)
+  EXPECT_NE(r.status().message().find("unsupported manifest format 3"), std::string::npos)
       << r.status().ToString();
 }
 
@@ -417,7 +418,7 @@ TEST(Manifest, ValidateNamesFieldsOfStructs) {
   EXPECT_EQ(s.code(), StatusCode::kCorruption);
   EXPECT_NE(s.message().find("'diffs[1].path'"), std::string::npos) << s.ToString();
   m = GoldenManifest();
-  m.format = 2;
+  m.format = 3;
   EXPECT_NE(ValidateManifest(m).message().find("'format'"), std::string::npos);
 }
 
@@ -434,6 +435,199 @@ TEST(Manifest, FindDiff) {
   EXPECT_EQ(FindManifestDiff(m, 40)->file.size, 300u);
   EXPECT_EQ(FindManifestDiff(m, 39), nullptr);
   EXPECT_EQ(FindManifestDiff(m, 42), nullptr);
+}
+
+// ---- Format 2 ------------------------------------------------------------------------------------------
+
+// A format 2 manifest with every field set: version 47, checkpoint 44, to-current diffs from 44, 45, 46 and
+// to-checkpoint diffs from 40 and 42. Pinned in fixtures/golden/manifest_v2.json (+ .sig, made with the test
+// key by signing/MakeManifestSignatureFile; regenerate both only for a deliberate format change).
+Manifest GoldenManifest2() {
+  Manifest m;
+  m.format = kManifestFormat2;
+  m.list = "phishing";
+  m.version = 47;
+  m.created_unix = 1700000300;
+  m.expires_unix = 1700086700;
+  m.min_wait_seconds = 60;
+  m.entries = {10, 3, 7};
+  m.universe = {1000, 0, uint64_t{1} << 37};
+  IpPrefixLengths prefixes;
+  prefixes.AddV4(24);
+  prefixes.AddV4(32);
+  prefixes.AddV6(64);
+  m.ip_prefix_lengths = prefixes.bits;
+  m.state_digest = Sha256("set digest 47");
+  m.checkpoint.version = 44;
+  m.checkpoint.snapshot = {"phishing-44.snap.z", 9000, Sha256("snapshot 44"), 20480};
+  m.checkpoint.state_sha256 = Sha256("state 44");
+  m.checkpoint.state_bytes = 20480;
+  m.diffs.push_back({40, {"phishing-40-44.rdiff.z", 400, Sha256("rdiff 40 44"), 380}, 44});
+  m.diffs.push_back({42, {"phishing-42-44.rdiff.z", 250, Sha256("rdiff 42 44"), 230}, 44});
+  m.diffs.push_back({44, {"phishing-44-47.rdiff.z", 300, Sha256("rdiff 44 47"), 290}, 47});
+  m.diffs.push_back({45, {"phishing-45-47.rdiff.z", 200, Sha256("rdiff 45 47"), 190}, 47});
+  m.diffs.push_back({46, {"phishing-46-47.rdiff.z", 120, Sha256("rdiff 46 47"), 110}, 47});
+  return m;
+}
+
+Json GoldenJson2() { return Json::parse(SerializeManifest(GoldenManifest2())); }
+
+TEST(Manifest2, GoldenBytes) {
+  const std::string bytes = SerializeManifest(GoldenManifest2());
+  const std::string path = GoldenPath("manifest_v2.json");
+  MaybeUpdateGolden(path, bytes);
+  EXPECT_EQ(bytes, ReadFileOrDie(path)) << "format 2 manifest bytes changed: a deliberate format change only";
+  // The canonical form is sorted two-space JSON, as format 1's.
+  EXPECT_EQ(Json::parse(bytes).dump(2) + "\n", bytes);
+}
+
+TEST(Manifest2, GoldenSignatureVerifiesAndParses) {
+  const std::string golden = ReadFileOrDie(GoldenPath("manifest_v2.json"));
+  const std::string sig = ReadFileOrDie(GoldenPath("manifest_v2.json.sig"));
+  auto pub = PublicKeyFromPem(ReadFileOrDie(SourcePath("fixtures/keys/test-ed25519.pub.pem")));
+  ASSERT_TRUE(pub.ok());
+  EXPECT_TRUE(VerifyManifestSignature({*pub}, golden, sig).ok());
+  auto parsed = ParseManifest(golden);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(*parsed, GoldenManifest2());
+  // The format 1 members stay at their defaults, so a format 1 code path cannot mistake them for V's.
+  EXPECT_EQ(parsed->state_bytes, 0u);
+  EXPECT_EQ(parsed->snapshot, ManifestFile{});
+}
+
+TEST(Manifest2, FormatOneStaysAsItWas) {
+  // A format 1 manifest parses with no format 2 member set, and format 1's golden is unchanged (GoldenBytes).
+  auto parsed = ParseManifest(SerializeManifest(GoldenManifest()));
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_EQ(parsed->checkpoint, ManifestCheckpoint{});
+  EXPECT_EQ(parsed->state_digest, Sha256Digest{});
+  for (const ManifestDiff& d : parsed->diffs) EXPECT_EQ(d.to_version, 0u);
+  // Format 2 members in a format 1 value are a bug of the writer.
+  Manifest m = GoldenManifest();
+  m.checkpoint.version = 1;
+  EXPECT_EQ(ValidateManifest(m).code(), StatusCode::kCorruption);
+  m = GoldenManifest();
+  m.diffs[0].to_version = 41;
+  EXPECT_NE(ValidateManifest(m).message().find("diffs[0].to_version"), std::string::npos);
+  m.diffs[0].to_version = 42;  // the manifest's version: accepted (not written)
+  EXPECT_TRUE(ValidateManifest(m).ok());
+  // Format 1 members in a format 2 value likewise.
+  m = GoldenManifest2();
+  m.state_bytes = 5;
+  EXPECT_EQ(ValidateManifest(m).code(), StatusCode::kCorruption);
+}
+
+TEST(Manifest2, EveryMissingFieldIsNamed) {
+  const Json golden = GoldenJson2();
+  std::vector<std::string> pointers;
+  Pointers(golden, "", &pointers);
+  for (const std::string& p : pointers) {
+    if (p == "/format") continue;
+    Json j = golden;
+    const size_t slash = p.rfind('/');
+    Json& parent = slash == 0 ? j : j[Json::json_pointer(p.substr(0, slash))];
+    const std::string last = p.substr(slash + 1);
+    if (parent.is_array()) continue;  // removing an array element is not a missing member
+    parent.erase(last);
+    auto r = ParseManifest(j.dump(2));
+    ASSERT_FALSE(r.ok()) << "accepted without " << p;
+    EXPECT_EQ(r.status().code(), StatusCode::kCorruption) << p;
+  }
+}
+
+TEST(Manifest2, RulesOfTheDiffList) {
+  struct Case {
+    const char* why;
+    std::function<void(Manifest*)> edit;
+    const char* field;
+  };
+  const std::vector<Case> cases = {
+      {"checkpoint 0", [](Manifest* m) { m->checkpoint.version = 0; }, "checkpoint.version"},
+      {"checkpoint after the version", [](Manifest* m) { m->checkpoint.version = 48; }, "checkpoint.version"},
+      {"checkpoint state_bytes 0", [](Manifest* m) { m->checkpoint.state_bytes = 0; }, "checkpoint.state_bytes"},
+      {"checkpoint inflated size", [](Manifest* m) { m->checkpoint.snapshot.inflated_size = 1; },
+       "checkpoint.snapshot.inflated_size"},
+      {"checkpoint snapshot path", [](Manifest* m) { m->checkpoint.snapshot.path = "../x"; },
+       "checkpoint.snapshot.path"},
+      {"to_version elsewhere", [](Manifest* m) { m->diffs[1].to_version = 45; }, "diffs[1].to_version"},
+      {"from 0", [](Manifest* m) { m->diffs[0].from_version = 0; }, "diffs[0].from_version"},
+      {"from == to", [](Manifest* m) { m->diffs[1].from_version = 44; }, "diffs[1].from_version"},
+      {"to-current from before the checkpoint", [](Manifest* m) { m->diffs[2].from_version = 43; },
+       "diffs[2].from_version"},
+      {"unsorted", [](Manifest* m) { std::swap(m->diffs[3], m->diffs[4]); }, "diffs[4].from_version"},
+      {"unsorted by to_version", [](Manifest* m) { std::swap(m->diffs[1], m->diffs[2]); },
+       "diffs[2].from_version"},
+      {"duplicate", [](Manifest* m) { m->diffs[4] = m->diffs[3]; }, "diffs[4].from_version"},
+      {"no diff from the checkpoint", [](Manifest* m) { m->diffs.erase(m->diffs.begin() + 2); }, "diffs"},
+      {"diff too large", [](Manifest* m) { m->diffs[0].file.size = kMaxDiffBytes + 1; }, "diffs[0].size"},
+  };
+  for (const Case& c : cases) {
+    Manifest m = GoldenManifest2();
+    c.edit(&m);
+    const Status s = ValidateManifest(m);
+    ASSERT_FALSE(s.ok()) << c.why;
+    EXPECT_EQ(s.code(), StatusCode::kCorruption) << c.why;
+    EXPECT_NE(s.message().find("'" + std::string(c.field) + "'"), std::string::npos) << c.why << ": " << s.ToString();
+    // The parser applies the same rules to the JSON (the serializer refuses an invalid value, so edit JSON).
+  }
+  // Through the parser: the same rules on edited JSON.
+  Json j = GoldenJson2();
+  j["diffs"][2]["from_version"] = 43;
+  ExpectCorruption(j, "diffs[2].from_version", "to-current diff before the checkpoint");
+  j = GoldenJson2();
+  j["checkpoint"]["version"] = 48;
+  ExpectCorruption(j, "checkpoint.version", "checkpoint after the version");
+  j = GoldenJson2();
+  j["state_digest"] = "00";
+  ExpectCorruption(j, "state_digest", "short digest");
+  j = GoldenJson2();
+  j["diffs"][0]["to_version"] = "44";
+  ExpectCorruption(j, "diffs[0].to_version", "string to_version");
+
+  // A checkpoint at the version itself: every diff leads to it, any from_version below it.
+  Manifest at = GoldenManifest2();
+  at.checkpoint.version = 47;
+  at.diffs = {{40, {"a.z", 1, {}, 1}, 47}, {46, {"b.z", 1, {}, 1}, 47}};
+  EXPECT_TRUE(ValidateManifest(at).ok()) << ValidateManifest(at).ToString();
+  at.diffs.clear();  // a fresh checkpoint with no diffs at all is valid too
+  EXPECT_TRUE(ValidateManifest(at).ok());
+}
+
+TEST(Manifest2, DiffCap) {
+  Manifest m = GoldenManifest2();
+  m.diffs.clear();
+  m.version = 1000;
+  m.checkpoint.version = 1000 - kMaxManifestDiffsFormat2 - 1;
+  for (uint64_t a = m.checkpoint.version; a < m.version; ++a) {
+    m.diffs.push_back({a, {"d-" + std::to_string(a) + ".z", 100, {}, 100}, m.version});
+  }
+  EXPECT_EQ(ValidateManifest(m).code(), StatusCode::kResourceExhausted);
+  m.diffs.pop_back();
+  EXPECT_TRUE(ValidateManifest(m).ok());
+  const std::string bytes = SerializeManifest(m);
+  EXPECT_LE(bytes.size(), kMaxManifestBytes) << "a full format 2 manifest fits the manifest cap";
+  auto parsed = ParseManifest(bytes);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(*parsed, m);
+}
+
+TEST(Manifest2, FindRangeDiffTakesTheLargestStartNotAfterTheClient) {
+  const Manifest m = GoldenManifest2();
+  auto from = [&](uint64_t to, uint64_t f) -> int64_t {
+    const ManifestDiff* d = FindRangeDiff(m, to, f);
+    return d == nullptr ? -1 : static_cast<int64_t>(d->from_version);
+  };
+  EXPECT_EQ(from(47, 44), 44);
+  EXPECT_EQ(from(47, 45), 45);
+  EXPECT_EQ(from(47, 46), 46);
+  EXPECT_EQ(from(47, 47), 46);  // F == V is handled before (nothing to do); the rule still holds
+  EXPECT_EQ(from(47, 43), -1);  // behind the checkpoint: the to-checkpoint hop first
+  EXPECT_EQ(from(44, 43), 42);
+  EXPECT_EQ(from(44, 41), 40);
+  EXPECT_EQ(from(44, 39), -1);  // never a diff with A > F
+  EXPECT_EQ(from(44, 45), -1);  // past the diff's end
+  EXPECT_EQ(FindManifestDiff(m, 44), nullptr);  // a range diff is never offered as a version 1 diff
+  EXPECT_EQ(FindRangeDiff(GoldenManifest(), 42, 41), nullptr);
 }
 
 }  // namespace

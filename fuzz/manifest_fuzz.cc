@@ -5,7 +5,8 @@
 // exception escape, every failure is one of the documented codes, and an accepted manifest is valid,
 // re-serializes to canonical bytes that parse back to the same manifest, and serializing that again gives the
 // same bytes (the canonical form is a fixed point).
-// Seeds: fixtures/golden/manifest_v1.json; dictionary: fuzz/manifest_fuzz.dict (the member names).
+// Seeds: fixtures/golden/manifest_v1.json and manifest_v2.json (format 2: checkpoint, range diffs, set
+// digest); dictionary: fuzz/manifest_fuzz.dict (the member names).
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>

@@ -224,4 +224,168 @@ Status CheckSnapshotAgainstManifest(std::string_view snapshot, const Manifest& m
   return Status::Ok();
 }
 
+// ---- Manifest format 2 ------------------------------------------------------------------------------------
+
+Result<Sha256Digest> SnapshotSetDigest(const SnapshotView& snapshot) {
+  SetDigestInput in;
+  for (int li = 0; li < kLayerKindCount; ++li) {
+    const LayerKind kind = static_cast<LayerKind>(li);
+    const LayerView* layer = snapshot.layer(kind);
+    if (layer == nullptr) continue;
+    if (layer->filter != FilterKind::kFingerprintArray) {
+      return Status::Corruption(std::string(LayerKindName(kind)) + " layer: a Bloom filter has no set digest");
+    }
+    in.universe[li] = layer->fingerprints.universe();
+    FingerprintSetCursor cursor(layer->fingerprints);
+    uint64_t fp = 0;
+    while (cursor.Next(&fp)) AddToSetSum(&in.layers[li], kind, fp);
+  }
+  return SetDigest(in);
+}
+
+Status WriteRangeDiffAppliedSnapshot(Env* env, const std::string& path, const SnapshotView& old,
+                                     const MappedFile* old_file, const RangeDiff& diff, const Manifest& m,
+                                     Sha256Digest* state_sha256) {
+  if (m.format != kManifestFormat2) return Status::InvalidArgument("range diffs come with format 2 manifests");
+  if (diff.list_name != m.list || old.list_name() != m.list) {
+    return Status::Corruption("range diff, manifest and state name different lists");
+  }
+  // Spec (manifest-format.md §8.3): a diff with A > F is never applied; F <= V.
+  if (diff.from_version > old.version() || old.version() > diff.to_version) {
+    return Status::Corruption("range diff (" + std::to_string(diff.from_version) + ", " +
+                              std::to_string(diff.to_version) + "] does not apply to version " +
+                              std::to_string(old.version()));
+  }
+  if (diff.to_version != m.version) return Status::Corruption("range diff leads to another version than the manifest");
+
+  struct Plan {
+    LayerKind kind;
+    const LayerView* old_layer;
+    const RangeLayerDiff* diff;
+  };
+  std::vector<Plan> plans;
+  std::vector<StreamLayerSpec> specs;
+  for (int li = 0; li < kLayerKindCount; ++li) {
+    const LayerKind kind = static_cast<LayerKind>(li);
+    const std::string name = LayerKindName(kind);
+    const LayerView* old_layer = old.layer(kind);
+    if (old_layer != nullptr && old_layer->filter != FilterKind::kFingerprintArray) {
+      return Status::Corruption("a Bloom-filter layer cannot take a diff");
+    }
+    const RangeLayerDiff* d = nullptr;
+    for (const RangeLayerDiff& x : diff.layers) {
+      if (x.layer == kind) d = &x;
+    }
+    uint64_t universe = old_layer != nullptr ? old_layer->fingerprints.universe() : 0;
+    uint64_t new_count = old_layer != nullptr ? old_layer->fingerprints.size() : 0;
+    if (d != nullptr) {
+      if (old_layer != nullptr && d->universe != universe) {
+        return Status::Corruption(name + " layer: range diff universe differs from the state's");
+      }
+      URLGUARD_RETURN_IF_ERROR(CheckRangeLayerDiffShape(*d).WithContext(name));
+      universe = d->universe;
+      new_count = d->new_count;
+    }
+    if (new_count == 0) continue;  // empty layers are not written (the publisher does the same)
+    if (m.universe[li] != universe) return Status::Corruption(name + " layer: universe differs from the manifest's");
+    StreamLayerSpec spec;
+    spec.kind = kind;
+    spec.universe = universe;
+    spec.entries = new_count;
+    if (kind == LayerKind::kIp) spec.ip_prefixes.bits = m.ip_prefix_lengths;
+    specs.push_back(spec);
+    plans.push_back({kind, old_layer, d});
+  }
+  if (specs.empty()) return Status::Corruption("the range diff leaves the list empty");
+  if (old_file != nullptr) ReleaseMappedPages(*old_file, 0, old_file->size());
+
+  const std::string tmp = path + ".tmp";
+  auto file = CreateTempFile(env, tmp);
+  if (!file.ok()) return file.status();
+  WritableFileSink sink(file->get());
+  TempFileSpills spills(env, tmp);
+  auto merge = [&]() -> Status {
+    auto writer = SnapshotWriter::Create(&sink, &spills, {m.list, m.version, m.created_unix, old.key_hash()}, specs);
+    if (!writer.ok()) {
+      if (writer.status().code() == StatusCode::kInvalidArgument) {
+        return Status::Corruption("rebuilt state is invalid: " + writer.status().message());
+      }
+      return writer.status();
+    }
+    SnapshotWriter& w = **writer;
+    SetDigestInput digest_in;
+    for (size_t i = 0; i < plans.size(); ++i) {
+      const Plan& p = plans[i];
+      const size_t li = static_cast<size_t>(p.kind);
+      if (i > 0) URLGUARD_RETURN_IF_ERROR(w.NextLayer());
+      digest_in.universe[li] = specs[i].universe;
+      std::unique_ptr<FingerprintSetCursor> cursor;
+      if (p.old_layer != nullptr) cursor = std::make_unique<FingerprintSetCursor>(p.old_layer->fingerprints);
+      auto release = [&] {
+        if (old_file == nullptr || cursor == nullptr) return;
+        for (FingerprintSetCursor::Span done : {cursor->UnaryDone(), cursor->RemaindersDone()}) {
+          ReleaseMappedPages(*old_file, static_cast<size_t>(done.data - old_file->data()), done.size);
+        }
+      };
+      auto next_old = [&](uint64_t* fp) {
+        if (cursor == nullptr) return false;
+        if ((cursor->position() & (kReleaseEveryEntries - 1)) == kReleaseEveryEntries - 1) release();
+        return cursor->Next(fp);
+      };
+      // The set digest is computed on what is written, as it is written: no second pass over the new file.
+      LayerSetSum& sum = digest_in.layers[li];
+      auto emit = [&](uint64_t fp) {
+        AddToSetSum(&sum, p.kind, fp);
+        return w.Add(fp);
+      };
+      Status s;
+      if (p.diff != nullptr) {
+        s = MergeRangeLayerDiff(*p.diff, next_old, emit);
+      } else {
+        uint64_t fp = 0;
+        while (s.ok() && next_old(&fp)) s = emit(fp);
+      }
+      if (!s.ok()) {
+        if (s.code() == StatusCode::kInvalidArgument) {  // the writer refusing the merged sequence
+          return Status::Corruption("rebuilt state is invalid: " + s.message()).WithContext(LayerKindName(p.kind));
+        }
+        return s.WithContext(LayerKindName(p.kind));
+      }
+      release();
+    }
+    auto digest = w.Finish();
+    if (!digest.ok()) return digest.status();
+    if (SetDigest(digest_in) != m.state_digest) {
+      return Status::Corruption("set digest mismatch after applying the range diff");
+    }
+    *state_sha256 = *digest;
+    Status s = (*file)->Sync();
+    if (s.ok()) s = (*file)->Close();
+    return s.WithContext(tmp);
+  };
+  Status s = merge();
+  if (!s.ok()) {
+    file->reset();
+    (void)env->RemoveFile(tmp);
+  }
+  return s;
+}
+
+Status CheckSnapshotAgainstCheckpoint(std::string_view snapshot, const Manifest& m) {
+  const ManifestCheckpoint& c = m.checkpoint;
+  if (snapshot.size() != c.state_bytes) return Status::Corruption("snapshot size differs from the checkpoint's");
+  if (snapshot.size() < kSnapshotHeaderBytes + 32) return Status::Corruption("snapshot too short");
+  if (std::memcmp(snapshot.data() + snapshot.size() - 32, c.state_sha256.data(), 32) != 0) {
+    return Status::Corruption("snapshot state hash differs from the checkpoint's");
+  }
+  std::vector<uint64_t> aligned((snapshot.size() + 7) / 8);
+  std::memcpy(aligned.data(), snapshot.data(), snapshot.size());
+  auto view = SnapshotView::Open(reinterpret_cast<const uint8_t*>(aligned.data()), snapshot.size(), true);
+  if (!view.ok()) return view.status();
+  if (view->list_name() != m.list || view->version() != c.version) {
+    return Status::Corruption("snapshot is not the list version the checkpoint names");
+  }
+  return Status::Ok();
+}
+
 }  // namespace urlguard

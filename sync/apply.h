@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "core/diff_codec.h"
+#include "core/set_digest.h"
 #include "core/snapshot.h"
 #include "format/manifest.h"
 #include "urlguard/env.h"
@@ -35,6 +36,31 @@ Result<std::string> ApplyDiffToSnapshot(const SnapshotView& old, const Diff& dif
 // anything where possible: lists, versions, universes, the signed size), and with the Env's errors.
 Status WriteDiffAppliedSnapshot(Env* env, const std::string& path, const SnapshotView& old,
                                 const MappedFile* old_file, const Diff& diff, const Manifest& manifest);
+
+// ---- Manifest format 2 (docs/manifest-format.md §8) ----------------------------------------------------------
+
+// The set digest (core/set_digest.h) of a snapshot's fingerprint arrays: per layer its universe, count and
+// hash sum; {0, 0} with universe 0 for a layer the snapshot lacks. Walks the arrays with a cursor (no decoded
+// copy). kCorruption for a Bloom-filter layer (format 2 lists are fingerprint arrays).
+Result<Sha256Digest> SnapshotSetDigest(const SnapshotView& snapshot);
+
+// The format 2 form of WriteDiffAppliedSnapshot: streams `old` (a state at version F) through the range
+// diff `diff` (F in [diff.from_version, diff.to_version], diff.to_version == manifest.version; a two-hop
+// client composes its two diffs first, ComposeRangeDiffs) into the snapshot of manifest.version at
+// `path`.tmp, fsynced and not renamed. The header carries the manifest's list, version, created_unix and
+// ip_prefix_lengths and the old state's key hash. Checks, before writing where possible: list and versions,
+// each diff layer's universe against the old state's and the manifest's, then while streaming the merge's
+// own checks (MergeRangeLayerDiff: exactly new_count values), and at the end the set digest of what was
+// written against manifest.state_digest. On success *state_sha256 is the new file's trailing SHA-256 (the
+// Store records it: format 2 manifests sign the set digest, not the file's hash). Fails with no file left at
+// `path`.tmp: kCorruption for anything wrong with the diff or the base, the Env's errors otherwise.
+Status WriteRangeDiffAppliedSnapshot(Env* env, const std::string& path, const SnapshotView& old,
+                                     const MappedFile* old_file, const RangeDiff& diff, const Manifest& manifest,
+                                     Sha256Digest* state_sha256);
+
+// Format 2: checks full snapshot bytes are the checkpoint the manifest names (list, checkpoint.version,
+// checkpoint.state_bytes, checkpoint.state_sha256) and structurally valid. kCorruption otherwise.
+Status CheckSnapshotAgainstCheckpoint(std::string_view snapshot, const Manifest& manifest);
 
 // Checks that full snapshot bytes are the state the manifest names (list, version, size, SHA-256) and
 // structurally valid. kCorruption otherwise.

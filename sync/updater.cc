@@ -6,7 +6,10 @@
 #include "sync/updater.h"
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
+#include <optional>
+#include <vector>
 #include <string_view>
 
 #include "core/diff_codec.h"
@@ -124,6 +127,154 @@ Result<std::string> StateFromSnapshot(Pass& pass, const Manifest& m) {
   }
   URLGUARD_RETURN_IF_ERROR(CheckSnapshotAgainstManifest(bytes, m).WithContext(m.snapshot.path));
   return bytes;
+}
+
+// ---- Manifest format 2 (docs/manifest-format.md §8.3) --------------------------------------------------------
+
+// Downloads and decodes the range diffs of `hops` (in order), checks that each file is the diff the manifest
+// names, and composes two hops into one diff.
+Result<RangeDiff> FetchRangeDiffs(Pass& pass, const std::vector<const ManifestDiff*>& hops) {
+  std::vector<RangeDiff> decoded;
+  for (const ManifestDiff* hop : hops) {
+    URLGUARD_ASSIGN_OR_RETURN(std::string bytes, DownloadSignedFile(pass, hop->file));
+    pass.out->diff_bytes += hop->file.size;
+    auto d = DecodeRangeDiff(bytes);
+    if (!d.ok()) return d.status().WithContext(hop->file.path);
+    if (d->from_version != hop->from_version || d->to_version != hop->to_version) {
+      return Status::Corruption(hop->file.path + ": the file is the range diff (" + std::to_string(d->from_version) +
+                                ", " + std::to_string(d->to_version) + "], the manifest names (" +
+                                std::to_string(hop->from_version) + ", " + std::to_string(hop->to_version) + "]");
+    }
+    decoded.push_back(std::move(*d));
+  }
+  if (decoded.size() == 1) return std::move(decoded[0]);
+  auto composed = ComposeRangeDiffs(decoded[0], decoded[1]);
+  if (!composed.ok()) return Status::Corruption(composed.status().message());
+  return composed;
+}
+
+// Spec (§8.3) with range diffs: stream `base` (at some version F) through the composed diff into the new
+// file, check the set digest, install. *diff_failed as InstallFromDiff's.
+Status InstallFromRangeDiff(Store& store, const SnapshotView& base, const MappedFile* base_file, const Manifest& m,
+                            const RangeDiff& diff, const InstalledList& meta, bool* diff_failed) {
+  *diff_failed = true;
+  // Format 2 signs the set digest, not the new file's SHA-256: the Store, which checks the file it installs
+  // against meta.state_sha256 after `write` returns, gets the hash of the file just written and proven.
+  InstalledList with_hash = meta;
+  Status applied;
+  Status installed = store.InstallWith(with_hash, [&](const std::string& path) {
+    Sha256Digest sha{};
+    applied = WriteRangeDiffAppliedSnapshot(store.env(), path, base, base_file, diff, m, &sha);
+    if (applied.ok()) with_hash.state_sha256 = sha;
+    return applied;
+  });
+  if (installed.ok()) return installed;
+  *diff_failed = !applied.ok() && applied.code() != StatusCode::kResourceExhausted;
+  return *diff_failed ? applied : installed;
+}
+
+// True when every fingerprint layer of `base` has the manifest's universe (a range diff cannot cross a
+// universe change: the client takes the checkpoint snapshot).
+bool SameUniverses(const SnapshotView& base, const Manifest& m) {
+  for (int li = 0; li < kLayerKindCount; ++li) {
+    const LayerView* layer = base.layer(static_cast<LayerKind>(li));
+    if (layer == nullptr) continue;
+    if (layer->filter != FilterKind::kFingerprintArray) return false;
+    if (layer->fingerprints.size() != 0 && layer->fingerprints.universe() != m.universe[li]) return false;
+  }
+  return true;
+}
+
+// The whole format 2 pass after the manifest checks: the path of §8.3, its fallback, the install.
+Status SyncFormat2(Pass& pass, Store& store, const InstalledList* before, const Manifest& m,
+                   const InstalledList& meta) {
+  SyncOutcome* out = pass.out;
+  const uint64_t c = m.checkpoint.version;
+  const uint64_t v = m.version;
+  // Validation guarantees (C, V] when C < V.
+  const ManifestDiff* from_checkpoint = c < v ? FindRangeDiff(m, v, c) : nullptr;
+  if (c < v && (from_checkpoint == nullptr || from_checkpoint->from_version != c)) {
+    return Status::Corruption("manifest offers no diff from its checkpoint");
+  }
+
+  // The path from the installed state, if any: one diff (F >= C) or two (F < C).
+  std::unique_ptr<MappedFile> mapped;
+  std::optional<SnapshotView> base;
+  std::vector<const ManifestDiff*> hops;
+  if (before != nullptr && before->version < v) {
+    auto file = store.env()->MapReadOnly(store.PathOf(*before));
+    if (file.ok()) {
+      auto view = SnapshotView::Open((*file)->data(), (*file)->size(), /*verify_checksum=*/false);
+      if (view.ok() && view->version() == before->version && SameUniverses(*view, m)) {
+        mapped = std::move(*file);
+        base.emplace(*view);
+      }
+    }
+    const uint64_t f = before->version;
+    if (base.has_value() && f >= c) {
+      if (const ManifestDiff* d = FindRangeDiff(m, v, f)) hops = {d};
+    } else if (base.has_value()) {
+      const ManifestDiff* first = FindRangeDiff(m, c, f);
+      if (first != nullptr) {
+        hops = {first};
+        if (from_checkpoint != nullptr) hops.push_back(from_checkpoint);
+        // Whichever is fewer bytes: the two diffs, or the checkpoint snapshot and the diff from C.
+        const uint64_t via_diffs = first->file.size + (from_checkpoint != nullptr ? from_checkpoint->file.size : 0);
+        const uint64_t via_snapshot =
+            m.checkpoint.snapshot.size + (from_checkpoint != nullptr ? from_checkpoint->file.size : 0);
+        if (via_snapshot < via_diffs) hops.clear();
+      }
+    }
+  }
+  if (!hops.empty()) {
+    bool diff_failed = false;
+    Status s;
+    auto diff = FetchRangeDiffs(pass, hops);
+    if (diff.ok()) {
+      s = InstallFromRangeDiff(store, *base, mapped.get(), m, *diff, meta, &diff_failed);
+    } else {
+      s = diff.status();
+      diff_failed = true;
+    }
+    if (s.ok()) {
+      out->used_diff = true;
+      out->range_diffs = static_cast<uint32_t>(hops.size());
+      return s;
+    }
+    if (!diff_failed) return s;
+    out->diff_error = s;
+    out->fell_back_to_snapshot = true;
+  }
+  base.reset();
+  mapped.reset();
+
+  // The checkpoint snapshot, then the diff from the checkpoint when the checkpoint is older than V.
+  URLGUARD_ASSIGN_OR_RETURN(std::string bytes, DownloadSignedFile(pass, m.checkpoint.snapshot));
+  out->used_checkpoint_snapshot = true;
+  if (bytes.size() < kMinSnapshotBytes) return Status::Corruption(m.checkpoint.snapshot.path + ": too short for a snapshot");
+  URLGUARD_RETURN_IF_ERROR(CheckSnapshotAgainstCheckpoint(bytes, m).WithContext(m.checkpoint.snapshot.path));
+  std::vector<uint64_t> aligned((bytes.size() + 7) / 8);
+  std::memcpy(aligned.data(), bytes.data(), bytes.size());
+  auto view = SnapshotView::Open(reinterpret_cast<const uint8_t*>(aligned.data()), bytes.size(), false);
+  if (!view.ok()) return view.status().WithContext(m.checkpoint.snapshot.path);
+  if (c == v) {
+    auto digest = SnapshotSetDigest(*view);
+    if (!digest.ok()) return digest.status().WithContext(m.checkpoint.snapshot.path);
+    if (*digest != m.state_digest) {
+      return Status::Corruption(m.checkpoint.snapshot.path + ": set digest differs from the manifest's");
+    }
+    InstalledList with_hash = meta;
+    with_hash.state_sha256 = m.checkpoint.state_sha256;
+    return store.Install(with_hash, bytes);
+  }
+  bytes = std::string();
+  auto diff = FetchRangeDiffs(pass, {from_checkpoint});
+  if (!diff.ok()) return diff.status();
+  bool diff_failed = false;
+  URLGUARD_RETURN_IF_ERROR(InstallFromRangeDiff(store, *view, nullptr, m, *diff, meta, &diff_failed)
+                               .WithContext("checkpoint " + std::to_string(c) + " + " + from_checkpoint->file.path));
+  out->range_diffs = 1;
+  return Status::Ok();
 }
 
 // The server serves (or answers 304 for) the installed manifest after its signed expiry: a freeze attack, or a
@@ -266,6 +417,18 @@ SyncOutcome SyncList(Fetcher& fetcher, Store& store, const UpdaterOptions& optio
   meta.expires_unix = m.expires_unix;
   meta.emergency = m.emergency;
   meta.min_wait_seconds = m.min_wait_seconds;
+
+  if (m.format == kManifestFormat2) {
+    Status s = SyncFormat2(pass, store, before, m, meta);
+    if (!s.ok()) {
+      if (out.fell_back_to_snapshot) s = s.WithContext("after the range diffs failed (" + out.diff_error.message() + ")");
+      return fail(s);
+    }
+    (void)AdvanceTimeFloor(store.env(), store.dir(), m.created_unix);
+    out.repaired = repair;
+    out.etag = manifest_resp->etag;
+    return finish(SyncOutcome::kUpdated, Status::Ok());
+  }
 
   // Spec 6: "Pick the diff whose from_version equals the client's current version, else the snapshot."
   const ManifestDiff* diff = before != nullptr ? FindManifestDiff(m, before->version) : nullptr;

@@ -56,7 +56,14 @@ struct SyncOutcome {
   Kind kind = kFailed;
   uint64_t from_version = 0;  // the installed version before the pass (0: none)
   uint64_t to_version = 0;    // the installed version after the pass (0: none)
-  bool used_diff = false;     // kUpdated from a diff
+  bool used_diff = false;     // kUpdated from a diff (format 2: from range diffs only, no snapshot)
+  // Format 2 (docs/manifest-format.md §8.3): the range diffs applied by the pass that installed (1 or 2; 1
+  // also after the checkpoint snapshot when the checkpoint is older than the version), whether the checkpoint
+  // snapshot was downloaded, and the bytes of the diff files downloaded (on the wire, counted in
+  // bytes_downloaded too).
+  uint32_t range_diffs = 0;
+  bool used_checkpoint_snapshot = false;
+  uint64_t diff_bytes = 0;
   bool fell_back_to_snapshot =
       false;                      // a diff was tried and failed (diff_error says why); the snapshot was next
   bool repaired = false;          // kUpdated re-installed the high-water version after its file was lost
@@ -90,7 +97,10 @@ const char* SyncOutcomeKindName(SyncOutcome::Kind kind);
 //   5. the diff from the installed version if the manifest has one, else the snapshot: downloaded with the
 //      signed size as hard cap, SHA-256 checked, inflated with the signed inflated_size as cap, applied
 //      (sync/apply.h) and checked against the signed state SHA-256; any diff failure falls back to the
-//      snapshot once;
+//      snapshot once; a format 2 manifest (docs/manifest-format.md §8.3): one or two range diffs (or the
+//      checkpoint snapshot and the diff from the checkpoint, whichever costs fewer bytes), applied by streaming
+//      and checked against the signed set digest; any failure of the range-diff path falls back to the
+//      checkpoint snapshot path once;
 //   6. Store::Install (new file, fsync, rename, D/current): the high-water mark advances with it.
 // Failures (kind kFailed, `error`): kInvalidArgument (bad list name or base URL), the Fetcher's kUnavailable
 // / kResourceExhausted / kInvalidArgument, kNotFound (HTTP 404/410) and kUnavailable (any other non-200
