@@ -17,8 +17,11 @@
 
 #include <zlib.h>
 #include <map>
+#include <set>
 
 #include "core/diff_codec.h"
+#include "core/fingerprint_set.h"
+#include "core/set_digest.h"
 #include "core/byte_io.h"
 #include "url/entry.h"
 #include "core/snapshot.h"
@@ -38,6 +41,8 @@
 #include "publish/ingest.h"
 #include "publish/seen_filter.h"
 #include "publish/lsm_state.h"
+#include "publish/catchup.h"
+#include "publish/range_version.h"
 #include "publish/state_delta.h"
 #include "publish/state_file.h"
 #include "publish/version_merge.h"
@@ -692,6 +697,489 @@ Status CountFingerprints(const std::string& merged_path, const uint64_t universe
 
 }  // namespace
 
+// ---------------------------------------------------------------------------------------------------------------
+// Manifest format 2 (docs/versions.md): checkpoints, range diffs, and versions that cost what changed.
+
+namespace {
+
+// The fingerprint sums of every fingerprint layer of a snapshot (the set digest's inputs), and its universes.
+SetDigestInput DigestInputOf(const SnapshotView& view) {
+  SetDigestInput in;
+  for (int li = 0; li < kLayerKindCount; ++li) {
+    const LayerView* layer = view.layer(static_cast<LayerKind>(li));
+    if (layer == nullptr || layer->filter != FilterKind::kFingerprintArray) continue;
+    in.universe[li] = layer->fingerprints.universe();
+    FingerprintSetCursor cursor(layer->fingerprints);
+    uint64_t fp;
+    while (cursor.Next(&fp)) AddToSetSum(&in.layers[li], static_cast<LayerKind>(li), fp);
+  }
+  return in;
+}
+
+// The newest checkpoint record of the list at or below `at`: its version (0 when there is none).
+uint64_t NewestCheckpoint(Env* env, const std::string& private_dir, uint64_t at) {
+  uint64_t newest = 0;
+  auto names = env->ListDir(private_dir);
+  if (!names.ok()) return 0;
+  for (const std::string& n : *names) {
+    std::optional<uint64_t> v = ParseCheckpointRecordFileName(n);
+    if (v && *v <= at && *v > newest) newest = *v;
+  }
+  return newest;
+}
+
+Result<EpochMap> ReadEpochFile(Env* env, const std::string& path, const std::string& list) {
+  URLGUARD_ASSIGN_OR_RETURN(std::string bytes, env->ReadFile(path, size_t{1} << 36));
+  auto map = EpochMap::Decode(bytes, list);
+  if (!map.ok()) return Status::Corruption(path + ": " + map.status().message());
+  return map;
+}
+
+// The full-hash delta of a version from its effective change (docs/full-hash-format.md, "Delta files").
+Status WriteFullHashDelta(Env* env, const std::string& path, const std::string& list, uint64_t version,
+                          const EffectiveChange& change) {
+  std::vector<const KeyRecord*> by_sha;
+  by_sha.reserve(change.records.size());
+  for (const KeyRecord& r : change.records) by_sha.push_back(&r);
+  std::sort(by_sha.begin(), by_sha.end(), [](const KeyRecord* a, const KeyRecord* b) {
+    int c = std::memcmp(a->sha256, b->sha256, 32);
+    return c != 0 ? c < 0 : a->layer < b->layer;
+  });
+  URLGUARD_ASSIGN_OR_RETURN(auto w, FullHashFileWriter::CreateDelta(env, path, list, version, version - 1,
+                                                                    change.threats, by_sha.size()));
+  for (const KeyRecord* r : by_sha) {
+    Sha256Digest sha;
+    std::memcpy(sha.data(), r->sha256, 32);
+    const bool deleted = r->reserved == static_cast<uint8_t>(DeltaOp::kDelete);
+    URLGUARD_RETURN_IF_ERROR(w.AddDelta(sha, static_cast<LayerKind>(r->layer), deleted ? 0 : r->threat, deleted));
+  }
+  return w.Finish();
+}
+
+// Folds the newest full-hash base at or below `to_version` and the deltas after it into `to_version`.ugh: both are
+// sorted by (SHA-256, layer), so a merge; the deltas (small) are folded first into one overlay, the newest record
+// of each hash winning.
+Status CompactFullHashes(Env* env, const std::string& private_dir, const std::string& list, uint64_t to_version) {
+  uint64_t base = 0;
+  URLGUARD_ASSIGN_OR_RETURN(std::vector<std::string> names, env->ListDir(private_dir));
+  for (const std::string& n : names) {
+    std::optional<uint64_t> v = ParseFullHashFileName(n);
+    if (v && *v <= to_version && *v > base) base = *v;
+  }
+  if (base == 0) return Status::FailedPrecondition("no full-hash base for list " + list);
+  if (base == to_version) return Status::Ok();
+  struct Rec {
+    Sha256Digest sha;
+    uint8_t layer;
+    bool deleted;
+    std::string threat;
+  };
+  auto by_hash = [](const Rec& a, const Rec& b) {
+    int c = std::memcmp(a.sha.data(), b.sha.data(), 32);
+    return c != 0 ? c < 0 : a.layer < b.layer;
+  };
+  std::vector<Rec> overlay;
+  std::set<std::string> threat_set;
+  for (uint64_t v = to_version; v > base; --v) {  // newest first: the first record of a hash wins
+    URLGUARD_ASSIGN_OR_RETURN(auto file, env->MapReadOnly(JoinPath(private_dir, FullHashDeltaFileName(v))));
+    URLGUARD_ASSIGN_OR_RETURN(FullHashFileView view, FullHashFileView::Open(file->data(), file->size(), true));
+    if (!view.is_delta() || view.version() != v) return Status::Corruption("full-hash delta " + std::to_string(v));
+    std::vector<Rec> mine;
+    for (uint64_t i = 0; i < view.records(); ++i) {
+      FullHashMatch m = view.RecordAt(i);
+      mine.push_back({m.sha256, static_cast<uint8_t>(m.layer), m.deleted, std::string(m.threat)});
+    }
+    std::vector<Rec> merged;
+    std::merge(overlay.begin(), overlay.end(), mine.begin(), mine.end(), std::back_inserter(merged), by_hash);
+    // std::merge keeps the first range's element first among equals: the newer one. Drop the older.
+    overlay.clear();
+    for (Rec& r : merged) {
+      if (!overlay.empty() && !by_hash(overlay.back(), r) && !by_hash(r, overlay.back())) continue;
+      overlay.push_back(std::move(r));
+    }
+  }
+  URLGUARD_ASSIGN_OR_RETURN(auto base_file, env->MapReadOnly(JoinPath(private_dir, FullHashFileName(base))));
+  URLGUARD_ASSIGN_OR_RETURN(FullHashFileView base_view,
+                            FullHashFileView::Open(base_file->data(), base_file->size(), false));
+  for (std::string_view t : base_view.threat_names()) threat_set.insert(std::string(t));
+  for (const Rec& r : overlay) {
+    if (!r.deleted) threat_set.insert(r.threat);
+  }
+  std::vector<std::string> threats(threat_set.begin(), threat_set.end());
+  auto id_of = [&](std::string_view name) {
+    return static_cast<uint16_t>(std::lower_bound(threats.begin(), threats.end(), name) - threats.begin());
+  };
+  URLGUARD_ASSIGN_OR_RETURN(auto w, FullHashFileWriter::Create(env, JoinPath(private_dir, FullHashFileName(to_version)),
+                                                               list, to_version, threats, base_view.records()));
+  size_t o = 0;
+  auto emit_overlay = [&](const Rec& r) -> Status {
+    if (r.deleted) return Status::Ok();
+    return w.Add(r.sha, static_cast<LayerKind>(r.layer), id_of(r.threat));
+  };
+  for (uint64_t i = 0; i < base_view.records(); ++i) {
+    FullHashMatch m = base_view.RecordAt(i);
+    Rec b{m.sha256, static_cast<uint8_t>(m.layer), false, {}};
+    while (o < overlay.size() && by_hash(overlay[o], b)) URLGUARD_RETURN_IF_ERROR(emit_overlay(overlay[o++]));
+    if (o < overlay.size() && !by_hash(b, overlay[o])) {  // the same hash: the delta's record replaces it
+      URLGUARD_RETURN_IF_ERROR(emit_overlay(overlay[o++]));
+      continue;
+    }
+    URLGUARD_RETURN_IF_ERROR(w.Add(m.sha256, m.layer, id_of(m.threat)));
+  }
+  while (o < overlay.size()) URLGUARD_RETURN_IF_ERROR(emit_overlay(overlay[o++]));
+  return w.Finish();
+}
+
+// The public files a format 2 manifest names.
+void AddNamedFiles(const Manifest& m, std::set<std::string>* names) {
+  if (!m.checkpoint.snapshot.path.empty()) names->insert(m.checkpoint.snapshot.path);
+  if (!m.snapshot.path.empty()) names->insert(m.snapshot.path);
+  for (const ManifestDiff& d : m.diffs) names->insert(d.file.path);
+}
+
+}  // namespace
+
+Status MakeCheckpoint(Env* env, const PublishOptions& o, uint64_t version) {
+  const std::string private_dir = PrivateListDir(o.repo_dir, o.list);
+  const std::string public_dir = PublicListDir(o.repo_dir, o.list);
+  const uint64_t previous = NewestCheckpoint(env, private_dir, version);
+  if (previous == version) return Status::Ok();
+  if (previous == 0) return Status::FailedPrecondition("list " + o.list + " has no checkpoint: publish it in full "
+                                                       "with manifest format 2 first");
+  URLGUARD_ASSIGN_OR_RETURN(Manifest prev_rec,
+                            ReadCheckpointRecord(env, JoinPath(private_dir, CheckpointRecordFileName(previous)), o.list));
+  URLGUARD_ASSIGN_OR_RETURN(EpochMap epoch,
+                            ReadEpochFile(env, JoinPath(private_dir, EpochMapFileName(version)), o.list));
+  if (epoch.version() != version) return Status::Corruption("epoch map of version " + std::to_string(version));
+  if (epoch.checkpoint() < previous) epoch.Rebase(previous);
+  const int64_t now = o.now_unix != 0 ? o.now_unix : env->NowUnixSeconds();
+
+  // 1-2. The state and the full hashes of `version` as bases (each written by rename).
+  URLGUARD_RETURN_IF_ERROR(CompactListState(env, private_dir, o.list, version));
+  URLGUARD_RETURN_IF_ERROR(CompactFullHashes(env, private_dir, o.list, version));
+
+  // 3. The snapshot, from the new base: counts first (the writer needs them up front), then the stream.
+  const std::string state_path = JoinPath(private_dir, StateFileName(version));
+  LayerCounts counts;
+  {
+    URLGUARD_ASSIGN_OR_RETURN(auto reader, StateFileReader::Open(state_path));
+    KeyRecord r;
+    for (;;) {
+      URLGUARD_ASSIGN_OR_RETURN(bool has, reader->Next(&r));
+      if (!has) break;
+      counts.Add(r);
+    }
+  }
+  BuildOptions bo;
+  bo.list_name = o.list;
+  bo.version = version;
+  bo.created_unix = now;
+  bo.fp_rate = o.fp_rate;
+  bool universe_changed = false;
+  for (int li = 0; li < kLayerKindCount; ++li) {
+    const uint64_t needed = UniverseForCount(static_cast<LayerKind>(li), counts.total(), counts.ip_prefixes, o.fp_rate);
+    const uint64_t prev = prev_rec.universe[li];
+    if (counts.entries[li] == 0) {
+      bo.universe_override[li] = prev != 0 ? prev : needed;
+    } else if (prev != 0 && prev >= needed && static_cast<double>(prev) <= kMaxUniverseSlack * static_cast<double>(needed)) {
+      bo.universe_override[li] = prev;
+    } else {
+      double u = std::ceil(static_cast<double>(needed) * kUniverseHeadroom);
+      bo.universe_override[li] = u >= 9.2e18 ? (uint64_t{1} << 63) : static_cast<uint64_t>(u);
+      universe_changed = true;
+    }
+  }
+  uint64_t fp_counts[3] = {0, 0, 0};
+  {  // distinct fingerprints per layer (keys ascend within a layer: equal neighbours are the only collisions)
+    URLGUARD_ASSIGN_OR_RETURN(auto reader, StateFileReader::Open(state_path));
+    bool have_last[3] = {false, false, false};
+    uint64_t last[3] = {0, 0, 0};
+    KeyRecord r;
+    for (;;) {
+      URLGUARD_ASSIGN_OR_RETURN(bool has, reader->Next(&r));
+      if (!has) break;
+      const uint64_t fp = MulHi64(r.key, bo.universe_override[r.layer]);
+      if (!have_last[r.layer] || last[r.layer] != fp) ++fp_counts[r.layer];
+      have_last[r.layer] = true;
+      last[r.layer] = fp;
+    }
+  }
+  const std::string snapshot_path = JoinPath(private_dir, PrivateSnapshotFileName(version));
+  URLGUARD_ASSIGN_OR_RETURN(Sha256Digest state_hash,
+                            WriteSnapshotFromState(env, state_path, snapshot_path, bo, counts, fp_counts));
+  URLGUARD_ASSIGN_OR_RETURN(OpenSnapshot snap, OpenPrivateSnapshot(env, private_dir, version));
+  Manifest rec;
+  rec.format = kManifestFormat2;
+  rec.list = o.list;
+  rec.version = version;
+  rec.created_unix = now;
+  rec.expires_unix = now + o.expires_in_seconds;
+  rec.min_wait_seconds = o.min_wait_seconds;
+  rec.emergency = o.emergency;
+  rec.ip_prefix_lengths = counts.ip_prefixes.bits;
+  rec.checkpoint.version = version;
+  rec.checkpoint.state_sha256 = state_hash;
+  rec.checkpoint.state_bytes = snap.file->size();
+  rec.checkpoint.snapshot.path = SnapshotFileName(version);
+  URLGUARD_RETURN_IF_ERROR(
+      WriteDeflated(env, JoinPath(public_dir, rec.checkpoint.snapshot.path), *snap.file, &rec.checkpoint.snapshot));
+  const SetDigestInput digest = DigestInputOf(snap.view);
+  for (int li = 0; li < kLayerKindCount; ++li) {
+    rec.entries[li] = digest.layers[li].count;
+    rec.universe[li] = digest.universe[li];
+  }
+  rec.state_digest = SetDigest(digest);
+  // The incremental sums and the snapshot must agree: anything else is a bug upstream, never served.
+  if (!universe_changed && digest.layers != epoch.sums()) {
+    return Status::Corruption("checkpoint " + std::to_string(version) + " of " + o.list +
+                              ": the snapshot's fingerprints disagree with the versions' digest sums");
+  }
+
+  // 4. The catch-up archive and the to-checkpoint diffs (none across a universe change).
+  EpochMap archive(version, digest.layers);
+  if (!universe_changed) {
+    auto old = ReadEpochFile(env, JoinPath(private_dir, ArchiveFileName(previous)), o.list);
+    // The first checkpoint after a full version has no archive yet: an empty one at it.
+    EpochMap older = old.ok() ? std::move(old).value() : EpochMap(previous, {});
+    if (older.version() == epoch.checkpoint()) {
+      URLGUARD_ASSIGN_OR_RETURN(archive, EpochMap::Concatenate(older, epoch));
+    } else {
+      archive = epoch;
+    }
+    archive.TrimToTouched(o.catchup_retention);
+    RangeDiffTarget target;
+    target.list = o.list;
+    target.version = version;
+    target.universe = digest.universe;
+    for (int li = 0; li < kLayerKindCount; ++li) target.count[li] = digest.layers[li].count;
+    std::vector<uint64_t> anchors = archive.Anchors(o.catchup_ratio);
+    for (auto a = anchors.rbegin(); a != anchors.rend(); ++a) {
+      auto md = WriteRangeDiffFile(env, public_dir, archive.Diff(target, *a));
+      if (!md.ok() && md.status().code() == StatusCode::kResourceExhausted) break;
+      URLGUARD_RETURN_IF_ERROR(md.status());
+      // Farther clients take the snapshot: it is smaller.
+      if (md->file.size >= rec.checkpoint.snapshot.size) {
+        (void)env->RemoveFile(JoinPath(public_dir, md->file.path));
+        break;
+      }
+      rec.diffs.push_back(*md);
+    }
+    std::reverse(rec.diffs.begin(), rec.diffs.end());
+  }
+  URLGUARD_RETURN_IF_ERROR(
+      WriteFileAtomic(env, JoinPath(private_dir, ArchiveFileName(version)), archive.Encode(o.list), true));
+  // 5. The record, last: from here on the checkpoint exists and the next version adopts it.
+  URLGUARD_FAULT_POINT("publish.checkpoint.before-record");
+  return WriteCheckpointRecord(env, JoinPath(private_dir, CheckpointRecordFileName(version)), rec);
+}
+
+namespace {
+
+// What Publish has set up before it reads inputs, handed to the format 2 path.
+struct RunContext {
+  std::string public_dir, private_dir, tmp_dir, threat_default;
+  int64_t now = 0;
+  int threads = 1;
+  size_t budget = 0;
+  std::function<void(PublishPhase, std::string_view)> phase;
+};
+
+// An incremental version of manifest format 2 (docs/versions.md §3): reads the change, looks it up in the state,
+// writes the version's delta, full-hash delta, epoch map and range diffs, and commits a format 2 manifest. Nothing
+// here reads or writes the whole list.
+Result<PublishReport> PublishRangeVersion(Env* env, const SigningKey& key, const PublishOptions& o,
+                                          const RunContext& run) {
+  if (o.version_store != nullptr) return Status::InvalidArgument("manifest format 2 needs the file state");
+  PublishReport report;
+  report.first_version = false;
+  auto prev_manifest_bytes = env->ReadFile(JoinPath(run.public_dir, kManifestFileName), kMaxManifestBytes);
+  if (!prev_manifest_bytes.ok()) {
+    return Status::FailedPrecondition("an incremental version needs a previous one: publish with --input first");
+  }
+  URLGUARD_ASSIGN_OR_RETURN(Manifest prev, ParseManifest(*prev_manifest_bytes));
+  if (prev.format != kManifestFormat2) {
+    return Status::FailedPrecondition("list " + o.list + " is published with manifest format " +
+                                      std::to_string(prev.format) + ": publish it in full with --manifest-format 2 "
+                                      "first (a checkpoint)");
+  }
+  const uint64_t last = prev.version;
+  const uint64_t version = last + 1;
+  report.version = version;
+
+  // 1. The change: added and removed entries, sorted.
+  run.phase(PublishPhase::kParse, "feeds");
+  IngestOptions io;
+  io.threads = run.threads;
+  io.block_bytes = o.block_bytes != 0 ? o.block_bytes : kDefaultIngestBlockBytes;
+  io.default_threat = run.threat_default;
+  io.max_problems = kMaxReportedFeedProblems;
+  auto add_report = [&](IngestReport& in) {
+    report.input_lines += in.lines;
+    report.input_entries += in.entries;
+    report.rejected += in.rejected;
+    for (FeedProblem& p : in.problems) {
+      if (report.problems.size() < kMaxReportedFeedProblems) report.problems.push_back(std::move(p));
+    }
+  };
+  ThreatTable threats, removed_threats;
+  KeySorter keys(env, {run.tmp_dir, "keys", run.budget / 10 * 4, run.threads});
+  ClearSorter clear(env, {run.tmp_dir, "clear", run.budget / 20, run.threads});
+  KeySorter removed_keys(env, {run.tmp_dir, "rmkeys", run.budget / 10, run.threads});
+  ClearSorter removed_clear(env, {run.tmp_dir, "rmclear", run.budget / 20, run.threads});
+  {
+    IngestReport ingest;
+    io.first_feed_index = 1;
+    URLGUARD_RETURN_IF_ERROR(IngestFeeds(env, o.add_inputs, io, &threats, &keys, &clear, &ingest, nullptr));
+    URLGUARD_RETURN_IF_ERROR(CheckInputs(o, o.add_inputs, ingest));
+    add_report(ingest);
+  }
+  {
+    IngestReport ingest;
+    io.first_feed_index = 1 + o.add_inputs.size();
+    URLGUARD_RETURN_IF_ERROR(
+        IngestFeeds(env, o.remove_inputs, io, &removed_threats, &removed_keys, &removed_clear, &ingest, nullptr));
+    URLGUARD_RETURN_IF_ERROR(CheckInputs(o, o.remove_inputs, ingest));
+    add_report(ingest);
+  }
+  run.phase(PublishPhase::kSortMerge, "sorting");
+  URLGUARD_RETURN_IF_ERROR(keys.Finish());
+  URLGUARD_RETURN_IF_ERROR(removed_keys.Finish());
+  URLGUARD_RETURN_IF_ERROR(clear.Finish());
+  URLGUARD_RETURN_IF_ERROR(removed_clear.Finish());
+
+  // 2. The effective change, by lookups in the state at `last`; the version's delta.
+  run.phase(PublishPhase::kSortMerge, "effective change");
+  URLGUARD_ASSIGN_OR_RETURN(auto before, ListState::Open(env, run.private_dir, o.list, last));
+  URLGUARD_ASSIGN_OR_RETURN(EffectiveChange change,
+                            ComputeEffectiveChange(*before, &keys, threats.names(), &removed_keys));
+  report.delta_puts = change.puts;
+  report.delta_deletes = change.deletes;
+  run.phase(PublishPhase::kWrite, "state delta");
+  URLGUARD_RETURN_IF_ERROR(
+      WriteStateDelta(env, JoinPath(run.private_dir, StateDeltaFileName(version)), o.list, version, change));
+  URLGUARD_ASSIGN_OR_RETURN(auto after, ListState::Open(env, run.private_dir, o.list, version));
+  run.phase(PublishPhase::kWrite, "full-hash delta");
+  URLGUARD_RETURN_IF_ERROR(
+      WriteFullHashDelta(env, JoinPath(run.private_dir, FullHashDeltaFileName(version)), o.list, version, change));
+
+  // 3. The checkpoint this version names (a newer one than the previous manifest's is adopted here).
+  const uint64_t checkpoint = NewestCheckpoint(env, run.private_dir, last);
+  if (checkpoint == 0) return Status::FailedPrecondition("list " + o.list + " has no checkpoint record");
+  URLGUARD_ASSIGN_OR_RETURN(
+      Manifest rec, ReadCheckpointRecord(env, JoinPath(run.private_dir, CheckpointRecordFileName(checkpoint)), o.list));
+  report.checkpoint = checkpoint;
+
+  // 4. The touched fingerprints and the epoch map.
+  run.phase(PublishPhase::kWrite, "epoch map");
+  URLGUARD_ASSIGN_OR_RETURN(EpochMap map, ReadEpochFile(env, JoinPath(run.private_dir, EpochMapFileName(last)), o.list));
+  if (map.version() != last) return Status::Corruption("epoch map of version " + std::to_string(last));
+  if (map.checkpoint() < checkpoint) map.Rebase(checkpoint);
+  URLGUARD_ASSIGN_OR_RETURN(std::vector<TouchedFingerprint> touched,
+                            TouchedFingerprintsOf(*before, *after, change.records, rec.universe));
+  URLGUARD_RETURN_IF_ERROR(map.Apply(version, touched));
+  report.touched = touched.size();
+  for (const TouchedFingerprint& t : touched) {
+    if (t.before && !t.after) ++report.removed[static_cast<int>(t.layer)];
+    if (!t.before && t.after) ++report.added[static_cast<int>(t.layer)];
+  }
+  URLGUARD_RETURN_IF_ERROR(WriteFileAtomic(env, JoinPath(run.private_dir, EpochMapFileName(version)),
+                                           map.Encode(o.list), /*private_file=*/true));
+
+  // 5. The manifest: V's counts and digest, the checkpoint, its to-checkpoint diffs, the range diffs to V.
+  Manifest m;
+  m.format = kManifestFormat2;
+  m.list = o.list;
+  m.version = version;
+  m.created_unix = run.now;
+  m.expires_unix = run.now + o.expires_in_seconds;
+  m.min_wait_seconds = o.min_wait_seconds;
+  m.emergency = o.emergency;
+  m.checkpoint = rec.checkpoint;
+  SetDigestInput digest;
+  digest.universe = rec.universe;
+  digest.layers = map.sums();
+  for (int li = 0; li < kLayerKindCount; ++li) {
+    m.entries[li] = map.sums()[li].count;
+    m.universe[li] = rec.universe[li];
+  }
+  m.state_digest = SetDigest(digest);
+  // The ip prefix lengths only grow between checkpoints (a bit without entries costs a client a probe, a missing
+  // one a miss): the checkpoint's, the previous version's, and those of this version's puts.
+  IpPrefixLengths prefixes;
+  prefixes.bits = rec.ip_prefix_lengths;
+  for (size_t i = 0; i < prefixes.bits.size(); ++i) {
+    prefixes.bits[i] |= prev.checkpoint.version == checkpoint ? prev.ip_prefix_lengths[i] : 0;
+  }
+  for (const KeyRecord& r : change.records) {
+    if (r.layer != static_cast<uint8_t>(LayerKind::kIp) || r.reserved != static_cast<uint8_t>(DeltaOp::kPut)) continue;
+    if (r.ipv6) {
+      prefixes.AddV6(r.prefix_length);
+    } else {
+      prefixes.AddV4(r.prefix_length);
+    }
+  }
+  m.ip_prefix_lengths = prefixes.bits;
+  for (const ManifestDiff& d : rec.diffs) {
+    if (d.from_version < checkpoint) m.diffs.push_back(d);  // the first hop of clients behind the checkpoint
+  }
+  RangeDiffTarget target;
+  target.list = o.list;
+  target.version = version;
+  target.universe = rec.universe;
+  for (int li = 0; li < kLayerKindCount; ++li) target.count[li] = map.sums()[li].count;
+  run.phase(PublishPhase::kWrite, "range diffs");
+  for (uint64_t a : map.Anchors(o.catchup_ratio)) {
+    auto md = WriteRangeDiffFile(env, run.public_dir, map.Diff(target, a));
+    if (!md.ok() && md.status().code() == StatusCode::kResourceExhausted && a != checkpoint) continue;
+    URLGUARD_RETURN_IF_ERROR(md.status());
+    m.diffs.push_back(*md);
+    report.diffs.push_back({a, md->file.size, map.TouchedSince(a)});
+  }
+  if (m.diffs.size() > kMaxManifestDiffsFormat2) {  // keep the checkpoint's hop and the nearest anchors
+    m.diffs.erase(m.diffs.begin(), m.diffs.begin() + static_cast<ptrdiff_t>(m.diffs.size() - kMaxManifestDiffsFormat2));
+  }
+  std::sort(m.diffs.begin(), m.diffs.end(), [](const ManifestDiff& a, const ManifestDiff& b) {
+    return a.to_version != b.to_version ? a.to_version < b.to_version : a.from_version < b.from_version;
+  });
+
+  // 6. Commit; then the index and what no manifest names any more.
+  report.manifest_path = JoinPath(run.public_dir, kManifestFileName);
+  std::string after_commit;
+  run.phase(PublishPhase::kSign, "manifest");
+  URLGUARD_RETURN_IF_ERROR(CommitManifest(env, key, run.public_dir, m, nullptr, &after_commit));
+  report.committed = true;
+  run.phase(PublishPhase::kSign, "list index");
+  if (auto index = WriteListIndex(env, key, o.repo_dir, run.now); !index.ok()) {
+    report.warnings.push_back("the list index was not rewritten (the next publication of any list rewrites it; or "
+                              "run `urlguard-publish index`): " + index.status().ToString());
+  }
+  std::set<std::string> keep = {kManifestFileName, kManifestSignatureFileName, RpzFileName(o.list)};
+  AddNamedFiles(m, &keep);
+  AddNamedFiles(prev, &keep);  // clients that read the previous manifest may be downloading its files
+  if (auto names = env->ListDir(run.public_dir); names.ok()) {
+    for (const std::string& n : *names) {
+      if (keep.count(n) == 0) (void)env->RemoveFile(JoinPath(run.public_dir, n));
+    }
+  }
+  if (last > 0) (void)env->RemoveFile(JoinPath(run.private_dir, EpochMapFileName(last - 1)));
+  (void)RemoveTree(env, run.tmp_dir);
+
+  // 7. A checkpoint when the touched fingerprints since the last one have grown (the loop runs it on its own
+  // thread instead: checkpoint_inline false).
+  if (o.checkpoint_inline && map.TouchedSince(checkpoint) > o.checkpoint_changes) {
+    run.phase(PublishPhase::kWrite, "checkpoint");
+    Status made = MakeCheckpoint(env, o, version);
+    if (made.ok()) {
+      report.checkpointed = true;
+    } else {
+      report.warnings.push_back("checkpoint not made (the next version tries again): " + made.ToString());
+    }
+  }
+  return report;
+}
+
+}  // namespace
+
 Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOptions& o, const ProgressFn& progress) {
   if (o.refusal != nullptr) *o.refusal = PublishRefusal::kNone;
   if (!IsValidListName(o.list)) return Status::InvalidArgument("list name must be 1-64 bytes of [a-z0-9_-]: " + o.list);
@@ -788,6 +1276,13 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
     if (done == 0) stage_clock.Next(step);
     if (o.phase_progress) o.phase_progress(p, step, done);
   };
+
+  // Manifest format 2: an incremental version costs what changed (docs/versions.md §3).
+  if (incremental && o.manifest_format == kManifestFormat2) {
+    RunContext run{public_dir, private_dir, tmp_dir, threat_default, now, threads, budget,
+                   [&phase](PublishPhase p, std::string_view step) { phase(p, step); }};
+    return PublishRangeVersion(env, key, o, run);
+  }
 
   // 1. Read and parse every input into sorted runs of fixed-size records (publish/ingest.h).
   phase(PublishPhase::kParse, "feeds");
@@ -1130,6 +1625,35 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
   }
   seen_lock.reset();
 
+  // Manifest format 2: a full version is a checkpoint (docs/versions.md §5): its snapshot is the checkpoint's, an
+  // empty epoch map and archive start at it, and its record is written before the manifest names it. Clients of
+  // earlier versions take the snapshot (there is no archive across a full version).
+  if (o.manifest_format == kManifestFormat2) {
+    if (o.version_store != nullptr) return Status::InvalidArgument("manifest format 2 needs the file state");
+    const SetDigestInput digest = DigestInputOf(current.view);
+    Manifest v2 = m;
+    v2.format = kManifestFormat2;
+    v2.checkpoint.version = version;
+    v2.checkpoint.snapshot = m.snapshot;
+    v2.checkpoint.state_sha256 = m.state_sha256;
+    v2.checkpoint.state_bytes = m.state_bytes;
+    v2.snapshot = {};
+    v2.state_sha256 = {};
+    v2.state_bytes = 0;
+    v2.diffs.clear();
+    v2.state_digest = SetDigest(digest);
+    for (int li = 0; li < kLayerKindCount; ++li) v2.universe[li] = digest.universe[li];
+    EpochMap empty(version, digest.layers);
+    URLGUARD_RETURN_IF_ERROR(
+        WriteFileAtomic(env, JoinPath(private_dir, EpochMapFileName(version)), empty.Encode(o.list), true));
+    URLGUARD_RETURN_IF_ERROR(
+        WriteFileAtomic(env, JoinPath(private_dir, ArchiveFileName(version)), empty.Encode(o.list), true));
+    URLGUARD_RETURN_IF_ERROR(WriteCheckpointRecord(env, JoinPath(private_dir, CheckpointRecordFileName(version)), v2));
+    for (const OpenSnapshot& p : previous) (void)env->RemoveFile(JoinPath(public_dir, DiffFileName(p.version, version)));
+    m = std::move(v2);
+    report.checkpoint = version;
+  }
+
   // 5. The manifest and its signature: written last, so every file they name exists. A client that reads the new
   // manifest with the old signature (or the reverse) sees a bad signature and retries later.
   report.manifest_path = JoinPath(public_dir, kManifestFileName);
@@ -1185,6 +1709,7 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
     for (const std::string& n : *names) {
       // LIST.rpz: the DNS export (urlguard-publish export), rewritten by its own command.
       bool keep = n == kManifestFileName || n == kManifestSignatureFileName || n == m.snapshot.path ||
+                  n == m.checkpoint.snapshot.path ||
                   n == RpzFileName(o.list) || (!versions.empty() && n == SnapshotFileName(versions.back()));
       for (const ManifestDiff& d : m.diffs) keep |= n == d.file.path;
       if (!keep) (void)env->RemoveFile(JoinPath(public_dir, n));

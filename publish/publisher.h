@@ -104,6 +104,22 @@ struct PublishOptions {
   bool cap_removal = false;         // refuse a full version that removes more than max_removal (CheckRemoval)
   double max_removal = kDefaultPublishMaxRemoval;
   PublishRefusal* refusal = nullptr;  // optional: set when the guard refuses (not owned)
+
+  // Manifest format 2 (docs/versions.md): 1 keeps today's manifests (a snapshot and version 1 diffs per version,
+  // O(N) work per version); 2 publishes a snapshot only at checkpoints and range diffs in between, so an
+  // incremental version costs what changed. A full version with format 2 is a checkpoint. File state only (no
+  // version store).
+  uint32_t manifest_format = 1;
+  // Format 2: a checkpoint (compaction + snapshot) is due when the fingerprints touched since the last one exceed
+  // this (it bounds each version's range diffs); the incremental run that finds it due makes it after its commit
+  // unless `checkpoint_inline` is false (the publisher loop runs it on its maintenance thread instead).
+  uint64_t checkpoint_changes = uint64_t{1} << 20;
+  bool checkpoint_inline = true;
+  // Format 2: each range diff from an anchor wastes at most this ratio over what a client missed (PlanAnchors).
+  double catchup_ratio = 1.3;
+  // Format 2: a checkpoint's catch-up archive covers at most this many touched fingerprints back (its memory:
+  // 24 bytes each); clients that missed more take the checkpoint snapshot.
+  uint64_t catchup_retention = uint64_t{16} << 20;
 };
 
 struct PublishReport {
@@ -117,6 +133,12 @@ struct PublishReport {
   uint64_t delta_puts = 0;
   uint64_t delta_deletes = 0;
   bool compacted = false;            // the run folded the list's deltas into a new base after its commit
+  // Manifest format 2: the checkpoint the manifest names, the fingerprints the version touched, its range diffs
+  // (from_version, wire bytes, touched fingerprints in `diffs`), and whether it made a new checkpoint after its
+  // commit.
+  uint64_t checkpoint = 0;
+  uint64_t touched = 0;
+  bool checkpointed = false;
   uint64_t input_lines = 0;
   uint64_t input_entries = 0;
   uint64_t rejected = 0;             // bad lines and entries that are no URL/domain/IP
@@ -158,6 +180,16 @@ using ProgressFn = std::function<void(uint64_t entries)>;
 // valid, the list is locked by another publisher, or a write before the commit fails (files already written for
 // the new version are harmless: no manifest names them). A failure after the commit is no failure: the report
 // (committed) lists it in `warnings`.
+// Manifest format 2 (docs/versions.md §5): makes committed version `version` (a format 2 version, with its epoch map)
+// of list options.list a checkpoint: its state and full hashes folded into new bases, its snapshot (public, zlib),
+// the catch-up archive and the range diffs to it, then the checkpoint record, written last. The next version adopts
+// it. Reads immutable files only, so it runs beside publishing (the publisher loop's maintenance thread, `urlguard-
+// publish compact`); a kill at any point leaves no record (nothing changed for clients; stray temporary files are
+// removed by the next run) or a complete one. Ok and no work when `version` already is the newest checkpoint.
+// kFailedPrecondition without an earlier checkpoint; kCorruption when the snapshot disagrees with the versions'
+// digest sums (never published); I/O errors.
+Status MakeCheckpoint(Env* env, const PublishOptions& options, uint64_t version);
+
 Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOptions& options,
                               const ProgressFn& progress = nullptr);
 

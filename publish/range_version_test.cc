@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright urlguard authors.
+//
+// Manifest format 2 end to end at the publisher (docs/versions.md): a full version is a checkpoint; incremental
+// versions write only their change, and their range diffs bring a client from ANY earlier version since the
+// checkpoint (or, through the checkpoint's own diffs, before it) to exactly the fingerprint sets of the content,
+// whose set digest the manifest signs; checkpoints made beside publishing are adopted; a kill before the
+// checkpoint record leaves the old checkpoint in use.
+#include "publish/range_version.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <set>
+
+#include "core/byte_io.h"
+#include "core/diff_codec.h"
+#include "core/snapshot.h"
+#include "core/set_digest.h"
+#include "format/bounded_inflate.h"
+#include "format/repository_files.h"
+#include "publish/key_record.h"
+#include "publish/publisher.h"
+#include "tests/test_util.h"
+#include "url/entry.h"
+
+namespace urlguard {
+namespace {
+
+using Sets = std::array<std::set<uint64_t>, kLayerKindCount>;
+
+void WriteLines(const std::string& path, const std::vector<std::string>& lines) {
+  std::ofstream f(path);
+  for (const std::string& l : lines) f << l << "\n";
+}
+
+std::string Read(const std::string& path) { return testing::ReadFileOrDie(path); }
+
+Manifest ReadManifest(const std::string& repo) {
+  auto m = ParseManifest(Read(repo + "/public/v1/lists/phishing/manifest.json"));
+  EXPECT_TRUE(m.ok()) << m.status().ToString();
+  return m.ok() ? *m : Manifest{};
+}
+
+// The fingerprint sets a client must hold for `content` under the manifest's universes.
+Sets Expected(const std::set<std::string>& content, const Manifest& m) {
+  Sets s;
+  for (const std::string& e : content) {
+    auto k = EntryKeyFor(e);
+    EXPECT_TRUE(k.ok()) << e;
+    const int li = static_cast<int>(k->layer);
+    EXPECT_NE(m.universe[li], 0u);
+    s[li].insert(MulHi64(LocalKeyFor(k->expression, Sha256(k->expression)), m.universe[li]));
+  }
+  return s;
+}
+
+Sets FromSnapshot(const std::string& repo, const Manifest& m) {
+  auto z = Read(repo + "/public/v1/lists/phishing/" + m.checkpoint.snapshot.path);
+  auto bytes = InflateBounded(z, m.checkpoint.state_bytes);
+  EXPECT_TRUE(bytes.ok());
+  auto view = SnapshotView::Open(reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size(), true);
+  EXPECT_TRUE(view.ok());
+  EXPECT_EQ(view->checksum(), m.checkpoint.state_sha256);
+  Sets s;
+  for (int li = 0; li < kLayerKindCount; ++li) {
+    const LayerView* l = view->layer(static_cast<LayerKind>(li));
+    if (l == nullptr) continue;
+    std::vector<uint64_t> fps;
+    l->fingerprints.Decode(&fps);
+    s[li].insert(fps.begin(), fps.end());
+  }
+  return s;
+}
+
+Sets Apply(Sets s, const std::string& repo, const ManifestDiff& d) {
+  auto z = Read(repo + "/public/v1/lists/phishing/" + d.file.path);
+  EXPECT_EQ(Sha256(z), d.file.sha256);
+  auto bytes = InflateBounded(z, d.file.inflated_size);
+  EXPECT_TRUE(bytes.ok());
+  auto diff = DecodeRangeDiff(*bytes);
+  EXPECT_TRUE(diff.ok()) << diff.status().ToString();
+  EXPECT_EQ(diff->from_version, d.from_version);
+  for (const RangeLayerDiff& l : diff->layers) {
+    auto& set = s[static_cast<int>(l.layer)];
+    for (uint64_t f : l.absent) set.erase(f);
+    for (uint64_t f : l.present) set.insert(f);
+    EXPECT_EQ(set.size(), l.new_count);
+  }
+  return s;
+}
+
+Sha256Digest DigestOf(const Sets& s, const Manifest& m) {
+  SetDigestInput in;
+  for (int li = 0; li < kLayerKindCount; ++li) {
+    in.universe[li] = m.universe[li];
+    for (uint64_t f : s[li]) AddToSetSum(&in.layers[li], static_cast<LayerKind>(li), f);
+  }
+  return SetDigest(in);
+}
+
+class Format2Test : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    repo_ = tmp_.path() + "/repo";
+    for (int i = 0; i < 3000; ++i) content_.insert(Entry(i));
+    WriteLines(tmp_.path() + "/full.txt", {content_.begin(), content_.end()});
+    PublishOptions o = Base();
+    o.inputs = {FeedSpec{FeedFormat::kPlain, "", tmp_.path() + "/full.txt"}};
+    auto r = Publish(Env::Default(), key_, o);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    Record();
+  }
+
+  static std::string Entry(int i) {
+    switch (i % 3) {
+      case 0: return "d" + std::to_string(i) + ".example";
+      case 1: return "https://s" + std::to_string(i) + ".example/p";
+      default: return "10.1." + std::to_string(i / 256 % 256) + "." + std::to_string(i % 256);
+    }
+  }
+
+  PublishOptions Base() {
+    PublishOptions o;
+    o.repo_dir = repo_;
+    o.list = "phishing";
+    o.manifest_format = kManifestFormat2;
+    o.now_unix = now_ += 60;
+    o.memory_budget = size_t{8} << 20;
+    o.checkpoint_changes = uint64_t{1} << 40;  // checkpoints only where a test makes them
+    return o;
+  }
+
+  // One incremental version: `n` new entries, `n` removed ones (and an entry never listed, a no-op).
+  Result<PublishReport> Step(int n, uint64_t checkpoint_changes = uint64_t{1} << 40) {
+    std::vector<std::string> add, remove;
+    for (int i = 0; i < n; ++i) add.push_back(Entry(next_++));
+    for (int i = 0; i < n && !content_.empty(); ++i) {
+      auto it = content_.begin();
+      std::advance(it, static_cast<long>(rng_() % content_.size()));
+      remove.push_back(*it);
+      content_.erase(it);
+    }
+    remove.push_back("never-listed.example");
+    for (const std::string& a : add) content_.insert(a);
+    WriteLines(tmp_.path() + "/add.txt", add);
+    WriteLines(tmp_.path() + "/remove.txt", remove);
+    PublishOptions o = Base();
+    o.add_inputs = {FeedSpec{FeedFormat::kPlain, "", tmp_.path() + "/add.txt"}};
+    o.remove_inputs = {FeedSpec{FeedFormat::kPlain, "", tmp_.path() + "/remove.txt"}};
+    o.checkpoint_changes = checkpoint_changes;
+    auto r = Publish(Env::Default(), key_, o);
+    if (r.ok()) Record();
+    return r;
+  }
+
+  void Record() {
+    Manifest m = ReadManifest(repo_);
+    history_[m.version] = Expected(content_, m);
+  }
+
+  // Every client at a version still offered reaches the newest one through the manifest's diffs (one hop, or
+  // two through the checkpoint), and the result is the content's fingerprint sets and the signed digest.
+  void ExpectEveryClientCatchesUp() {
+    Manifest m = ReadManifest(repo_);
+    ASSERT_EQ(m.format, kManifestFormat2);
+    const Sets& want = history_.at(m.version);
+    EXPECT_EQ(DigestOf(want, m), m.state_digest);
+    // A new client: the checkpoint snapshot, then the diff from the checkpoint.
+    Sets fresh = FromSnapshot(repo_, m);
+    if (m.checkpoint.version < m.version) {
+      const ManifestDiff* d = FindRangeDiff(m, m.version, m.checkpoint.version);
+      ASSERT_NE(d, nullptr);
+      fresh = Apply(fresh, repo_, *d);
+    }
+    EXPECT_EQ(fresh, want);
+    for (const auto& [f, state] : history_) {
+      if (f >= m.version) continue;
+      Sets s = state;
+      if (f >= m.checkpoint.version) {
+        const ManifestDiff* d = FindRangeDiff(m, m.version, f);
+        ASSERT_NE(d, nullptr) << "client at " << f;
+        EXPECT_LE(d->from_version, f);
+        s = Apply(s, repo_, *d);
+      } else {
+        const ManifestDiff* hop = FindRangeDiff(m, m.checkpoint.version, f);
+        if (hop == nullptr) continue;  // beyond the archive: the snapshot
+        s = Apply(s, repo_, *hop);
+        if (m.checkpoint.version < m.version) s = Apply(s, repo_, *FindRangeDiff(m, m.version, m.checkpoint.version));
+      }
+      EXPECT_EQ(s, want) << "client at " << f << " -> " << m.version;
+    }
+  }
+
+  testing::TempDir tmp_{"format2"};
+  SigningKey key_ = std::move(SigningKey::Generate()).value();
+  std::string repo_;
+  std::set<std::string> content_;
+  std::map<uint64_t, Sets> history_;
+  std::mt19937_64 rng_{3};
+  int next_ = 100000;
+  int64_t now_ = 1700000000;
+};
+
+TEST_F(Format2Test, AFullVersionIsACheckpoint) {
+  Manifest m = ReadManifest(repo_);
+  EXPECT_EQ(m.version, 1u);
+  EXPECT_EQ(m.checkpoint.version, 1u);
+  EXPECT_TRUE(m.diffs.empty());
+  const std::string priv = repo_ + "/private/lists/phishing/";
+  EXPECT_TRUE(std::filesystem::exists(priv + CheckpointRecordFileName(1)));
+  EXPECT_TRUE(std::filesystem::exists(priv + EpochMapFileName(1)));
+  ExpectEveryClientCatchesUp();
+}
+
+TEST_F(Format2Test, IncrementalVersionsWriteOnlyTheirChangeAndEveryClientCatchesUp) {
+  for (int v = 2; v <= 12; ++v) {
+    auto r = Step(20 + v);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->version, static_cast<uint64_t>(v));
+    EXPECT_EQ(r->checkpoint, 1u);
+    EXPECT_EQ(r->delta_puts, static_cast<uint64_t>(20 + v));
+    EXPECT_EQ(r->delta_deletes, static_cast<uint64_t>(20 + v));
+    // No snapshot, no state file, no whole full-hash file for the version: only deltas.
+    const std::string priv = repo_ + "/private/lists/phishing/";
+    EXPECT_FALSE(std::filesystem::exists(priv + PrivateSnapshotFileName(r->version)));
+    EXPECT_FALSE(std::filesystem::exists(priv + StateFileName(r->version)));
+    EXPECT_FALSE(std::filesystem::exists(priv + FullHashFileName(r->version)));
+    EXPECT_TRUE(std::filesystem::exists(priv + StateDeltaFileName(r->version)));
+    EXPECT_TRUE(std::filesystem::exists(priv + FullHashDeltaFileName(r->version)));
+    ExpectEveryClientCatchesUp();
+  }
+  // Anchors are geometric: far fewer diffs than versions once the epoch is long.
+  EXPECT_LT(ReadManifest(repo_).diffs.size(), 11u);
+}
+
+TEST_F(Format2Test, CheckpointsMadeBesidePublishingAreAdoptedAndServeClientsBehindThem) {
+  for (int v = 2; v <= 5; ++v) ASSERT_TRUE(Step(30).ok());
+  PublishOptions o = Base();
+  ASSERT_TRUE(MakeCheckpoint(Env::Default(), o, 5).ok());
+  ASSERT_TRUE(MakeCheckpoint(Env::Default(), o, 5).ok());  // idempotent
+  // Version 5's manifest still names checkpoint 1; version 6 adopts 5.
+  EXPECT_EQ(ReadManifest(repo_).checkpoint.version, 1u);
+  auto r = Step(30);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  Manifest m = ReadManifest(repo_);
+  EXPECT_EQ(m.checkpoint.version, 5u);
+  bool has_hop = false;
+  for (const ManifestDiff& d : m.diffs) has_hop |= d.to_version == 5;
+  EXPECT_TRUE(has_hop) << "clients behind the checkpoint get a first hop";
+  ExpectEveryClientCatchesUp();
+  // The new bases equal what a full publish of the same content writes (state) and hold the same hashes.
+  const std::string priv = repo_ + "/private/lists/phishing/";
+  EXPECT_TRUE(std::filesystem::exists(priv + StateFileName(5)));
+  EXPECT_TRUE(std::filesystem::exists(priv + FullHashFileName(5)));
+  // An inline checkpoint when the touched fingerprints pass the threshold; then more versions and a second
+  // checkpoint whose archive reaches back across the first.
+  r = Step(30, /*checkpoint_changes=*/10);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(r->checkpointed);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(Step(25).ok());
+  m = ReadManifest(repo_);
+  EXPECT_EQ(m.checkpoint.version, 7u);
+  ExpectEveryClientCatchesUp();
+}
+
+TEST_F(Format2Test, AKilledCheckpointLeavesTheOldOneInUse) {
+  for (int v = 2; v <= 4; ++v) ASSERT_TRUE(Step(30).ok());
+  // A checkpoint that never wrote its record (killed before it): its other files are there, unused.
+  PublishOptions o = Base();
+  ASSERT_TRUE(MakeCheckpoint(Env::Default(), o, 4).ok());
+  std::filesystem::remove(repo_ + "/private/lists/phishing/" + CheckpointRecordFileName(4));
+  auto r = Step(30);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(ReadManifest(repo_).checkpoint.version, 1u);
+  ExpectEveryClientCatchesUp();
+  // Made again later, it is adopted.
+  ASSERT_TRUE(MakeCheckpoint(Env::Default(), o, 5).ok());
+  ASSERT_TRUE(Step(10).ok());
+  EXPECT_EQ(ReadManifest(repo_).checkpoint.version, 5u);
+  ExpectEveryClientCatchesUp();
+}
+
+TEST_F(Format2Test, AnIncrementalVersionNeedsAFormat2Predecessor) {
+  testing::TempDir other("format2-v1");
+  WriteLines(other.path() + "/full.txt", {"a.example", "b.example"});
+  PublishOptions o;
+  o.repo_dir = other.path() + "/repo";
+  o.list = "phishing";
+  o.inputs = {FeedSpec{FeedFormat::kPlain, "", other.path() + "/full.txt"}};
+  ASSERT_TRUE(Publish(Env::Default(), key_, o).ok());
+  WriteLines(other.path() + "/add.txt", {"c.example"});
+  o.inputs.clear();
+  o.add_inputs = {FeedSpec{FeedFormat::kPlain, "", other.path() + "/add.txt"}};
+  o.manifest_format = kManifestFormat2;
+  auto r = Publish(Env::Default(), key_, o);
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("--manifest-format 2"), std::string::npos) << r.status().ToString();
+}
+
+}  // namespace
+}  // namespace urlguard
