@@ -312,6 +312,7 @@ class Loop {
       auto info = env_->Stat(JoinPath(claimed_, n));
       if (info.ok()) oldest_mtime = std::min(oldest_mtime, info->mtime_unix);
     }
+    const auto started = std::chrono::steady_clock::now();
     for (;;) {
       PublishOptions po = BaseOptions();
       for (const std::string& n : b->files) {
@@ -332,6 +333,7 @@ class Loop {
         v.report = ToListPublishReport(*r);
         v.files = files;
         v.recovered = recovered;
+        v.publish_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
         v.ingest_to_commit_seconds = oldest_mtime == INT64_MAX ? 0 : std::max(0.0, now - static_cast<double>(oldest_mtime));
         Committed(v);
         return Status::Ok();
@@ -371,11 +373,13 @@ class Loop {
     spec.path = path;
     po.remove_inputs.push_back(spec);
     po.accepted_inputs.push_back(path);  // empty on purpose
+    const auto started = std::chrono::steady_clock::now();
     auto r = Publish(env_, key_, po, o_.publish.progress);
     if (!r.ok()) return r.status().WithContext("refreshing before expiry");
     PublishLoopVersion v;
     v.report = ToListPublishReport(*r);
     v.refresh = true;
+    v.publish_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     Committed(v);
     return Status::Ok();
   }

@@ -392,6 +392,7 @@ struct PublishLoopVersion {
   // From the oldest taken file's modification time (whole seconds: the file system's clock) to the commit; 0
   // for a refresh.
   double ingest_to_commit_seconds = 0;
+  double publish_seconds = 0;     // the publication itself (the guard's refusals and retries included)
 };
 
 // A change file the publication guard refused (docs/feeds.md, "The publication guard"): moved to
