@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <thread>
 
 #include "format/repository_files.h"
@@ -338,7 +339,10 @@ TEST_F(PublishLoopTest, DonePrunedToTheNewest) {
   const std::string done = SpoolDoneDir(spool());
   ASSERT_TRUE(Env::Default()->CreateDirs(done).ok());
   for (size_t i = 0; i < kPublishLoopDoneKept + 5; ++i) {
-    testing::WriteFileOrDie(JoinPath(done, "old" + std::to_string(i) + ".add"), "x.example\n");
+    const std::string path = JoinPath(done, "old" + std::to_string(i) + ".add");
+    testing::WriteFileOrDie(path, "x.example\n");
+    // An hour old: the order is by modification time (whole seconds), not by the names.
+    std::filesystem::last_write_time(path, std::filesystem::file_time_type::clock::now() - std::chrono::hours(1));
   }
   Drop("new.add", "new.example\n");
   PublishLoopOptions o = LoopOptions();
