@@ -430,6 +430,9 @@ int RunLoop(urlguard::PublishLoopOptions o, const std::string& every, const std:
   o.on_error = [](const urlguard::Status& s) {
     std::cerr << "urlguard-publish: this cycle failed, its files stay claimed for the next: " << s.ToString() << '\n';
   };
+  std::printf("loop: publishing %s every %lld s from %s/incoming/ (min_wait_seconds %lld)\n", list.c_str(),
+              static_cast<long long>(o.every_seconds), o.spool_dir.c_str(), static_cast<long long>(o.every_seconds));
+  std::fflush(stdout);
   auto r = urlguard::RunPublishLoop(o);
   if (!r.ok()) {
     std::cerr << "urlguard-publish loop: " << r.status().ToString() << '\n';
