@@ -120,13 +120,18 @@ Result<ManifestVersion> ReadCommittedVersion(Env* env, const std::string& repo_d
     if (bytes.status().code() == StatusCode::kNotFound) return ManifestVersion{};
     return bytes.status().WithContext(path);
   }
-  auto m = ParseManifest(*bytes);
+  auto v = ParseCommittedVersion(*bytes);
+  if (!v.ok()) return v.status().WithContext(path);
+  return v;
+}
+
+Result<ManifestVersion> ParseCommittedVersion(std::string_view bytes) {
+  auto m = ParseManifest(bytes);
   if (m.ok()) return ManifestVersion{m->version, m->created_unix};
-  auto version = CanonicalTopLevelUint(*bytes, "version");
-  auto created = CanonicalTopLevelUint(*bytes, "created_unix");
-  if (!version || *version == 0 || !created || *created > static_cast<uint64_t>(INT64_MAX)) {
-    return m.status().WithContext(path);
-  }
+  if (bytes.size() > kMaxManifestBytes) return m.status();
+  auto version = CanonicalTopLevelUint(bytes, "version");
+  auto created = CanonicalTopLevelUint(bytes, "created_unix");
+  if (!version || *version == 0 || !created || *created > static_cast<uint64_t>(INT64_MAX)) return m.status();
   return ManifestVersion{*version, static_cast<int64_t>(*created)};
 }
 

@@ -56,9 +56,13 @@ struct ManifestVersion {
   uint64_t version = 0;      // 0: nothing published yet
   int64_t created_unix = 0;
 };
-// Reads REPO/public/v1/lists/LIST/manifest.json. No manifest: version 0. A manifest ParseManifest refuses (e.g.
-// a newer format) falls back to its canonical top-level "version" and "created_unix" members (the publisher
-// wrote it canonically, docs/manifest-format.md §3). kCorruption when neither gives a version; read errors.
+// The version and creation time of manifest bytes: ParseManifest's, or, for a manifest it refuses (e.g. a newer
+// format), the canonical top-level "version" and "created_unix" members (the publisher wrote it canonically,
+// docs/manifest-format.md §3: top-level members alone are indented by exactly two spaces). kCorruption (or
+// ParseManifest's kResourceExhausted) when neither gives a version >= 1. Never reads past `bytes`.
+Result<ManifestVersion> ParseCommittedVersion(std::string_view bytes);
+// Reads REPO/public/v1/lists/LIST/manifest.json (at most kMaxManifestBytes) and parses it as above. No manifest:
+// version 0. Read errors name the file.
 Result<ManifestVersion> ReadCommittedVersion(Env* env, const std::string& repo_dir, const std::string& list);
 
 // Runs `fn` on a thread of its own each time Trigger() is called; Trigger() while `fn` runs makes it run once

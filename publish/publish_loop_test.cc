@@ -45,6 +45,24 @@ TEST(SpoolNames, ChangeFilesAndMarkers) {
   }
 }
 
+TEST(ParseCommittedVersion, ReadsAManifestAndANewerFormatsTopLevelMembers) {
+  // A format 1 manifest as the publisher writes it, from a real publication below; here the fallback alone: a
+  // manifest ParseManifest refuses (a newer format) still tells its version, and nested members do not count.
+  const std::string newer =
+      "{\n  \"checkpoint\": {\n    \"version\": 7\n  },\n  \"created_unix\": 1700000000,\n"
+      "  \"format\": 99,\n  \"version\": 12\n}\n";
+  auto v = ParseCommittedVersion(newer);
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  EXPECT_EQ(v->version, 12u);
+  EXPECT_EQ(v->created_unix, 1700000000);
+  for (const char* bad : {"", "{}", "{\n  \"format\": 99,\n  \"version\": 0,\n  \"created_unix\": 1\n}\n",
+                          "{\n  \"checkpoint\": {\n    \"version\": 7,\n    \"created_unix\": 1\n  }\n}\n",
+                          "{\n  \"version\": 99999999999999999999,\n  \"created_unix\": 1\n}\n",
+                          "{\n  \"version\": 3\n}\n"}) {
+    EXPECT_FALSE(ParseCommittedVersion(bad).ok()) << bad;
+  }
+}
+
 TEST(SpoolNames, UnusedNameKeepsTheSuffix) {
   testing::TempDir dir("publish_loop_names");
   Env* env = Env::Default();
@@ -188,6 +206,9 @@ TEST_F(PublishLoopTest, TwoCyclesPublishTwoVersions) {
   const std::string manifest =
       testing::ReadFileOrDie(JoinPath(PublicListDir(dir_.Join("repo"), "phishing"), kManifestFileName));
   EXPECT_NE(manifest.find("\"min_wait_seconds\": 1,"), std::string::npos) << manifest;
+  auto parsed = ParseCommittedVersion(manifest);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->version, 3u);
 }
 
 TEST_F(PublishLoopTest, NoChangeNoVersion) {
