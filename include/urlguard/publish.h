@@ -4,7 +4,9 @@
 // The publisher as a library (server side; linked by urlguard-publish and urlguard-server, never by clients):
 // key generation, one-off snapshot builds, signed publication of list versions into a repository (snapshot,
 // diffs from earlier versions, signed manifest), key-rotation statements, the "seen before" query, and feed
-// argument parsing, the DNS Response Policy Zone export, and the feed loop (UpdateFeeds: docs/feeds-file.md). docs/feeds.md describes the input formats, docs/repository-layout.md the repository.
+// argument parsing, the DNS Response Policy Zone export, the feed loop (UpdateFeeds: docs/feeds-file.md), and the
+// publishing cadence (RunPublishLoop: docs/runbook-publishers.md, "A minute cadence"). docs/feeds.md describes the
+// input formats, docs/repository-layout.md the repository.
 //
 //   urlguard::ListPublishOptions o;
 //   o.repo_dir = "/srv/urlguard/repo";
