@@ -343,10 +343,21 @@ class Loop {
         Committed(v);
         return Status::Ok();
       }
-      if (refusal != PublishRefusal::kInputRefused) return r.status();
-      // The guard names the refused input "PATH: refused: ..." (feeds/feed_check.h CheckInputFile).
+      // Whose fault: the guard names the refused input "PATH: refused: ..." (feeds/feed_check.h CheckInputFile);
+      // a file that cannot be read as a feed at all (a broken gzip stream: kCorruption; over the feed caps:
+      // kResourceExhausted) is named "PATH: ..." too. Either way the file, not the cycle, is bad: publishing it
+      // again would fail again, so it leaves the batch. Other failures (I/O, the list's lock) are the cycle's.
+      const StatusCode code = r.status().code();
+      std::string mark;
+      if (refusal == PublishRefusal::kInputRefused) {
+        mark = ": refused";
+      } else if (code == StatusCode::kCorruption || code == StatusCode::kResourceExhausted) {
+        mark = ": ";
+      } else {
+        return r.status();
+      }
       auto it = std::find_if(b->files.begin(), b->files.end(), [&](const std::string& n) {
-        return r.status().message().find(JoinPath(claimed_, n) + ": refused") != std::string::npos;
+        return r.status().message().find(JoinPath(claimed_, n) + mark) != std::string::npos;
       });
       if (it == b->files.end()) return r.status();
       URLGUARD_RETURN_IF_ERROR(Reject(*it, r.status().message()));

@@ -274,6 +274,20 @@ TEST_F(PublishLoopTest, RefusedFileIsRejectedAndTheRestPublishes) {
   EXPECT_EQ(Files(SpoolDoneDir(spool())), std::vector<std::string>{"good.add"});
 }
 
+TEST_F(PublishLoopTest, UnreadableFeedIsRejected) {
+  Drop("good.add", "good.example\n");
+  Drop("broken.add", std::string("\x1f\x8b\x08\x00garbage", 12));  // gzip magic, then no gzip stream
+  PublishLoopOptions o = LoopOptions();
+  o.max_cycles = 1;
+  auto r = RunPublishLoop(o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(errors_.empty()) << errors_[0];
+  EXPECT_EQ(r->rejected_files, 1u);
+  EXPECT_EQ(r->versions, 1u);
+  EXPECT_TRUE(Listed(2, "good.example"));
+  EXPECT_EQ(Files(SpoolRejectedDir(spool())), (std::vector<std::string>{"broken.add", "broken.add.why"}));
+}
+
 TEST_F(PublishLoopTest, AcceptTakesARefusedFile) {
   Drop("empty.remove", "");
   PublishLoopOptions o = LoopOptions();

@@ -397,8 +397,9 @@ struct PublishLoopVersion {
   double publish_seconds = 0;     // the publication itself (the guard's refusals and retries included)
 };
 
-// A change file the publication guard refused (docs/feeds.md, "The publication guard"): moved to
-// SPOOL/rejected/NAME with the reason in SPOOL/rejected/NAME.why; the rest of its batch still publishes.
+// A change file the publication guard refused (docs/feeds.md, "The publication guard"), or that cannot be read as
+// a feed (a broken gzip stream, over the feed caps): moved to SPOOL/rejected/NAME with the reason in
+// SPOOL/rejected/NAME.why; the rest of its batch still publishes.
 struct PublishLoopRejection {
   std::string file;  // its path in SPOOL/rejected/
   std::string why;
