@@ -2,11 +2,13 @@
 # SPDX-License-Identifier: Apache-2.0
 # The whole urlguard server side on one machine, for trying it out (docs/fleet.md): Redis (the shared abuse
 # guard), three verify servers (urlguard-server --guard redis://...), nginx in front (rendered from
-# packaging/nginx/urlguard.conf with the ports filled in), and two publisher loops that publish the feed in
-# FLEET/feeds/ whenever it changes. Everything listens on 127.0.0.1 only, on free ports, and lives in one
-# directory. Optionally PostgreSQL as the publishers' state (--pg; see below).
+# packaging/nginx/urlguard.conf with the ports filled in), and the publishing side at a minute cadence: an
+# ingestor that turns each change of the feed in FLEET/feeds/ into change files in FLEET/spool/incoming/, and
+# `urlguard-publish loop --every 60` that publishes them as one version a minute (min_wait_seconds 60;
+# docs/runbook-publishers.md, "A minute cadence"). Everything listens on 127.0.0.1 only, on free ports, and lives
+# in one directory. Optionally PostgreSQL as the publishers' state (--pg; see below).
 #
-#   scripts/fleet.sh start  [--dir DIR] [--bin BIN_DIR] [--servers N] [--pg]
+#   scripts/fleet.sh start  [--dir DIR] [--bin BIN_DIR] [--servers N] [--pg] [--every SECONDS]
 #   scripts/fleet.sh status [--dir DIR]        each part's health; exit 0 only when all are healthy
 #   scripts/fleet.sh stop   [--dir DIR]        stops every process this directory started (by its pid file)
 #
@@ -15,8 +17,12 @@
 # After `start`, DIR/fleet.env lists every address; try:
 #   . DIR/fleet.env; urlguard sync --data-dir d --server "$FLEET_URL" --public-key "$FLEET_PUBKEY" --list phishing --once
 #
+# --every: the loop's cadence (default $URLGUARD_FLEET_EVERY, else 60); below 60 s only for tests (clients are
+# told to poll that often too).
+#
 # --pg: a PostgreSQL 15 cluster in DIR/pg (initdb/pg_ctl, as the `postgres` user when run as root) and the
-# publishers keep their state there (docs/postgres-schema.md): each loop ingests the feed
+# publishers keep their state there (docs/postgres-schema.md): instead of the ingestor and the loop, two publisher
+# loops (shell) each ingest the feed
 # (`urlguard-publish ingest --state ...`) and publishes from the database (`publish --state ...`; PostgreSQL's
 # per-list lock serializes the two publishers); the verify servers answer from the versions the database
 # committed (`urlguard-server --state ...`) instead of the repository's private files.
@@ -39,12 +45,14 @@ dir=${URLGUARD_FLEET_DIR:-/tmp/urlguard-fleet}
 bin=${URLGUARD_BIN:-}
 servers=3
 pg=0
+every=${URLGUARD_FLEET_EVERY:-60}
 while [ $# -gt 0 ]; do
   case $1 in
     --dir) dir=$2; shift 2 ;;
     --bin) bin=$2; shift 2 ;;
     --servers) servers=$2; shift 2 ;;
     --pg) pg=1; shift ;;
+    --every) every=$2; shift 2 ;;
     *) echo "fleet.sh: unknown option $1" >&2; exit 4 ;;
   esac
 done
@@ -149,6 +157,37 @@ EOF
   chmod +x "$dir/run/publisher.sh"
 }
 
+ingest_loop() {  # the fleet's ingestor: each change of feeds/phishing.txt becomes change files in the spool
+  cat > "$dir/run/ingest.sh" << 'EOF'
+#!/usr/bin/env bash
+# The fleet's ingestor (scripts/fleet.sh): when feeds/phishing.txt changes, the lines it gained go to
+# spool/incoming/T.add and the lines it lost to spool/incoming/T.remove, each written beside the spool and
+# renamed in (a file the loop sees is always whole). state/ingested.txt is the content handed over so far.
+dir=$1
+LC_ALL=C
+export LC_ALL
+while true; do
+  sort -u "$dir/feeds/phishing.txt" > "$dir/state/feed.sorted"
+  if ! cmp -s "$dir/state/feed.sorted" "$dir/state/ingested.txt"; then
+    t=$(date -u +%Y%m%dT%H%M%S%N)
+    comm -13 "$dir/state/ingested.txt" "$dir/state/feed.sorted" > "$dir/spool/.$t.add"
+    comm -23 "$dir/state/ingested.txt" "$dir/state/feed.sorted" > "$dir/spool/.$t.remove"
+    for kind in add remove; do
+      if [ -s "$dir/spool/.$t.$kind" ]; then
+        mv "$dir/spool/.$t.$kind" "$dir/spool/incoming/$t.$kind"
+      else
+        rm -f "$dir/spool/.$t.$kind"
+      fi
+    done
+    mv "$dir/state/feed.sorted" "$dir/state/ingested.txt"
+    echo "$(date -u +%FT%TZ) ingested a change of feeds/phishing.txt into the spool"
+  fi
+  sleep 1
+done
+EOF
+  chmod +x "$dir/run/ingest.sh"
+}
+
 start() {
   command -v redis-server > /dev/null || die "redis-server is not installed (apt-get install redis-server)"
   command -v nginx > /dev/null || [ -x /usr/sbin/nginx ] || die "nginx is not installed (apt-get install nginx)"
@@ -210,9 +249,22 @@ start() {
   spawn nginx "$nginx_bin" -p "$dir/nginx" -c "$dir/nginx/nginx.conf"
   wait_port "$nginx_port" 10 || die "nginx did not start (log/nginx.error.log)"
 
-  publisher_loop
-  spawn publisher-1 "$dir/run/publisher.sh" "$dir" "$bin" publisher-1 "$pg_url"
-  spawn publisher-2 "$dir/run/publisher.sh" "$dir" "$bin" publisher-2 "$pg_url"
+  if [ -n "$pg_url" ]; then
+    publisher_loop
+    spawn publisher-1 "$dir/run/publisher.sh" "$dir" "$bin" publisher-1 "$pg_url"
+    spawn publisher-2 "$dir/run/publisher.sh" "$dir" "$bin" publisher-2 "$pg_url"
+  else
+    # A minute cadence (docs/runbook-publishers.md, "A minute cadence"): the ingestor feeds the spool, the loop
+    # publishes what arrived once per --every seconds.
+    mkdir -p "$dir/spool/incoming"
+    [ -f "$dir/state/ingested.txt" ] || LC_ALL=C sort -u "$dir/feeds/phishing.txt" > "$dir/state/ingested.txt"
+    ingest_loop
+    spawn ingest "$dir/run/ingest.sh" "$dir"
+    local min_every=()
+    [ "$every" -lt 60 ] && min_every=(--min-every "$every")
+    spawn publish-loop "$bin/urlguard-publish" loop --repo "$dir/repo" --key "$dir/keys/urlguard-ed25519.pem" \
+        --list phishing --spool "$dir/spool" --every "$every" "${min_every[@]}"
+  fi
 
   {
     echo "FLEET_DIR=$dir"
@@ -287,11 +339,13 @@ status() {
   else
     report nginx 0 "$FLEET_URL /healthz ${hz:-none}, manifest ${mf:-none}"
   fi
-  for n in 1 2; do
-    if pid_alive "$dir/run/publisher-$n.pid"; then
-      report "publisher-$n" 1 "$(tail -1 "$dir/log/publisher-$n.log" 2> /dev/null || true)"
+  local publishers=(publisher-1 publisher-2)
+  [ -n "${FLEET_PG:-}" ] || publishers=(ingest publish-loop)
+  for n in "${publishers[@]}"; do
+    if pid_alive "$dir/run/$n.pid"; then
+      report "$n" 1 "$(tail -1 "$dir/log/$n.log" 2> /dev/null || true)"
     else
-      report "publisher-$n" 0 "not running"
+      report "$n" 0 "not running"
     fi
   done
   if [ -n "${FLEET_PG:-}" ]; then
@@ -311,7 +365,7 @@ status() {
 
 stop() {
   [ -d "$dir/run" ] || die "no fleet in $dir"
-  for f in "$dir"/run/publisher-*.pid "$dir"/run/nginx.pid "$dir"/run/server-*.pid "$dir"/run/redis.pid; do
+  for f in "$dir"/run/publisher-*.pid "$dir"/run/ingest.pid "$dir"/run/publish-loop.pid "$dir"/run/nginx.pid "$dir"/run/server-*.pid "$dir"/run/redis.pid; do
     [ -f "$f" ] || continue
     local pid
     pid=$(cat "$f")
@@ -342,5 +396,5 @@ case $cmd in
   status) status ;;
   stop) stop ;;
   render-nginx) render_nginx "${render_args[@]}" ;;
-  *) echo "usage: fleet.sh start|status|stop [--dir DIR] [--bin BIN_DIR] [--servers N] [--pg]" >&2; exit 4 ;;
+  *) echo "usage: fleet.sh start|status|stop [--dir DIR] [--bin BIN_DIR] [--servers N] [--pg] [--every SECONDS]" >&2; exit 4 ;;
 esac

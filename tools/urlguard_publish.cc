@@ -21,6 +21,9 @@
 //                            [--action nxdomain|nodata|null|cname:HOST] [--origin ZONE] [--allowlist FILE...]
 //   urlguard-publish update  --feeds FEEDS.conf --repo DIR --key PRIVATE.pem [--state postgresql://...]
 //                            [--accept FEED ...] [--allow-large-removal] [--proxy URL] [--metrics-textfile FILE]
+//   urlguard-publish loop    --repo DIR --key PRIVATE.pem --list NAME --spool DIR --every SECONDS [--expires-in 24h]
+//                            [--keep K] [--emergency on|off] [--fp-rate P] [--threat T] [--threads N]
+//                            [--accept NAME ...] [--refresh-after DURATION]
 //
 // Input formats (docs/feeds.md): plain, hosts, abp, phishtank-csv, phishtank-json, urlhaus-csv, openphish,
 // drop-json, drop-txt, csv:COLUMN; auto-detected without a prefix; gzip is read as such.
@@ -32,6 +35,7 @@
 // `update` also: 3 a feed was quarantined (its last good copy still counts), 5 removals were held back
 // (docs/feeds-file.md §8).
 #include <CLI/CLI.hpp>
+#include <csignal>
 #include <cstdio>
 #include <ctime>
 #include <iostream>
@@ -41,6 +45,7 @@
 
 #include "tools/progress.h"
 #include "urlguard/checker.h"
+#include "urlguard/env.h"
 #include "urlguard/publish.h"
 #include "urlguard/version.h"
 
@@ -373,6 +378,88 @@ int RunUpdate(const urlguard::FeedUpdateOptions& o) {
   return 0;
 }
 
+
+// `loop`: a version every --every seconds from the spool's change files, until SIGTERM or SIGINT (the version in
+// progress is finished first; exit 0). Each version is reported as `publish` reports one, plus the time from the
+// oldest change file's arrival to the commit.
+int RunLoop(urlguard::PublishLoopOptions o, const std::string& every, const std::string& expires_in,
+            const std::string& refresh_after) {
+  auto every_s = urlguard::ParseDurationSeconds(every);
+  auto expires = urlguard::ParseDurationSeconds(expires_in);
+  auto refresh = refresh_after.empty() ? urlguard::Result<int64_t>(int64_t{0})
+                                       : urlguard::ParseDurationSeconds(refresh_after);
+  if (!every_s.ok() || !expires.ok() || !refresh.ok()) {
+    std::cerr << "urlguard-publish: --every, --expires-in and --refresh-after take a duration such as 60, 90s, "
+                 "30m or 24h\n";
+    return 4;
+  }
+  o.every_seconds = *every_s;
+  o.publish.expires_in_seconds = *expires;
+  o.refresh_after_seconds = *refresh;
+  // Diverted before any thread starts (the publisher's threads inherit the mask): a signal only ends the wait.
+  auto signals = urlguard::Env::Default()->WatchSignals({SIGTERM, SIGINT});
+  if (!signals.ok()) return Fail(signals.status());
+  o.wait = [&signals](int64_t ms) {
+    auto got = (*signals)->Wait(ms);
+    return !got.ok() || *got != 0;
+  };
+  const std::string list = o.publish.list;
+  const bool emergency = o.publish.emergency;
+  o.on_version = [&list, emergency](const urlguard::PublishLoopVersion& v) {
+    const urlguard::ListPublishReport& r = v.report;
+    for (const std::string& w : r.warnings) {
+      std::cerr << "urlguard-publish: warning: " << list << " version " << r.version << " is committed; " << w
+                << '\n';
+    }
+    ShowProblems(r.problems, r.rejected);
+    std::printf("published %s version %llu%s in %.2f s -> %s\n", list.c_str(),
+                static_cast<unsigned long long>(r.version), emergency ? " (EMERGENCY policy on)" : "",
+                v.publish_seconds, r.manifest_path.c_str());
+    if (v.refresh) {
+      std::printf("  no change: re-published before the manifest expires\n");
+    } else {
+      std::printf("  %llu change file%s%s; ingest-to-commit %.1f s\n", static_cast<unsigned long long>(v.files),
+                  v.files == 1 ? "" : "s", v.recovered ? " (claimed before a restart)" : "",
+                  v.ingest_to_commit_seconds);
+      std::printf("  input: %llu lines, %llu entries, %llu rejected; %llu new, %llu seen in earlier runs\n",
+                  static_cast<unsigned long long>(r.input_lines), static_cast<unsigned long long>(r.input_entries),
+                  static_cast<unsigned long long>(r.rejected), static_cast<unsigned long long>(r.new_keys),
+                  static_cast<unsigned long long>(r.seen_before));
+    }
+    for (int i = 0; i < 3; ++i) {
+      std::printf("  %-6s %10llu entries  (+%llu added, -%llu removed)\n", LayerLabel(i),
+                  static_cast<unsigned long long>(r.entries[i]), static_cast<unsigned long long>(r.added[i]),
+                  static_cast<unsigned long long>(r.removed[i]));
+    }
+    for (const auto& d : r.diffs) {
+      std::printf("  diff from version %llu: %llu bytes for %llu changed entries\n",
+                  static_cast<unsigned long long>(d.from_version), static_cast<unsigned long long>(d.wire_bytes),
+                  static_cast<unsigned long long>(d.changed_entries));
+    }
+    if (r.universe_changed) std::printf("  note: the list outgrew its filter size; clients download the full snapshot once\n");
+    std::fflush(stdout);
+  };
+  o.on_rejected = [](const urlguard::PublishLoopRejection& r) {
+    std::cerr << "urlguard-publish: rejected " << r.file << ": " << r.why << " (the reason is in " << r.file
+              << ".why)\n";
+  };
+  o.on_error = [](const urlguard::Status& s) {
+    std::cerr << "urlguard-publish: this cycle failed, its files stay claimed for the next: " << s.ToString() << '\n';
+  };
+  std::printf("loop: publishing %s every %lld s from %s/incoming/ (min_wait_seconds %lld)\n", list.c_str(),
+              static_cast<long long>(o.every_seconds), o.spool_dir.c_str(), static_cast<long long>(o.every_seconds));
+  std::fflush(stdout);
+  auto r = urlguard::RunPublishLoop(o);
+  if (!r.ok()) {
+    std::cerr << "urlguard-publish loop: " << r.status().ToString() << '\n';
+    return r.status().code() == urlguard::StatusCode::kInvalidArgument ? 4 : 1;
+  }
+  std::printf("loop stopped after %llu cycles: %llu versions, %llu change files, %llu rejected, %llu failed cycles\n",
+              static_cast<unsigned long long>(r->cycles), static_cast<unsigned long long>(r->versions),
+              static_cast<unsigned long long>(r->files), static_cast<unsigned long long>(r->rejected_files),
+              static_cast<unsigned long long>(r->failed_cycles));
+  return 0;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -535,6 +622,38 @@ int main(int argc, char** argv) {
   update->add_option("--metrics-textfile", update_options.metrics_textfile,
                      "write per-feed health as Prometheus text there (atomically; node_exporter textfile)");
 
+  urlguard::PublishLoopOptions loop_options;
+  std::string loop_every = "60", loop_refresh_after;
+  auto* loop = app.add_subcommand("loop", "publish a version every --every seconds from the change files dropped "
+                                          "into SPOOL/incoming/ (docs/runbook-publishers.md)");
+  loop->add_option("--repo", loop_options.publish.repo_dir, "repository directory (the list has a first version)")
+      ->required();
+  loop->add_option("--key", loop_options.publish.private_key_path, "private key PEM (from keygen)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  loop->add_option("--list", loop_options.publish.list, "list name ([a-z0-9_-])")->required();
+  loop->add_option("--spool", loop_options.spool_dir,
+                   "spool directory: ingestors rename NAME.add / NAME.remove files into SPOOL/incoming/")
+      ->required();
+  loop->add_option("--every", loop_every,
+                   "seconds between versions (a duration: 60, 90s, 5m; at least 60), also the manifests' "
+                   "min_wait_seconds (default 60)");
+  loop->add_option("--min-every", loop_options.min_every_seconds, "smallest --every accepted (tests)")->group("");
+  loop->add_option("--expires-in", expires_in, "how long clients may serve each version (default 24h)");
+  loop->add_option("--refresh-after", loop_refresh_after,
+                   "without changes, re-publish once the current version is this old (default: half of --expires-in)");
+  loop->add_option("--keep", loop_options.publish.keep, "diffs from this many previous versions (default 5)");
+  loop->add_option("--emergency", emergency, "on: clients treat local hits as malicious without verifying")
+      ->check(CLI::IsMember({"on", "off"}));
+  loop->add_option("--fp-rate", loop_options.publish.fp_rate, "per-URL false-positive target (default 0.001)");
+  loop->add_option("--threat", loop_options.publish.default_threat,
+                   "threat type for entries whose feed names none (default: the list name)");
+  loop->add_option("--threads", loop_options.publish.threads, "parse and hash on this many threads (default 2)")
+      ->check(CLI::Range(1, 64));
+  repeatable(loop->add_option("--accept", loop_options.publish.accept,
+                              "NAME: take the change file NAME although the publication guard refuses it "
+                              "(repeatable)"));
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -564,5 +683,9 @@ int main(int argc, char** argv) {
   if (*compact) return RunCompact(repo, list, keep_deltas);
   if (*exp) return RunExport(repo, list, out, action, origin, allowlists);
   if (*update) return RunUpdate(update_options);
+  if (*loop) {
+    loop_options.publish.emergency = emergency == "on";
+    return RunLoop(std::move(loop_options), loop_every, expires_in, loop_refresh_after);
+  }
   return 4;
 }

@@ -4,7 +4,9 @@
 // The publisher as a library (server side; linked by urlguard-publish and urlguard-server, never by clients):
 // key generation, one-off snapshot builds, signed publication of list versions into a repository (snapshot,
 // diffs from earlier versions, signed manifest), key-rotation statements, the "seen before" query, and feed
-// argument parsing, the DNS Response Policy Zone export, and the feed loop (UpdateFeeds: docs/feeds-file.md). docs/feeds.md describes the input formats, docs/repository-layout.md the repository.
+// argument parsing, the DNS Response Policy Zone export, the feed loop (UpdateFeeds: docs/feeds-file.md), and the
+// publishing cadence (RunPublishLoop: docs/runbook-publishers.md, "A minute cadence"). docs/feeds.md describes the
+// input formats, docs/repository-layout.md the repository.
 //
 //   urlguard::ListPublishOptions o;
 //   o.repo_dir = "/srv/urlguard/repo";
@@ -398,6 +400,87 @@ Result<FeedUpdateReport> UpdateFeeds(const FeedUpdateOptions& options);
 
 // The per-feed health as Prometheus text (urlguard_feed_* gauges, docs/feeds-file.md §7).
 std::string FeedHealthMetrics(const FeedUpdateReport& report, int64_t now_unix);
+
+
+// ---- a publishing cadence (urlguard-publish loop) ---------------------------------------------------------------
+
+// One version the loop committed (or re-published), as PublishLoopOptions::on_version is told.
+struct PublishLoopVersion {
+  ListPublishReport report;
+  uint64_t files = 0;             // change files (*.add, *.remove) the version took
+  bool recovered = false;         // a batch an earlier run had claimed and not committed (it crashed or failed)
+  bool refresh = false;           // no change: re-published so that the manifest does not expire
+  // From the oldest taken file's modification time (whole seconds: the file system's clock) to the commit; 0
+  // for a refresh.
+  double ingest_to_commit_seconds = 0;
+  double publish_seconds = 0;     // the publication itself (the guard's refusals and retries included)
+};
+
+// A change file the publication guard refused (docs/feeds.md, "The publication guard"), or that cannot be read as
+// a feed (a broken gzip stream, over the feed caps): moved to SPOOL/rejected/NAME with the reason in
+// SPOOL/rejected/NAME.why; the rest of its batch still publishes.
+struct PublishLoopRejection {
+  std::string file;  // its path in SPOOL/rejected/
+  std::string why;
+};
+
+struct PublishLoopOptions {
+  // What every version is published with: repo_dir, private_key_path, list, expires_in_seconds, keep, emergency,
+  // fp_rate, default_threat, memory_budget, threads, accept (names of change files, or their paths, to take
+  // although the guard refuses them), env. `inputs`, `add`, `remove` and `state` must be empty (the loop makes
+  // incremental versions of a file-state list, which must have a first version already).
+  ListPublishOptions publish;
+  // The spool (docs/runbook-publishers.md, "A minute cadence"): ingestors rename complete change files into
+  // SPOOL/incoming/ ("NAME.add", "NAME.remove": feed text, any format docs/feeds.md auto-detects; other names,
+  // such as a temporary "NAME.add.tmp" or ".NAME.add", are left alone). The loop keeps SPOOL/claimed/,
+  // SPOOL/done/ (the newest kPublishLoopDoneKept files), SPOOL/rejected/ and SPOOL/loop.lock.
+  std::string spool_dir;
+  // A version at most this often, and only when files arrived; also the manifests' min_wait_seconds.
+  int64_t every_seconds = 60;
+  // The smallest every_seconds accepted (kInvalidArgument below it). Tests lower it; clients wait at least a
+  // minute between polls anyway unless told less.
+  int64_t min_every_seconds = 60;
+  // Without files, a version with no change is published once the current one is this old, so that clients
+  // never see the list expire. 0: half of publish.expires_in_seconds.
+  int64_t refresh_after_seconds = 0;
+  // Called after each commit on a thread of its own (maintenance such as compaction), so it never delays the
+  // next version; a commit while it still runs makes it run once more afterwards. Joined before RunPublishLoop
+  // returns.
+  std::function<void()> after_commit;
+  // Told, on the loop's thread, each committed version, each rejected file, each cycle that failed (its files
+  // stay claimed and are published with the next cycle's; the loop goes on).
+  std::function<void(const PublishLoopVersion&)> on_version;
+  std::function<void(const PublishLoopRejection&)> on_rejected;
+  std::function<void(const Status&)> on_error;
+  // Waits up to `milliseconds` between cycles; returns true when the loop should stop (the version in progress
+  // is always finished first). Default: sleeps, never stops. urlguard-publish loop waits for SIGTERM or SIGINT.
+  std::function<bool(int64_t milliseconds)> wait;
+  uint64_t max_cycles = 0;  // stop after this many cycles (0: only when `wait` says so)
+};
+
+// SPOOL/done/ keeps this many files (the newest by modification time); older ones are deleted.
+inline constexpr size_t kPublishLoopDoneKept = 1000;
+
+struct PublishLoopSummary {
+  uint64_t cycles = 0;
+  uint64_t versions = 0;        // committed, refreshes included
+  uint64_t files = 0;           // change files published
+  uint64_t rejected_files = 0;
+  uint64_t failed_cycles = 0;
+};
+
+// Publishes a version of the list every `every_seconds` when change files arrived (one incremental version with
+// all of them: previous - *.remove + *.add; within one version an entry both added and removed stays, as for
+// `publish --add --remove`), until `wait` or `max_cycles` says stop. Crash-safe: a batch is claimed by first
+// writing its target version (committed + 1) to SPOOL/claimed/batch, then renaming its files into
+// SPOOL/claimed/; at the start of every cycle a claimed batch whose target version is committed moves to
+// SPOOL/done/, one that is not is published again (with any new files). So kill -9 at any point neither loses
+// nor doubles a change, as long as nothing else publishes the list while the loop owns it (the list's
+// publication lock refuses that while the loop runs). Failures before the first cycle: kInvalidArgument
+// (options), kFailedPrecondition (another loop holds SPOOL/loop.lock; the list has no version yet: publish a
+// first one with --input), the key's and the spool's errors. Later failures go to on_error and the loop goes
+// on. Not thread-safe for one spool (the lock refuses a second loop).
+Result<PublishLoopSummary> RunPublishLoop(const PublishLoopOptions& options);
 
 }  // namespace urlguard
 
