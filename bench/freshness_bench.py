@@ -729,15 +729,20 @@ def live_phase(a, bins, work, repo, key, pub_key, server, feats, r):
     if feats.loop:
         cmd = [bins["urlguard-publish"], "loop", "--repo", repo, "--key", key, "--list", LIST, "--spool", spool,
                "--every", str(int(a.interval)), "--expires-in", "7d"] + feats.publish_flags(a.interval)
-        log("$ " + " ".join(shlex.quote(c) for c in cmd))
         lf = open(loop_log, "w")
-        loop_proc["p"] = subprocess.Popen(cmd, stdout=lf, stderr=subprocess.STDOUT)
-        loop_proc["cpu"] = 0.0
-        time.sleep(2)
-        if loop_proc["p"].poll() is not None:
-            log("urlguard-publish loop exited at once (%d); publishing with publish --add --remove instead" %
-                loop_proc["p"].returncode)
+        # The full command first; if the loop refuses it at once (an option it does not take, or an interval
+        # under its minimum), the required options only; then this script publishes by itself.
+        for c in (cmd, cmd[:12]):
+            log("$ " + " ".join(shlex.quote(x) for x in c))
+            loop_proc["p"] = subprocess.Popen(c, stdout=lf, stderr=subprocess.STDOUT)
+            loop_proc["cpu"] = 0.0
+            time.sleep(2)
+            if loop_proc["p"].poll() is None:
+                break
+            log("urlguard-publish loop exited at once (%d, see %s)" % (loop_proc["p"].returncode, loop_log))
             loop_proc["p"] = None
+        if loop_proc["p"] is None:
+            log("publishing with publish --add --remove on the cadence instead")
             feats.loop = False
     for i, c in enumerate(clients):
         c.phase = (i + 1) * pace() / len(clients)
@@ -942,7 +947,7 @@ def report(a, r, feats):
         j = None
         if value is not None and value != math.inf:
             j = {"row": rid, "value": round(value, 4), "unit": unit, "baselines": baselines or {},
-                 "note": "%s entries, %s; %s" % (label(n), note, r["run_desc"])}
+                 "note": "; ".join(x for x in (measure.strip(), note, r["run_desc"]) if x)}
         rows.append((measure, target, text, j))
 
     cw = r.get("change")
@@ -983,7 +988,8 @@ def report(a, r, feats):
                                                       else None}, "client pace %s s" % r["client_pace_s"])
         row("freshness_latency_p50_s", p50, "s", "ingestion -> client `malicious`, p50", "(median)", fmt_s(p50))
     for k, c in sorted(r.get("catchup", {}).items()):
-        away = "%g h" % (k * a.interval / 3600.0)
+        secs = k * a.interval
+        away = "%.3g h" % (secs / 3600.0) if secs >= 3600 else "%.3g min" % (secs / 60.0)
         text = "%d downloads, %s bytes = %.2fx %s (%d changes missed; snapshot %s)" % (
             c["downloads"], "{:,}".format(c["bytes"]), c["ratio"] or 0,
             "the snapshot" if c["snapshot_bytes"] and c["snapshot_bytes"] < c["ideal_diff_bytes"] else
@@ -1005,6 +1011,13 @@ def report(a, r, feats):
     if wall:
         row("freshness_publish_wall_s", med(wall), "s", "publisher wall per version (live)", "< the interval",
             "median %s, max %s" % (fmt_s(med(wall)), fmt_s(max(wall))), {"max_s": round(max(wall), 3)})
+    if r.get("loop_rss_mb"):
+        row("freshness_loop_rss_mb", r["loop_rss_mb"], "MB", "publisher loop peak RSS (live)", "<= 1 GB at 100 M",
+            "%.0f MB" % r["loop_rss_mb"])
+    rss = r.get("publish_rss_mb", [])
+    if rss:
+        row("freshness_publish_rss_mb", max(rss), "MB", "publisher peak RSS per version (live), max",
+            "<= 1 GB at 100 M", "%.0f MB" % max(rss))
     gaps = r.get("commit_gaps_s", [])
     if gaps:
         row("freshness_commit_gap_s", med(gaps), "s", "time between commits", "= --interval %g s" % a.interval,
@@ -1057,7 +1070,7 @@ def main():
                     help="auto: `urlguard-publish loop` when it exists, else publish per version")
     ap.add_argument("--manifest-format", type=int, choices=(1, 2), default=2,
                     help="2: pass --manifest-format 2 when publish has it")
-    ap.add_argument("--pickup-timeout", type=int, default=120)
+    ap.add_argument("--pickup-timeout", type=int, default=300)
     ap.add_argument("--max-grace", type=float, default=600,
                     help="after the last version, wait at most this long for clients to confirm every sample")
     ap.add_argument("--server-flags", default="--throttle 59 --max-requests-per-second 0 --workers 2")
@@ -1073,7 +1086,7 @@ def main():
         a.samples_per_version = min(a.samples_per_version, 20)
     a.catchup = [int(x) for x in a.catchup_versions.split(",") if x.strip()]
     per_version = int(a.rate * a.interval)
-    if 2 * per_version > a.entries // 10 or a.change_entries > a.entries // 10:
+    if per_version > a.entries // 10 or a.change_entries // 2 > a.entries // 10:
         raise SystemExit("freshness_bench: a version would remove more than 10%% of the list (the publication "
                          "guard's default): lower --rate/--interval/--change-entries or raise --entries")
 
@@ -1111,7 +1124,10 @@ def main():
         catchup_phase(a, bins, work, repo, key, pub_key, server, feeder, feats, r)
     finally:
         server.stop()
-    if a.ratio_entries and a.ratio_entries < a.entries:
+    if a.ratio_entries and a.change_entries // 2 > a.ratio_entries // 10:
+        log("--ratio-entries %d is too small for a %d-change version (the guard refuses removing more than 10%%):"
+            " no ratio" % (a.ratio_entries, a.change_entries))
+    elif a.ratio_entries and a.ratio_entries < a.entries:
         repo2 = os.path.join(work, "repo-ratio")
         build_list(bins, work, repo2, key, a.ratio_entries, "ratio")
         small = Feeder(os.path.join(work, "spool-ratio"), a.ratio_entries, 0, 8)
