@@ -533,6 +533,7 @@ class Client:
         self.phase = phase
         self.seen = {}  # sample index -> first MALICIOUS time
         self.syncs = []  # (time, report line, records)
+        self.failures = 0
         self.stop_event = threading.Event()
         self.log = open(os.path.join(work, "client%d.log" % idx), "w")
         self.lock = threading.Lock()
@@ -548,6 +549,7 @@ class Client:
         self.log.flush()
         recs = self.proxy.since(mark)
         self.syncs.append((t, line, recs))
+        self.failures += p.returncode != 0
         return p.returncode, line, recs
 
     def check(self, samples):
@@ -620,6 +622,28 @@ def diff_formula_bytes(adds, removes, universe, counts_at_from):
         if r:
             bits += r * (math.log2(max(n / r, 1.0)) + 1.5)
     return bits / 8 + 34 + len(LIST) + 60 * layers + 32
+
+
+def range_diff_bytes(absent, present, universe):
+    """The same estimate for a range diff (docs/diff-format.md, version 2): absent and present values are both
+    Rice-coded over the universe: per layer x * (log2(U/x) + 1.5) bits for x in (absent, present)."""
+    bits, layers = 0.0, 0
+    for k in KINDS:
+        u = universe.get(k, 0)
+        xs = [x for x in (absent.get(k, 0), present.get(k, 0)) if x]
+        if not xs:
+            continue
+        layers += 1
+        bits += sum(x * (math.log2(max(u / x, 1.0)) + 1.5) for x in xs)
+    return bits / 8 + 34 + len(LIST) + 60 * layers + 32
+
+
+def touched_changes(f_range, v_range):
+    """A range diff (F, V]'s absent and present entries: every entry a version in (F, V] touched, by its state at
+    V. With this workload's FIFO list: absent = every entry removed in (F, V] (also those added after F), present
+    = every entry added in (F, V] and still listed at V."""
+    (flo, fhi), (vlo, vhi) = f_range, v_range
+    return count_kinds(flo, vlo), count_kinds(max(fhi, vlo), vhi)
 
 
 def missed_changes(f_range, v_range):
@@ -807,6 +831,12 @@ def live_phase(a, bins, work, repo, key, pub_key, server, feats, r):
         if loop_proc["p"] is not None:
             r["loop_rss_mb"] = proc_hwm_mb(loop_proc["p"].pid)
             stop_process(loop_proc["p"], timeout=300)
+            try:
+                with open(loop_log, errors="replace") as f:
+                    r["loop_ingest_to_commit_s"] = [float(x) for x in
+                                                    re.findall(r"ingest-to-commit ([\d.]+) s", f.read())]
+            except OSError:
+                pass
         prober.join()
         watcher.stop()
     t_end = time.time()
@@ -843,6 +873,7 @@ def live_phase(a, bins, work, repo, key, pub_key, server, feats, r):
         per_min.append(b / ((t_last - t_start) / 60.0))
     r["client_bytes_per_min"] = statistics.mean(per_min) if per_min else None
     r["client_syncs"] = [sum(1 for t, _, _ in c.syncs if t >= t_start) for c in clients]
+    r["client_sync_failures"] = sum(c.failures for c in clients)
     r["client_snapshots"] = sum(1 for c in clients for t, _, recs in c.syncs if t >= t_start
                                 for rec in recs if "snapshot" in rec[2] and rec[3] == 200)
     return feeder
@@ -898,22 +929,28 @@ def catchup_phase(a, bins, work, repo, key, pub_key, server, feeder, feats, r):
         n_files, file_bytes, all_bytes, snapshot = downloads_after_manifest(recs)
         adds, removes = missed_changes(f_range, v_range)
         ideal = diff_formula_bytes(adds, removes, mv.get("universe", {}), f_counts)
+        absent, present = touched_changes(f_range, v_range)
+        ideal_range = range_diff_bytes(absent, present, mv.get("universe", {}))
         # Scale the formula by what the publisher's one-version diffs really cost against it.
         one = diff_formula_bytes(count_kinds(0, per_version), count_kinds(0, per_version), mv.get("universe", {}),
                                  mv.get("entries", {}))
         scale = (statistics.median(calib[-5:]) / one) if calib else 1.0
         snap = (mv.get("checkpoint", {}).get("snapshot") or mv.get("snapshot") or {}).get("size")
         ideal_scaled = ideal * scale
-        bound = min(ideal_scaled, snap) if snap else ideal_scaled
+        range_scaled = ideal_range * scale
+        bound = min(range_scaled, snap) if snap else range_scaled
+        net_bound = min(ideal_scaled, snap) if snap else ideal_scaled
         r.setdefault("catchup", {})[k] = {
             "from": f_version, "to": mv["version"], "rc": rc, "report": line, "downloads": n_files,
-            "bytes": file_bytes, "all_bytes": all_bytes, "snapshot": snapshot, "ideal_diff_bytes": ideal_scaled,
-            "formula_bytes": ideal, "scale": scale, "snapshot_bytes": snap,
+            "bytes": file_bytes, "all_bytes": all_bytes, "snapshot": snapshot, "ideal_diff_bytes": range_scaled,
+            "net_diff_bytes": ideal_scaled, "formula_bytes": ideal, "scale": scale, "snapshot_bytes": snap,
             "ratio": file_bytes / bound if bound else None,
+            "net_ratio": file_bytes / net_bound if net_bound else None,
             "changes_missed": sum(adds.values()) + sum(removes.values()),
             "files": [rec[2] for rec in recs if rec[3] in (200, 206)]}
-        log("catch-up after %d versions: %d downloads after the manifest, %d bytes (ideal one diff %.0f, "
-            "snapshot %s), snapshot taken: %s" % (k, n_files, file_bytes, ideal_scaled, snap, snapshot))
+        log("catch-up after %d versions: sync exit %d, %d downloads after the manifest, %d bytes (one range diff "
+            "%.0f, one net diff %.0f, snapshot %s), snapshot taken: %s" % (k, rc, n_files, file_bytes, range_scaled,
+                                                                           ideal_scaled, snap, snapshot))
     for c in clients.values():
         c.stop()
     r["catchup_publish_cpu_s"] = cpu
@@ -990,15 +1027,16 @@ def report(a, r, feats):
     for k, c in sorted(r.get("catchup", {}).items()):
         secs = k * a.interval
         away = "%.3g h" % (secs / 3600.0) if secs >= 3600 else "%.3g min" % (secs / 60.0)
-        text = "%d downloads, %s bytes = %.2fx %s (%d changes missed; snapshot %s)" % (
+        text = "%d downloads, %s bytes = %.2fx %s; %.2fx one net diff (%d changes missed; snapshot %s%s)" % (
             c["downloads"], "{:,}".format(c["bytes"]), c["ratio"] or 0,
             "the snapshot" if c["snapshot_bytes"] and c["snapshot_bytes"] < c["ideal_diff_bytes"] else
-            "one diff (%s bytes)" % "{:,.0f}".format(c["ideal_diff_bytes"]), c["changes_missed"],
-            "taken" if c["snapshot"] else "not taken")
+            "one range diff (%s bytes)" % "{:,.0f}".format(c["ideal_diff_bytes"]), c["net_ratio"] or 0,
+            c["changes_missed"], "taken" if c["snapshot"] else "not taken",
+            "; SYNC FAILED, exit %d" % c["rc"] if c["rc"] else "")
         row("freshness_catchup_%d_ratio" % k, c["ratio"], "x", "client away %s (%d versions): downloads after "
             "the manifest / bytes over one diff of its changes" % (away, k), "<= 2 / <= 1.3x", text,
             {"downloads": c["downloads"], "bytes": c["bytes"], "ideal_diff_bytes": round(c["ideal_diff_bytes"]),
-             "snapshot_taken": int(c["snapshot"])}, "one sync after %d versions published back to back" % k)
+             "over_net_diff": round(c["net_ratio"] or 0, 3), "snapshot_taken": int(c["snapshot"])}, "one sync after %d versions published back to back" % k)
         row("freshness_catchup_%d_downloads" % k, c["downloads"], "", "  downloads after the manifest", "<= 2",
             str(c["downloads"]))
     cpu = r.get("publish_cpu_s", [])
@@ -1011,6 +1049,11 @@ def report(a, r, feats):
     if wall:
         row("freshness_publish_wall_s", med(wall), "s", "publisher wall per version (live)", "< the interval",
             "median %s, max %s" % (fmt_s(med(wall)), fmt_s(max(wall))), {"max_s": round(max(wall), 3)})
+    itc = r.get("loop_ingest_to_commit_s")
+    if itc:
+        row("freshness_loop_ingest_to_commit_s", med(itc), "s", "oldest spool file -> commit (the loop's report)",
+            "<= the interval + publish", "median %s, max %s" % (fmt_s(med(itc)), fmt_s(max(itc))),
+            {"max_s": max(itc)})
     if r.get("loop_rss_mb"):
         row("freshness_loop_rss_mb", r["loop_rss_mb"], "MB", "publisher loop peak RSS (live)", "<= 1 GB at 100 M",
             "%.0f MB" % r["loop_rss_mb"])
@@ -1024,8 +1067,9 @@ def report(a, r, feats):
             "median %s, max %s" % (fmt_s(med(gaps)), fmt_s(max(gaps))))
     if r.get("client_bytes_per_min") is not None:
         row("freshness_client_bytes_per_min", r["client_bytes_per_min"], "B", "client bytes per minute (live)",
-            "(~2 B per change)", "{:,.0f} B/min ({} syncs; {} snapshots)".format(
-                r["client_bytes_per_min"], "/".join(map(str, r["client_syncs"])), r["client_snapshots"]))
+            "(~2 B per change)", "{:,.0f} B/min ({} syncs, {} failed; {} snapshots)".format(
+                r["client_bytes_per_min"], "/".join(map(str, r["client_syncs"])), r["client_sync_failures"],
+                r["client_snapshots"]))
     cu = r.get("catchup_publish_cpu_s", [])
     if cu:
         row("freshness_catchup_publish_cpu_s", med(cu), "s", "publisher CPU per version, back to back",
