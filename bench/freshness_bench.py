@@ -51,8 +51,6 @@ after), and with --json (or URLGUARD_BENCH_JSON=1) one JSON row per measure for 
 2 k-entry change version and no ratio list: a smoke run in under 2 minutes, not a measurement.
 """
 import argparse
-import glob
-import hashlib
 import http.client
 import http.server
 import json
@@ -667,9 +665,9 @@ def publish_cmd(bins, repo, key, extra):
             "--expires-in", "7d"] + extra
 
 
-def publish_change(bins, repo, key, work, feeder_or_ranges, flags, tag):
+def publish_change(bins, repo, key, work, ranges, flags, tag):
     """One `publish --add --remove` of the given index ranges. Returns the rusage tuple and the output."""
-    (alo, ahi), (rlo, rhi) = feeder_or_ranges
+    (alo, ahi), (rlo, rhi) = ranges
     add, rem = os.path.join(work, tag + ".add"), os.path.join(work, tag + ".remove")
     write_entries(add, alo, ahi)
     write_entries(rem, rlo, rhi)
@@ -1036,7 +1034,8 @@ def report(a, r, feats):
         row("freshness_catchup_%d_ratio" % k, c["ratio"], "x", "client away %s (%d versions): downloads after "
             "the manifest / bytes over one diff of its changes" % (away, k), "<= 2 / <= 1.3x", text,
             {"downloads": c["downloads"], "bytes": c["bytes"], "ideal_diff_bytes": round(c["ideal_diff_bytes"]),
-             "over_net_diff": round(c["net_ratio"] or 0, 3), "snapshot_taken": int(c["snapshot"])}, "one sync after %d versions published back to back" % k)
+             "over_net_diff": round(c["net_ratio"] or 0, 3), "snapshot_taken": int(c["snapshot"])},
+            "one sync after %d versions published back to back" % k)
         row("freshness_catchup_%d_downloads" % k, c["downloads"], "", "  downloads after the manifest", "<= 2",
             str(c["downloads"]))
     cpu = r.get("publish_cpu_s", [])
