@@ -1028,6 +1028,8 @@ def report(a, r, feats):
     if p99 is not None:
         text = "p50 %s, p99 %s (%d samples x %d clients, %d never confirmed; client pace %s s)" % (
             fmt_s(p50), fmt_s(p99), r["samples"], a.clients, r["unconfirmed"], r["client_pace_s"])
+        if r["client_pace_s"] > r["run_s"] / 2:
+            text += "; the pace is not short of the run: most samples cannot be confirmed in it"
         row("freshness_latency_p99_s", p99, "s", "ingestion -> client `malicious`, p99, %g entries/s, %g-s versions"
             % (a.rate, a.interval), "<= 120 s", text, {"p50_s": round(p50, 3) if p50 not in (None, math.inf)
                                                       else None}, "client pace %s s" % r["client_pace_s"])
