@@ -37,9 +37,10 @@ What it runs (Python 3 stdlib only; every figure below is measured in this one r
   8. Catch-up: clients that were away --catchup-versions versions (60 = 1 h, 1440 = 24 h at a 60-s cadence)
      while versions of the live per-version change count are published back to back; then one sync each:
      downloads after the manifest (manifest, signature and list index not counted), bytes, whether a snapshot
-     was taken, and the ratio of those bytes to ONE ideal diff of the changes missed (docs/diff-format.md §7's
-     formula per layer over the exact entry sets, scaled by the measured/formula ratio of the last one-version
-     diff when the publisher reports it) or to the snapshot when that is smaller.
+     was taken, and the ratio of those bytes to ONE ideal range diff (F, V] of the changes missed (every entry
+     touched in (F, V], by its state at V; docs/diff-format.md §7's formula per layer over the exact entry sets,
+     scaled by the measured/formula ratio of the publisher's one-version diffs when it reports them) or to the
+     snapshot when that is smaller; beside it the ratio to the net diff (what differs between F and V).
 
 Prints a table shaped like issue 17's Targets table, the machine (CPU model, nproc, load average before and
 after), and with --json (or URLGUARD_BENCH_JSON=1) one JSON row per measure for bench/perf_table.py:
