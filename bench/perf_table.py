@@ -41,6 +41,13 @@ Row ids this table expects (also listed in docs/performance.md, "Issue 11 table"
   limit_*                    this machine's floors for docs/performance.md's limit table (bench/limits_bench)
   verify_per_1000_pages      verify requests per 1000 clean page loads (bench/page_load_bench); baselines
                              without_result_cache and the fp_<rate> curve; verify_per_1000_pages_fp_<rate> rows
+  freshness_*                issue 17 (bench/freshness_bench.py; minutes of wall time, so it runs only when named:
+                             --only freshness_bench): freshness_latency_p50_s/_p99_s (ingestion -> client
+                             `malicious`), freshness_pickup_s (verify server answering for a new version),
+                             freshness_change_wall_s/_cpu_ratio/_rss_mb (50 k-change version),
+                             freshness_projected_1200m_s, freshness_catchup_60_downloads/_ratio (client away 1 h),
+                             freshness_catchup_1440_* (24 h, with FRESHNESS_FLAGS="--catchup-versions 60,1440"),
+                             freshness_publish_cpu_s, freshness_client_bytes_per_min
 """
 import argparse
 import json
@@ -82,6 +89,20 @@ TABLE = [
     ("floor: one dependent load, 256 MB", "(floor)", "limit_chase_256mb_ns", "{v:.0f} ns"),
     ("floor: one URL's 6 probes, prefetched", "(floor)", "limit_probe_url_pf_ns", "{v:.0f} ns"),
     ("floor: one probe in a batch of 48, prefetched", "(floor)", "limit_probe_batch_pf_ns", "{v:.0f} ns"),
+    ("50 k-change version, wall (issue 17)", "<= 1 s at 10 M", "freshness_change_wall_s", "{v:.2f} s"),
+    ("its CPU over its CPU at 1 M", "<= 1.5x", "freshness_change_cpu_ratio", "{v:.2f}x"),
+    ("its peak RSS", "<= 1 GB at 100 M", "freshness_change_rss_mb", "{v:.0f} MB"),
+    ("verify server answering for a new version after its commit", "<= 5 s", "freshness_pickup_s", "{v:.2f} s"),
+    ("ingestion -> client `malicious`, p99 (1,400/s, 60-s versions)", "<= 120 s", "freshness_latency_p99_s",
+     "{v:.1f} s"),
+    ("ingestion -> client `malicious`, p50", "(median)", "freshness_latency_p50_s", "{v:.1f} s"),
+    ("client away 1 h: downloads after the manifest", "<= 2", "freshness_catchup_60_downloads", "{v:.0f}"),
+    ("client away 1 h: bytes over one diff of its changes", "<= 1.3x", "freshness_catchup_60_ratio", "{v:.2f}x"),
+    ("client away 24 h: downloads after the manifest", "<= 2", "freshness_catchup_1440_downloads", "{v:.0f}"),
+    ("client away 24 h: bytes over one diff of its changes", "<= 1.3x", "freshness_catchup_1440_ratio", "{v:.2f}x"),
+    ("projected 50 k-change version CPU at 1.2 B entries", "<= 10 s", "freshness_projected_1200m_s", "{v:.1f} s"),
+    ("publisher CPU per version (live)", "(follows the changes)", "freshness_publish_cpu_s", "{v:.2f} s"),
+    ("client bytes per minute (live)", "(~2 B per change)", "freshness_client_bytes_per_min", "{v:,.0f} B"),
 ]
 
 
@@ -202,11 +223,18 @@ def main():
                                "--json"]),
         ("limits_bench", [os.path.join(bench, "limits_bench"), "--json"]),
         ("fp_bench", [os.path.join(bench, "fp_bench"), "--entries", str(a.entries)]),
+        ("freshness_bench", [sys.executable, os.path.join(HERE, "freshness_bench.py"), "--bin",
+                             os.path.join(build, "bin"), "--entries", str(a.entries), "--work",
+                             os.path.join(work, "freshness"), "--json"] +
+         os.environ.get("FRESHNESS_FLAGS", "").split()),
     ]
+    opt_in = {"freshness_bench"}  # runs only when --only names it
     rows = {}
     with open(log_path, "w") as log:
         for name, cmd in benches:
             if only and name not in only and name != "bench_corpus":
+                continue
+            if name in opt_in and name not in only:
                 continue
             rows.update(run(name, cmd, env, a.timeout, log))
         if "publish_build_s" not in rows and (not only or "publish_bench" in only):
