@@ -172,6 +172,8 @@ void CopyListPublishOptions(const ListPublishOptions& o, PublishOptions* po) {
   po->max_rejected_fraction = kDefaultInputMaxRejectedFraction;
   po->cap_removal = !o.allow_large_removal;
   po->max_removal = o.max_removal;
+  po->manifest_format = o.manifest_format;
+  po->checkpoint_changes = o.checkpoint_changes;
 }
 
 ListPublishReport ToListPublishReport(const PublishReport& r) {
@@ -184,6 +186,8 @@ ListPublishReport ToListPublishReport(const PublishReport& r) {
     out.removed[i] = r.removed[i];
   }
   out.universe_changed = r.universe_changed;
+  out.checkpoint = r.checkpoint;
+  out.checkpointed = r.checkpointed;
   out.input_lines = r.input_lines;
   out.input_entries = r.input_entries;
   out.rejected = r.rejected;
@@ -282,6 +286,28 @@ Result<ListCompactReport> CompactList(const std::string& repo_dir, const std::st
                                       Env* env) {
   env = OrDefault(env);
   if (!IsValidListName(list)) return Status::InvalidArgument("list name must be 1-64 bytes of [a-z0-9_-]: " + list);
+  // Manifest format 2: a checkpoint (docs/versions.md §5). It reads immutable files only, so it takes no lock:
+  // versions go on being published beside it, and the next one adopts it.
+  {
+    const std::string path = JoinPath(PublicListDir(repo_dir, list), kManifestFileName);
+    auto bytes = env->ReadFile(path, kMaxManifestBytes);
+    if (!bytes.ok()) return bytes.status().WithContext(path);
+    auto m = ParseManifest(*bytes);
+    if (!m.ok()) return m.status().WithContext(path);
+    if (m->format == kManifestFormat2) {
+      PublishOptions po;
+      po.repo_dir = repo_dir;
+      po.list = list;
+      po.min_wait_seconds = m->min_wait_seconds;
+      po.emergency = m->emergency;
+      ListCompactReport report;
+      report.version = m->version;
+      report.base_version = m->checkpoint.version;
+      URLGUARD_RETURN_IF_ERROR(MakeCheckpoint(env, po, m->version));
+      report.compacted = m->checkpoint.version != m->version;
+      return report;
+    }
+  }
   auto lock = env->LockFile(ListPublishLockPath(repo_dir, list));
   if (!lock.ok()) return lock.status().WithContext("another urlguard-publish is publishing " + list + " in " + repo_dir);
   const std::string manifest_path = JoinPath(PublicListDir(repo_dir, list), kManifestFileName);

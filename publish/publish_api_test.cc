@@ -18,16 +18,17 @@ using testing::FieldCount;
 
 // Where each ListPublishOptions field goes. Adding a field stops the build here: carry it, then list it.
 //   CopyListPublishOptions (checked below): repo_dir, list, expires_in_seconds, keep, emergency, fp_rate,
-//     default_threat, memory_budget, threads, phase_progress, max_removal, allow_large_removal (cap_removal)
+//     default_threat, memory_budget, threads, phase_progress, max_removal, allow_large_removal (cap_removal),
+//     manifest_format, checkpoint_changes
 //   PublishList itself: private_key_path (the key), inputs, add, remove (parsed into FeedSpecs), accept (resolved
 //     into accepted_inputs), state (publish/pg_publish.h AttachPgState), env, progress (Publish's argument); the
 //     publisher and CLI tests drive each
-static_assert(FieldCount<ListPublishOptions>() == 20,
+static_assert(FieldCount<ListPublishOptions>() == 22,
               "ListPublishOptions changed: carry the new field and list it in publish/publish_api_test.cc");
 
 // Every field of ListPublishReport is filled by ToListPublishReport (checked below); an array counts one per
 // element.
-static_assert(FieldCount<ListPublishReport>() == 23,
+static_assert(FieldCount<ListPublishReport>() == 25,
               "ListPublishReport changed: fill the new field in ToListPublishReport and check it here");
 
 TEST(CopyListPublishOptions, CarriesEveryField) {
@@ -46,8 +47,12 @@ TEST(CopyListPublishOptions, CarriesEveryField) {
   o.phase_progress = [&phases](PublishPhase, std::string_view, uint64_t) { ++phases; };
   o.max_removal = 0.375;
   o.allow_large_removal = false;
+  o.manifest_format = 2;
+  o.checkpoint_changes = 4242;
   PublishOptions po;
   CopyListPublishOptions(o, &po);
+  EXPECT_EQ(po.manifest_format, 2u);
+  EXPECT_EQ(po.checkpoint_changes, 4242u);
   EXPECT_EQ(po.repo_dir, "/repo/x");
   EXPECT_EQ(po.list, "phish-7");
   EXPECT_EQ(po.expires_in_seconds, 7777);
@@ -75,6 +80,8 @@ TEST(ToListPublishReport, CarriesEveryField) {
   PublishReport r;
   r.version = 41;
   r.first_version = false;
+  r.checkpoint = 37;
+  r.checkpointed = true;
   for (int i = 0; i < 3; ++i) {
     r.entries[i] = 100 + i;
     r.added[i] = 200 + i;
@@ -96,6 +103,8 @@ TEST(ToListPublishReport, CarriesEveryField) {
   const ListPublishReport out = ToListPublishReport(r);
   EXPECT_EQ(out.version, 41u);
   EXPECT_FALSE(out.first_version);
+  EXPECT_EQ(out.checkpoint, 37u);
+  EXPECT_TRUE(out.checkpointed);
   for (int i = 0; i < 3; ++i) {
     EXPECT_EQ(out.entries[i], 100u + i);
     EXPECT_EQ(out.added[i], 200u + i);

@@ -307,6 +307,8 @@ class Loop {
     PublishOptions po;
     CopyListPublishOptions(o_.publish, &po);
     po.min_wait_seconds = static_cast<uint32_t>(o_.every_seconds);
+    // Checkpoints (manifest format 2) run on the maintenance thread, never inside a version.
+    po.checkpoint_inline = false;
     return po;
   }
 
@@ -462,8 +464,25 @@ Result<PublishLoopSummary> RunPublishLoop(const PublishLoopOptions& o) {
 
   Loop loop(o, env, std::move(*key));
   std::unique_ptr<AfterCommitThread> after_commit;
-  if (o.after_commit) {
-    after_commit = std::make_unique<AfterCommitThread>(o.after_commit);
+  // Maintenance after each commit: the caller's, else a checkpoint of a manifest format 2 list when it is due
+  // (docs/versions.md §5), beside the next versions.
+  std::function<void()> maintenance = o.after_commit;
+  if (!maintenance) {
+    maintenance = [&o] {
+      PublishOptions po;
+      CopyListPublishOptions(o.publish, &po);
+      po.min_wait_seconds = static_cast<uint32_t>(o.every_seconds);
+      Env* env = o.publish.env != nullptr ? o.publish.env : Env::Default();
+      auto manifest = env->ReadFile(JoinPath(PublicListDir(po.repo_dir, po.list), kManifestFileName), kMaxManifestBytes);
+      if (!manifest.ok()) return;
+      auto m = ParseManifest(*manifest);
+      if (!m.ok() || m->format != kManifestFormat2) return;
+      auto made = MakeCheckpointIfDue(env, po, m->version);
+      if (!made.ok() && o.on_error) o.on_error(made.status().WithContext("checkpoint"));
+    };
+  }
+  if (maintenance) {
+    after_commit = std::make_unique<AfterCommitThread>(maintenance);
     loop.set_after_commit(after_commit.get());
   }
   PublishLoopSummary& summary = loop.summary();

@@ -830,6 +830,39 @@ Status CompactFullHashes(Env* env, const std::string& private_dir, const std::st
   return w.Finish();
 }
 
+// Whether public file `name` may belong to a checkpoint after `checkpoint` still being made (its snapshot or a
+// range diff to it): only a record names them, and it is written last.
+bool PendingCheckpointFile(std::string_view name, uint64_t checkpoint) {
+  uint64_t to = 0;
+  if (IsSnapshotFileName(name)) {
+    to = std::strtoull(std::string(name.substr(9)).c_str(), nullptr, 10);
+  } else if (IsRangeDiffFileName(name)) {
+    std::string s(name.substr(6));
+    to = std::strtoull(s.substr(s.find('-') + 1).c_str(), nullptr, 10);
+  }
+  return to > checkpoint;
+}
+
+// The private files of a format 2 list that nothing reads any more once version `version` names checkpoint
+// `checkpoint`: bases older than the checkpoint's (state, full hashes, snapshot), the deltas it folded in, epoch
+// maps before the previous version's, older archives and records. Failures are ignored (the next run tries again).
+void PruneFormat2Files(Env* env, const std::string& private_dir, uint64_t checkpoint, uint64_t version) {
+  auto names = env->ListDir(private_dir);
+  if (!names.ok()) return;
+  for (const std::string& n : *names) {
+    bool drop = false;
+    if (auto v = ParseStateFileName(n)) drop = *v < checkpoint;
+    if (auto v = ParseFullHashFileName(n)) drop = *v < checkpoint;
+    if (auto v = ParsePrivateSnapshotFileName(n)) drop = *v < checkpoint;
+    if (auto v = ParseStateDeltaFileName(n)) drop = *v <= checkpoint;
+    if (auto v = ParseFullHashDeltaFileName(n)) drop = *v <= checkpoint;
+    if (auto v = ParseEpochMapFileName(n)) drop = *v + 1 < version;
+    if (auto v = ParseArchiveFileName(n)) drop = *v < checkpoint;
+    if (auto v = ParseCheckpointRecordFileName(n)) drop = *v < checkpoint;
+    if (drop) (void)env->RemoveFile(JoinPath(private_dir, n));
+  }
+}
+
 // The public files a format 2 manifest names.
 void AddNamedFiles(const Manifest& m, std::set<std::string>* names) {
   if (!m.checkpoint.snapshot.path.empty()) names->insert(m.checkpoint.snapshot.path);
@@ -971,6 +1004,15 @@ Status MakeCheckpoint(Env* env, const PublishOptions& o, uint64_t version) {
   // 5. The record, last: from here on the checkpoint exists and the next version adopts it.
   URLGUARD_FAULT_POINT("publish.checkpoint.before-record");
   return WriteCheckpointRecord(env, JoinPath(private_dir, CheckpointRecordFileName(version)), rec);
+}
+
+Result<bool> MakeCheckpointIfDue(Env* env, const PublishOptions& o, uint64_t version) {
+  const std::string private_dir = PrivateListDir(o.repo_dir, o.list);
+  URLGUARD_ASSIGN_OR_RETURN(EpochMap map, ReadEpochFile(env, JoinPath(private_dir, EpochMapFileName(version)), o.list));
+  const uint64_t checkpoint = std::max(map.checkpoint(), NewestCheckpoint(env, private_dir, version));
+  if (checkpoint >= version || map.TouchedSince(checkpoint) <= o.checkpoint_changes) return false;
+  URLGUARD_RETURN_IF_ERROR(MakeCheckpoint(env, o, version));
+  return true;
 }
 
 namespace {
@@ -1158,10 +1200,13 @@ Result<PublishReport> PublishRangeVersion(Env* env, const SigningKey& key, const
   AddNamedFiles(prev, &keep);  // clients that read the previous manifest may be downloading its files
   if (auto names = env->ListDir(run.public_dir); names.ok()) {
     for (const std::string& n : *names) {
-      if (keep.count(n) == 0) (void)env->RemoveFile(JoinPath(run.public_dir, n));
+      // A checkpoint being made beside this run writes its files before its record names them: leave the files
+      // of any version after the adopted checkpoint to a later run.
+      if (keep.count(n) != 0 || PendingCheckpointFile(n, checkpoint)) continue;
+      (void)env->RemoveFile(JoinPath(run.public_dir, n));
     }
   }
-  if (last > 0) (void)env->RemoveFile(JoinPath(run.private_dir, EpochMapFileName(last - 1)));
+  PruneFormat2Files(env, run.private_dir, checkpoint, version);
   (void)RemoveTree(env, run.tmp_dir);
 
   // 7. A checkpoint when the touched fingerprints since the last one have grown (the loop runs it on its own
@@ -1277,8 +1322,17 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
     if (o.phase_progress) o.phase_progress(p, step, done);
   };
 
-  // Manifest format 2: an incremental version costs what changed (docs/versions.md §3).
-  if (incremental && o.manifest_format == kManifestFormat2) {
+  // Manifest format 2: an incremental version costs what changed (docs/versions.md §3). A list published in format
+  // 2 stays in it until a full version says otherwise.
+  bool format2 = o.manifest_format == kManifestFormat2;
+  if (incremental && !format2 && o.version_store == nullptr) {
+    auto current = env->ReadFile(JoinPath(public_dir, kManifestFileName), kMaxManifestBytes);
+    if (current.ok()) {
+      auto parsed = ParseManifest(*current);
+      format2 = parsed.ok() && parsed->format == kManifestFormat2;
+    }
+  }
+  if (incremental && format2) {
     RunContext run{public_dir, private_dir, tmp_dir, threat_default, now, threads, budget,
                    [&phase](PublishPhase p, std::string_view step) { phase(p, step); }};
     return PublishRangeVersion(env, key, o, run);

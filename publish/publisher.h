@@ -189,6 +189,9 @@ using ProgressFn = std::function<void(uint64_t entries)>;
 // kFailedPrecondition without an earlier checkpoint; kCorruption when the snapshot disagrees with the versions'
 // digest sums (never published); I/O errors.
 Status MakeCheckpoint(Env* env, const PublishOptions& options, uint64_t version);
+// MakeCheckpoint when the fingerprints touched since the newest checkpoint exceed options.checkpoint_changes (what
+// the publisher loop's maintenance thread calls after each commit). True when it made one.
+Result<bool> MakeCheckpointIfDue(Env* env, const PublishOptions& options, uint64_t version);
 
 Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOptions& options,
                               const ProgressFn& progress = nullptr);

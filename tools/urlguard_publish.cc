@@ -118,7 +118,8 @@ int RunPublish(const std::string& repo, const std::string& key_path, const std::
                const std::string& emergency, double fp_rate, const std::string& threat,
                const std::string& memory_budget, int threads, const std::vector<std::string>& add,
                const std::vector<std::string>& remove, const std::string& state,
-               const std::vector<std::string>& accept, double max_removal, bool allow_large_removal) {
+               const std::vector<std::string>& accept, double max_removal, bool allow_large_removal,
+               uint32_t manifest_format, uint64_t checkpoint_changes) {
   // --memory-budget: bytes, or a number with K, M or G (powers of 1024).
   uint64_t budget = 0;
   {
@@ -160,6 +161,8 @@ int RunPublish(const std::string& repo, const std::string& key_path, const std::
   o.accept = accept;
   o.max_removal = max_removal;
   o.allow_large_removal = allow_large_removal;
+  o.manifest_format = manifest_format;
+  o.checkpoint_changes = checkpoint_changes;
   o.memory_budget = static_cast<size_t>(budget);
   o.threads = threads;
   o.progress = [&](uint64_t n) { progress.Show(n); };
@@ -198,8 +201,10 @@ int RunPublish(const std::string& repo, const std::string& key_path, const std::
     }
     std::printf("\n");
   }
-  std::printf("  snapshot %llu bytes (%llu on the wire)\n", static_cast<unsigned long long>(r.snapshot_bytes),
-              static_cast<unsigned long long>(r.snapshot_wire_bytes));
+  if (r.snapshot_bytes != 0) {
+    std::printf("  snapshot %llu bytes (%llu on the wire)\n", static_cast<unsigned long long>(r.snapshot_bytes),
+                static_cast<unsigned long long>(r.snapshot_wire_bytes));
+  }
   for (const auto& d : r.diffs) {
     std::printf("  diff from version %llu: %llu bytes for %llu changed entries (%.2f bytes each)\n",
                 static_cast<unsigned long long>(d.from_version), static_cast<unsigned long long>(d.wire_bytes),
@@ -207,6 +212,11 @@ int RunPublish(const std::string& repo, const std::string& key_path, const std::
                 d.changed_entries ? static_cast<double>(d.wire_bytes) / static_cast<double>(d.changed_entries) : 0.0);
   }
   if (r.universe_changed) std::printf("  note: the list outgrew its filter size; clients download the full snapshot once\n");
+  if (r.checkpoint != 0) {
+    std::printf("  manifest format 2: checkpoint %llu (clients start from its snapshot)%s\n",
+                static_cast<unsigned long long>(r.checkpoint),
+                r.checkpointed ? "; made a new checkpoint after the commit (the next version names it)" : "");
+  }
   return 0;
 }
 
@@ -544,6 +554,16 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 1.0));
   publish->add_flag("--allow-large-removal", allow_large_removal,
                     "let this version remove more than --max-removal of the previous one");
+  uint32_t manifest_format = 1;
+  uint64_t checkpoint_changes = uint64_t{1} << 20;
+  publish->add_option("--manifest-format", manifest_format,
+                      "1: a snapshot and diffs every version (every client release); 2: snapshots at checkpoints and "
+                      "range diffs, so incremental versions cost what changed (docs/versions.md; a full version "
+                      "with 2 is a checkpoint, and the list stays in format 2)")
+      ->check(CLI::Range(1, 2));
+  publish->add_option("--checkpoint-changes", checkpoint_changes,
+                      "format 2: make a checkpoint after the version whose touched fingerprints since the last one "
+                      "exceed this (default 1048576)");
 
   auto* ingest = app.add_subcommand("ingest", "ingest feeds into the PostgreSQL state (then publish --state)");
   ingest->add_option("--state", state, "postgresql://... connection URI")->required();
@@ -646,6 +666,9 @@ int main(int argc, char** argv) {
   loop->add_option("--emergency", emergency, "on: clients treat local hits as malicious without verifying")
       ->check(CLI::IsMember({"on", "off"}));
   loop->add_option("--fp-rate", loop_options.publish.fp_rate, "per-URL false-positive target (default 0.001)");
+  loop->add_option("--checkpoint-changes", loop_options.publish.checkpoint_changes,
+                   "manifest format 2 lists (docs/versions.md): make a checkpoint, on a thread of its own, once the "
+                   "fingerprints touched since the last one exceed this (default 1048576)");
   loop->add_option("--threat", loop_options.publish.default_threat,
                    "threat type for entries whose feed names none (default: the list name)");
   loop->add_option("--threads", loop_options.publish.threads, "parse and hash on this many threads (default 2)")
@@ -668,7 +691,8 @@ int main(int argc, char** argv) {
       return 4;
     }
     return RunPublish(repo, key, list, inputs, expires_in, keep, emergency, fp_rate, threat, memory_budget, threads,
-                      add_feeds, remove_feeds, state, accept_inputs, max_removal, allow_large_removal);
+                      add_feeds, remove_feeds, state, accept_inputs, max_removal, allow_large_removal,
+                      manifest_format, checkpoint_changes);
   }
   if (*ingest) return RunIngest(state, list, inputs, threat, add_only, accept_inputs);
   if (*seen) {

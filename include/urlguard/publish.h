@@ -183,6 +183,14 @@ struct ListPublishOptions {
   // their --remove names what leaves.
   double max_removal = kDefaultPublishMaxRemoval;  // 0 .. 1
   bool allow_large_removal = false;
+  // Manifest format (docs/versions.md): 1, a snapshot and version 1 diffs every version (what every client
+  // release reads); 2, a snapshot only at checkpoints and range diffs in between, so an incremental version costs
+  // what changed (clients from issue 17 on). A full version with 2 is a checkpoint; a list published in format 2
+  // keeps it for incremental versions. File state only.
+  uint32_t manifest_format = 1;
+  // Format 2: a checkpoint is made after the commit of the version whose touched fingerprints since the last one
+  // exceed this (the publisher loop makes it on its maintenance thread instead).
+  uint64_t checkpoint_changes = uint64_t{1} << 20;
 };
 
 struct ListPublishReport {
@@ -201,6 +209,10 @@ struct ListPublishReport {
   };
   std::vector<Diff> diffs;
   std::string manifest_path;
+  // Manifest format 2 (docs/versions.md): the checkpoint the manifest names, and whether this run made a new one
+  // after its commit (the next version names it). 0 / false for format 1.
+  uint64_t checkpoint = 0;
+  bool checkpointed = false;
   // Steps after the commit that failed: the version is committed all the same (clients may already hold it) and
   // the next publication repeats them. E.g. the list index could not be rewritten, or (with a PostgreSQL state)
   // the manifest files after the database's commit.
