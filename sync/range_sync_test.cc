@@ -25,9 +25,11 @@
 #include "format/manifest.h"
 #include "signing/signer.h"
 #include "sync/apply.h"
+#include "sync/syncer.h"
 #include "sync/updater.h"
 #include "tests/random_set.h"
 #include "tests/test_util.h"
+#include "urlguard/render.h"
 
 namespace urlguard {
 namespace {
@@ -345,6 +347,13 @@ TEST(RangeSync, TwoHopsThroughAToCheckpointDiff) {
   EXPECT_EQ(server.TakeRequests(),
             (std::vector<std::string>{"manifest.json", "manifest.sig", DiffName(2, 7), DiffName(7, 10)}));
   EXPECT_EQ(client.InstalledBytes(), chain.Snapshot(10));
+  // What `urlguard sync` and the daemon log print for the pass.
+  const SyncReport report = ToSyncReport(kList, o);
+  EXPECT_EQ(report.diffs, 2u);
+  EXPECT_GT(report.diff_bytes, 0u);
+  EXPECT_EQ(RenderSyncReportText(report), "phishing: updated version 3 -> 10 (diffs 2 (" +
+                                              std::to_string(o.diff_bytes) + " bytes), " +
+                                              std::to_string(o.bytes_downloaded) + " bytes downloaded)");
 }
 
 TEST(RangeSync, ADiffStartingAfterTheClientIsNeverApplied) {
