@@ -449,8 +449,14 @@ std::string RenderSyncReportText(const SyncReport& r) {
     } else {
       out += " version " + std::to_string(r.from_version) + " -> " + std::to_string(r.to_version);
     }
-    out += std::string(" (") + (r.used_diff ? "diff" : "full snapshot") + ", " + std::to_string(r.bytes) +
-           " bytes downloaded)";
+    // Format 2 passes name their range diffs: "diffs 2 (12345 bytes)", after "checkpoint snapshot + " when
+    // the checkpoint snapshot was downloaded first.
+    std::string how = r.used_diff ? "diff" : "full snapshot";
+    if (r.diffs > 0) {
+      how = std::string(r.used_diff ? "" : "checkpoint snapshot + ") + "diffs " + std::to_string(r.diffs) + " (" +
+            std::to_string(r.diff_bytes) + " bytes)";
+    }
+    out += " (" + how + ", " + std::to_string(r.bytes) + " bytes downloaded)";
   } else if (r.result == SyncResult::kUnsubscribed) {
     out += ": no longer in the server's list index, removed";
     if (r.from_version) out += " (was version " + std::to_string(r.from_version) + ")";
@@ -468,6 +474,8 @@ std::string RenderSyncReportJson(const SyncReport& r) {
                {"to_version", r.to_version},
                {"used_diff", r.used_diff},
                {"bytes", r.bytes},
+               {"diffs", r.diffs},
+               {"diff_bytes", r.diff_bytes},
                {"error", NullOr(r.error)}});
 }
 

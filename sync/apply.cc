@@ -231,10 +231,9 @@ Result<Sha256Digest> SnapshotSetDigest(const SnapshotView& snapshot) {
   for (int li = 0; li < kLayerKindCount; ++li) {
     const LayerKind kind = static_cast<LayerKind>(li);
     const LayerView* layer = snapshot.layer(kind);
-    if (layer == nullptr) continue;
-    if (layer->filter != FilterKind::kFingerprintArray) {
-      return Status::Corruption(std::string(LayerKindName(kind)) + " layer: a Bloom filter has no set digest");
-    }
+    // A Bloom-filter layer (a list too large for a fingerprint array) has no fingerprint set: it counts as
+    // absent, {0, 0} with universe 0, as the manifest's universe 0 for it says. It never takes a range diff.
+    if (layer == nullptr || layer->filter != FilterKind::kFingerprintArray) continue;
     in.universe[li] = layer->fingerprints.universe();
     FingerprintSetCursor cursor(layer->fingerprints);
     uint64_t fp = 0;

@@ -40,8 +40,8 @@ Status WriteDiffAppliedSnapshot(Env* env, const std::string& path, const Snapsho
 // ---- Manifest format 2 (docs/manifest-format.md §8) ----------------------------------------------------------
 
 // The set digest (core/set_digest.h) of a snapshot's fingerprint arrays: per layer its universe, count and
-// hash sum; {0, 0} with universe 0 for a layer the snapshot lacks. Walks the arrays with a cursor (no decoded
-// copy). kCorruption for a Bloom-filter layer (format 2 lists are fingerprint arrays).
+// hash sum; {0, 0} with universe 0 for a layer the snapshot lacks or holds as a Bloom filter (no fingerprint
+// set; such a layer never takes a range diff). Walks the arrays with a cursor (no decoded copy).
 Result<Sha256Digest> SnapshotSetDigest(const SnapshotView& snapshot);
 
 // The format 2 form of WriteDiffAppliedSnapshot: streams `old` (a state at version F) through the range

@@ -119,6 +119,8 @@ SyncReport ToSyncReport(const std::string& list, const SyncOutcome& out) {
   r.to_version = out.to_version;
   r.used_diff = out.used_diff;
   r.bytes = out.bytes_downloaded;
+  r.diffs = out.range_diffs;
+  r.diff_bytes = out.diff_bytes;
   if (out.kind == SyncOutcome::kFailed) r.error = out.error.ToString();
   // over_list_limit is the list discovery step's (RunDue); a list's pass never sets it.
   return r;

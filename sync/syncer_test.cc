@@ -17,9 +17,10 @@ namespace {
 using testing::FieldCount;
 
 // Where each SyncReport field comes from. Adding a field stops the build here: fill it, then list it.
-//   ToSyncReport (checked below): list, result, from_version, to_version, used_diff, bytes, error
+//   ToSyncReport (checked below): list, result, from_version, to_version, used_diff, bytes, error, diffs,
+//   diff_bytes
 //   Syncer::RunDue's list discovery step only: over_list_limit (tests/updater_test.cc)
-static_assert(FieldCount<SyncReport>() == 8,
+static_assert(FieldCount<SyncReport>() == 10,
               "SyncReport changed: fill the new field in ToSyncReport and list it in sync/syncer_test.cc");
 
 TEST(ToSyncReport, CarriesEveryField) {
@@ -29,6 +30,8 @@ TEST(ToSyncReport, CarriesEveryField) {
   out.to_version = 13;
   out.used_diff = true;
   out.bytes_downloaded = 4242;
+  out.range_diffs = 2;
+  out.diff_bytes = 1234;
   const SyncReport r = ToSyncReport("phish", out);
   EXPECT_EQ(r.list, "phish");
   EXPECT_EQ(r.result, SyncResult::kUpdated);
@@ -36,6 +39,8 @@ TEST(ToSyncReport, CarriesEveryField) {
   EXPECT_EQ(r.to_version, 13u);
   EXPECT_TRUE(r.used_diff);
   EXPECT_EQ(r.bytes, 4242u);
+  EXPECT_EQ(r.diffs, 2u);
+  EXPECT_EQ(r.diff_bytes, 1234u);
   EXPECT_EQ(r.error, "");
   EXPECT_FALSE(r.over_list_limit);
 }

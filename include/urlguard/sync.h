@@ -64,6 +64,11 @@ struct SyncReport {
   // The list discovery step failed because the server's list index names more lists than a client keeps (256,
   // docs/list-index.md §4): the index is refused whole, the subscriptions stay as they were.
   bool over_list_limit = false;
+  // Manifest format 2 (docs/manifest-format.md §8.3): the range diffs applied (1 or 2; 0 for a format 1
+  // pass) and the bytes of the diff files downloaded. With used_diff false and diffs 1, the checkpoint snapshot
+  // was downloaded and the diff from the checkpoint applied to it.
+  uint32_t diffs = 0;
+  uint64_t diff_bytes = 0;
 };
 
 struct SyncOptions {

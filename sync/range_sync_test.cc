@@ -1,0 +1,495 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright urlguard authors.
+//
+// The client path of manifest format 2 (docs/manifest-format.md §8.3) end to end: repositories built in the
+// test itself (snapshots by BuildSnapshot, range diffs by EncodeRangeDiff, manifests by SerializeManifest
+// signed with the test key), served by a real HTTP server on 127.0.0.1 (cpp-httplib), fetched with the real
+// libcurl Fetcher into a real data directory (Store). Each version's snapshot is also built from scratch, so
+// a state rebuilt from range diffs is compared byte for byte with it.
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/diff_codec.h"
+#include "core/set_digest.h"
+#include "core/snapshot.h"
+#include "format/deflate.h"
+#include "format/manifest.h"
+#include "signing/signer.h"
+#include "sync/apply.h"
+#include "sync/syncer.h"
+#include "sync/updater.h"
+#include "tests/random_set.h"
+#include "tests/test_util.h"
+#include "urlguard/render.h"
+
+namespace urlguard {
+namespace {
+
+using ::urlguard::testing::ReadFileOrDie;
+using ::urlguard::testing::ScratchDir;
+using ::urlguard::testing::SourcePath;
+
+constexpr char kList[] = "phishing";
+constexpr int64_t kT0 = 1700000000;  // version v is created at kT0 + 60 v
+constexpr uint64_t kDomainUniverse = uint64_t{1} << 30;
+constexpr uint64_t kUrlUniverse = uint64_t{1} << 28;
+
+// Serves an in-memory file map under /v1/lists/phishing/; records the requested names.
+class MapServer {
+ public:
+  MapServer() {
+    server_.Get(R"(/.*)", [this](const httplib::Request& req, httplib::Response& res) {
+      std::lock_guard<std::mutex> lock(mu_);
+      const std::string prefix = std::string("/v1/lists/") + kList + "/";
+      const std::string name = req.path.rfind(prefix, 0) == 0 ? req.path.substr(prefix.size()) : req.path;
+      requests_.push_back(name);
+      auto it = files_.find(name);
+      if (it == files_.end()) {
+        res.status = 404;
+        return;
+      }
+      res.set_content(it->second, "application/octet-stream");
+    });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    while (!server_.is_running()) std::this_thread::yield();
+  }
+  ~MapServer() {
+    server_.stop();
+    thread_.join();
+  }
+  std::string base_url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  void Put(const std::string& name, std::string body) {
+    std::lock_guard<std::mutex> lock(mu_);
+    files_[name] = std::move(body);
+  }
+  std::vector<std::string> TakeRequests() {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<std::string> out;
+    out.swap(requests_);
+    return out;
+  }
+
+ private:
+  httplib::Server server_;
+  int port_ = 0;
+  std::thread thread_;
+  std::mutex mu_;  // guards files_ and requests_
+  std::map<std::string, std::string> files_;
+  std::vector<std::string> requests_;
+};
+
+// One list's history: per version the domain and url fingerprint sets and the fingerprints touched.
+struct Chain {
+  struct Version {
+    std::vector<uint64_t> domain, url;
+    std::set<uint64_t> touched_domain, touched_url;
+    uint64_t domain_universe = kDomainUniverse;
+  };
+  std::vector<Version> v;  // v[0] unused; v[1] the first version
+
+  explicit Chain(uint64_t last, uint64_t seed = 7) {
+    std::mt19937_64 rng(seed);
+    v.resize(last + 1);
+    v[1].domain = testing::RandomSet(rng, 2000, kDomainUniverse);
+    v[1].url = testing::RandomSet(rng, 300, kUrlUniverse);
+    for (uint64_t x = 2; x <= last; ++x) {
+      v[x] = v[x - 1];
+      v[x].touched_domain.clear();
+      v[x].touched_url.clear();
+      Mutate(rng, &v[x].domain, &v[x].touched_domain, kDomainUniverse, 30);
+      Mutate(rng, &v[x].url, &v[x].touched_url, kUrlUniverse, 5);
+    }
+  }
+
+  // Removes `n` random members and adds `n` random values (some touched twice over the chain).
+  static void Mutate(std::mt19937_64& rng, std::vector<uint64_t>* set, std::set<uint64_t>* touched,
+                     uint64_t universe, int n) {
+    std::set<uint64_t> s(set->begin(), set->end());
+    for (int i = 0; i < n && !s.empty(); ++i) {
+      auto it = s.begin();
+      std::advance(it, static_cast<long>(rng() % s.size()));
+      touched->insert(*it);
+      s.erase(it);
+    }
+    for (int i = 0; i < n; ++i) {
+      const uint64_t f = rng() % universe;
+      touched->insert(f);
+      s.insert(f);
+    }
+    set->assign(s.begin(), s.end());
+  }
+
+  std::string Snapshot(uint64_t x) const {
+    SnapshotContent c;
+    c.list_name = kList;
+    c.version = x;
+    c.created_unix = kT0 + 60 * static_cast<int64_t>(x);
+    LayerContent d;
+    d.kind = LayerKind::kDomain;
+    d.universe = v[x].domain_universe;
+    d.fingerprints = v[x].domain;
+    d.entries = d.fingerprints.size();
+    LayerContent u;
+    u.kind = LayerKind::kUrl;
+    u.universe = kUrlUniverse;
+    u.fingerprints = v[x].url;
+    u.entries = u.fingerprints.size();
+    c.layers = {d, u};
+    auto bytes = BuildSnapshot(c);
+    EXPECT_TRUE(bytes.ok()) << bytes.status().ToString();
+    return *bytes;
+  }
+
+  Sha256Digest Digest(uint64_t x) const {
+    SetDigestInput in;
+    in.universe = {v[x].domain_universe, kUrlUniverse, 0};
+    for (uint64_t f : v[x].domain) AddToSetSum(&in.layers[0], LayerKind::kDomain, f);
+    for (uint64_t f : v[x].url) AddToSetSum(&in.layers[1], LayerKind::kUrl, f);
+    return SetDigest(in);
+  }
+
+  RangeDiff Range(uint64_t a, uint64_t t) const {
+    std::set<uint64_t> td, tu;
+    for (uint64_t x = a + 1; x <= t; ++x) {
+      td.insert(v[x].touched_domain.begin(), v[x].touched_domain.end());
+      tu.insert(v[x].touched_url.begin(), v[x].touched_url.end());
+    }
+    RangeDiff d;
+    d.list_name = kList;
+    d.from_version = a;
+    d.to_version = t;
+    d.layers = {MakeRangeLayerDiff(LayerKind::kDomain, v[t].domain_universe, {td.begin(), td.end()}, v[t].domain),
+                MakeRangeLayerDiff(LayerKind::kUrl, kUrlUniverse, {tu.begin(), tu.end()}, v[t].url)};
+    return d;
+  }
+};
+
+ManifestFile Served(MapServer& server, const std::string& name, const std::string& bytes) {
+  const std::string z = DeflateBytes(bytes, 6);
+  server.Put(name, z);
+  return ManifestFile{name, z.size(), Sha256(z), bytes.size()};
+}
+
+std::string DiffName(uint64_t a, uint64_t t) { return "r-" + std::to_string(a) + "-" + std::to_string(t) + ".z"; }
+
+// The publisher side, as the test needs it: serves version `ver` with checkpoint `c`; to-current diffs from
+// every A in [c, ver) and to-checkpoint diffs from every A in [1, c) (or from the `from` lists given).
+struct Repo {
+  const Chain& chain;
+  MapServer& server;
+  SigningKey key;
+
+  Manifest Build(uint64_t ver, uint64_t c, std::vector<uint64_t> to_current = {},
+                 std::vector<uint64_t> to_checkpoint = {}, bool all = true) {
+    if (all) {
+      for (uint64_t a = c; a < ver; ++a) to_current.push_back(a);
+      for (uint64_t a = 1; a < c && c < ver + 1; ++a) to_checkpoint.push_back(a);
+    }
+    Manifest m;
+    m.format = kManifestFormat2;
+    m.list = kList;
+    m.version = ver;
+    m.created_unix = kT0 + 60 * static_cast<int64_t>(ver);
+    m.expires_unix = m.created_unix + 86400;
+    m.min_wait_seconds = 60;
+    m.entries = {chain.v[ver].domain.size(), chain.v[ver].url.size(), 0};
+    m.universe = {chain.v[ver].domain_universe, kUrlUniverse, 0};
+    m.state_digest = chain.Digest(ver);
+    const std::string snap = chain.Snapshot(c);
+    m.checkpoint.version = c;
+    m.checkpoint.snapshot = Served(server, "snap-" + std::to_string(c) + ".z", snap);
+    std::memcpy(m.checkpoint.state_sha256.data(), snap.data() + snap.size() - 32, 32);
+    m.checkpoint.state_bytes = snap.size();
+    std::sort(to_checkpoint.begin(), to_checkpoint.end());
+    std::sort(to_current.begin(), to_current.end());
+    if (c < ver) {
+      for (uint64_t a : to_checkpoint) {
+        m.diffs.push_back({a, Served(server, DiffName(a, c), EncodeRangeDiff(chain.Range(a, c))), c});
+      }
+    }
+    for (uint64_t a : to_current) {
+      m.diffs.push_back({a, Served(server, DiffName(a, ver), EncodeRangeDiff(chain.Range(a, ver))), ver});
+    }
+    return m;
+  }
+  void Publish(const Manifest& m) {
+    const std::string json = SerializeManifest(m);
+    server.Put("manifest.json", json);
+    server.Put("manifest.sig", MakeManifestSignatureFile(key, json));
+  }
+};
+
+SigningKey TestKey() {
+  auto key = SigningKey::FromPem(ReadFileOrDie(SourcePath("fixtures/keys/test-ed25519.pem")));
+  EXPECT_TRUE(key.ok());
+  return std::move(key).value();
+}
+
+struct Client {
+  std::string dir;
+  std::unique_ptr<Fetcher> fetcher;
+  std::unique_ptr<Store> store;
+  UpdaterOptions options;
+
+  Client(const std::string& d, const std::string& base_url, const PublicKey& key) : dir(d) {
+    auto f = NewCurlFetcher(FetcherOptions());
+    EXPECT_TRUE(f.ok());
+    fetcher = std::move(f).value();
+    auto s = Store::Open(Env::Default(), dir);
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    store = std::move(s).value();
+    options.server_base_url = base_url;
+    options.trusted_keys = {key};
+  }
+  SyncOutcome Sync(uint64_t now_version) {
+    return SyncList(*fetcher, *store, options, kList, "", kT0 + 60 * static_cast<int64_t>(now_version) + 10);
+  }
+  uint64_t Installed() const {
+    const InstalledList* in = store->state().FindInstalled(kList);
+    return in != nullptr ? in->version : 0;
+  }
+  std::string InstalledBytes() const { return ReadFileOrDie(store->PathOf(*store->state().FindInstalled(kList))); }
+};
+
+std::string Describe(const SyncOutcome& o) {
+  return std::string(SyncOutcomeKindName(o.kind)) + " " + std::to_string(o.from_version) + "->" +
+         std::to_string(o.to_version) + " diffs=" + std::to_string(o.range_diffs) +
+         " checkpoint=" + std::to_string(o.used_checkpoint_snapshot) + " error=" + o.error.ToString() +
+         " diff_error=" + o.diff_error.ToString();
+}
+
+size_t CountDiffRequests(const std::vector<std::string>& requests) {
+  return static_cast<size_t>(
+      std::count_if(requests.begin(), requests.end(), [](const std::string& r) { return r.rfind("r-", 0) == 0; }));
+}
+
+// A client at version f (installed from a checkpoint manifest of f itself).
+void InstallVersion(Repo& repo, Client& client, uint64_t f) {
+  repo.Publish(repo.Build(f, f));
+  SyncOutcome o = client.Sync(f);
+  ASSERT_EQ(o.kind, SyncOutcome::kUpdated) << Describe(o);
+  ASSERT_TRUE(o.used_checkpoint_snapshot);
+  ASSERT_EQ(client.Installed(), f);
+  ASSERT_EQ(client.InstalledBytes(), repo.chain.Snapshot(f));
+}
+
+TEST(RangeSync, CatchUpFromEveryVersionEqualsTheSnapshotByteForByte) {
+  constexpr uint64_t kV = 12;
+  constexpr uint64_t kC = 8;
+  const Chain chain(kV);
+  MapServer server;
+  Repo repo{chain, server, TestKey()};
+  const std::string root = ScratchDir("range_sync_every");
+  const std::string want = chain.Snapshot(kV);
+  for (uint64_t f = 1; f < kV; ++f) {
+    SCOPED_TRACE("from version " + std::to_string(f));
+    Client client(root + "/D" + std::to_string(f), server.base_url(), repo.key.public_key());
+    InstallVersion(repo, client, f);
+    const Manifest m = repo.Build(kV, kC);
+    repo.Publish(m);
+    server.TakeRequests();
+    SyncOutcome o = client.Sync(kV);
+    ASSERT_EQ(o.kind, SyncOutcome::kUpdated) << Describe(o);
+    EXPECT_EQ(client.Installed(), kV);
+    EXPECT_EQ(client.InstalledBytes(), want);
+    EXPECT_FALSE(o.fell_back_to_snapshot) << Describe(o);
+    const std::vector<std::string> requests = server.TakeRequests();
+    if (f >= kC) {
+      // One download after the manifest: the to-current diff from f itself (the largest A <= f).
+      EXPECT_EQ(o.range_diffs, 1u);
+      EXPECT_FALSE(o.used_checkpoint_snapshot);
+      EXPECT_EQ(requests, (std::vector<std::string>{"manifest.json", "manifest.sig", DiffName(f, kV)}));
+    } else {
+      // Two: the to-checkpoint diff from f and the diff from the checkpoint, unless the snapshot is cheaper.
+      const ManifestDiff* first = FindRangeDiff(m, kC, f);
+      const ManifestDiff* second = FindRangeDiff(m, kV, kC);
+      ASSERT_NE(first, nullptr);
+      const bool snapshot_cheaper = m.checkpoint.snapshot.size < first->file.size;
+      EXPECT_EQ(o.used_checkpoint_snapshot, snapshot_cheaper);
+      EXPECT_EQ(o.range_diffs, snapshot_cheaper ? 1u : 2u);
+      EXPECT_EQ(CountDiffRequests(requests), snapshot_cheaper ? 1u : 2u);
+      EXPECT_LE(requests.size(), 4u) << "at most two downloads after the manifest";
+      if (!snapshot_cheaper) {
+        EXPECT_EQ(o.diff_bytes, first->file.size + second->file.size);
+      }
+    }
+    // The set digest of the installed state is the signed one.
+    auto view = SnapshotView::Open(reinterpret_cast<const uint8_t*>(want.data()), want.size(), true);
+    ASSERT_TRUE(view.ok());
+    EXPECT_EQ(*SnapshotSetDigest(*view), m.state_digest);
+  }
+}
+
+TEST(RangeSync, TwoHopsThroughAToCheckpointDiff) {
+  const Chain chain(10);
+  MapServer server;
+  Repo repo{chain, server, TestKey()};
+  Client client(ScratchDir("range_sync_two_hops") + "/D", server.base_url(), repo.key.public_key());
+  InstallVersion(repo, client, 3);
+  // Only one to-checkpoint diff, from 2: the client at 3 takes (2, 7] then (7, 10].
+  repo.Publish(repo.Build(10, 7, {7, 9}, {2}, /*all=*/false));
+  server.TakeRequests();
+  SyncOutcome o = client.Sync(10);
+  ASSERT_EQ(o.kind, SyncOutcome::kUpdated) << Describe(o);
+  EXPECT_EQ(o.range_diffs, 2u);
+  EXPECT_TRUE(o.used_diff);
+  EXPECT_FALSE(o.used_checkpoint_snapshot);
+  EXPECT_EQ(server.TakeRequests(),
+            (std::vector<std::string>{"manifest.json", "manifest.sig", DiffName(2, 7), DiffName(7, 10)}));
+  EXPECT_EQ(client.InstalledBytes(), chain.Snapshot(10));
+  // What `urlguard sync` and the daemon log print for the pass.
+  const SyncReport report = ToSyncReport(kList, o);
+  EXPECT_EQ(report.diffs, 2u);
+  EXPECT_GT(report.diff_bytes, 0u);
+  EXPECT_EQ(RenderSyncReportText(report), "phishing: updated version 3 -> 10 (diffs 2 (" +
+                                              std::to_string(o.diff_bytes) + " bytes), " +
+                                              std::to_string(o.bytes_downloaded) + " bytes downloaded)");
+}
+
+TEST(RangeSync, ADiffStartingAfterTheClientIsNeverApplied) {
+  const Chain chain(10);
+  MapServer server;
+  Repo repo{chain, server, TestKey()};
+  Client client(ScratchDir("range_sync_after") + "/D", server.base_url(), repo.key.public_key());
+  InstallVersion(repo, client, 5);
+  // To-current diffs from 4 (the checkpoint) and 8, 9; the client at 5 must take (4, 10], not (8, 10].
+  repo.Publish(repo.Build(10, 4, {4, 8, 9}, {}, /*all=*/false));
+  server.TakeRequests();
+  SyncOutcome o = client.Sync(10);
+  ASSERT_EQ(o.kind, SyncOutcome::kUpdated) << Describe(o);
+  EXPECT_EQ(server.TakeRequests(), (std::vector<std::string>{"manifest.json", "manifest.sig", DiffName(4, 10)}));
+  EXPECT_EQ(client.InstalledBytes(), chain.Snapshot(10));
+
+  // And the apply step itself refuses a diff from a later version than the state's.
+  const std::string old = chain.Snapshot(5);
+  auto view = SnapshotView::Open(reinterpret_cast<const uint8_t*>(old.data()), old.size(), true);
+  ASSERT_TRUE(view.ok());
+  Manifest m = repo.Build(10, 4, {4, 8, 9}, {}, false);
+  Sha256Digest sha{};
+  const std::string path = ScratchDir("range_sync_after_apply") + "/x.ugs";
+  Status s = WriteRangeDiffAppliedSnapshot(Env::Default(), path, *view, nullptr, chain.Range(8, 10), m, &sha);
+  EXPECT_EQ(s.code(), StatusCode::kCorruption);
+  EXPECT_NE(s.message().find("does not apply to version 5"), std::string::npos) << s.ToString();
+}
+
+// The manifest's set digest is forged (and re-signed: a publisher bug): both paths end in a digest mismatch,
+// the pass fails and version 5 keeps serving.
+TEST(RangeSync, ForgedDigestIsRefusedAndTheOldStateKeepsServing) {
+  const Chain chain(10);
+  MapServer server;
+  Repo repo{chain, server, TestKey()};
+  Client client(ScratchDir("range_sync_forged") + "/D", server.base_url(), repo.key.public_key());
+  InstallVersion(repo, client, 5);
+  const std::string old_bytes = client.InstalledBytes();
+  Manifest m = repo.Build(10, 8);
+  m.state_digest[0] ^= 1;
+  repo.Publish(m);
+  SyncOutcome o = client.Sync(10);
+  EXPECT_EQ(o.kind, SyncOutcome::kFailed) << Describe(o);
+  EXPECT_EQ(o.error.code(), StatusCode::kCorruption);
+  EXPECT_NE(o.error.message().find("set digest mismatch"), std::string::npos) << o.error.ToString();
+  EXPECT_TRUE(o.fell_back_to_snapshot);
+  EXPECT_NE(o.diff_error.message().find("set digest mismatch"), std::string::npos) << o.diff_error.ToString();
+  EXPECT_EQ(client.Installed(), 5u);
+  EXPECT_EQ(client.InstalledBytes(), old_bytes);
+  // The checkpoint itself as the version: its snapshot is checked against the digest too.
+  Manifest at = repo.Build(10, 10);
+  at.state_digest[5] ^= 1;
+  repo.Publish(at);
+  o = client.Sync(10);
+  EXPECT_EQ(o.kind, SyncOutcome::kFailed) << Describe(o);
+  EXPECT_NE(o.error.message().find("set digest differs"), std::string::npos) << o.error.ToString();
+  EXPECT_EQ(client.Installed(), 5u);
+}
+
+// A range diff with a wrong new_count (signed: the manifest names its bytes) is refused by the merge; the
+// client falls back to the checkpoint snapshot and the diff from the checkpoint.
+TEST(RangeSync, WrongNewCountFallsBackToTheCheckpoint) {
+  const Chain chain(10);
+  MapServer server;
+  Repo repo{chain, server, TestKey()};
+  Client client(ScratchDir("range_sync_count") + "/D", server.base_url(), repo.key.public_key());
+  InstallVersion(repo, client, 9);
+  Manifest m = repo.Build(10, 8);
+  RangeDiff bad = chain.Range(9, 10);
+  bad.layers[0].new_count += 1;
+  for (ManifestDiff& d : m.diffs) {
+    if (d.from_version == 9 && d.to_version == 10) d.file = Served(server, "bad-9-10.z", EncodeRangeDiff(bad));
+  }
+  repo.Publish(m);
+  server.TakeRequests();
+  SyncOutcome o = client.Sync(10);
+  ASSERT_EQ(o.kind, SyncOutcome::kUpdated) << Describe(o);
+  EXPECT_TRUE(o.fell_back_to_snapshot);
+  EXPECT_NE(o.diff_error.message().find("the diff says"), std::string::npos) << o.diff_error.ToString();
+  EXPECT_TRUE(o.used_checkpoint_snapshot);
+  EXPECT_EQ(o.range_diffs, 1u);
+  EXPECT_EQ(client.InstalledBytes(), chain.Snapshot(10));
+  EXPECT_EQ(server.TakeRequests(), (std::vector<std::string>{"manifest.json", "manifest.sig", "bad-9-10.z",
+                                                             "snap-8.z", DiffName(8, 10)}));
+}
+
+// A truncated range diff fails its signed size/SHA-256. When it is the diff from the checkpoint, both paths
+// need it: the pass fails and the old state serves.
+TEST(RangeSync, TruncatedRangeDiffIsRefused) {
+  const Chain chain(10);
+  MapServer server;
+  Repo repo{chain, server, TestKey()};
+  Client client(ScratchDir("range_sync_truncated") + "/D", server.base_url(), repo.key.public_key());
+  InstallVersion(repo, client, 9);
+  repo.Publish(repo.Build(10, 8));
+  const std::string whole = DeflateBytes(EncodeRangeDiff(chain.Range(9, 10)), 6);
+  server.Put(DiffName(9, 10), whole.substr(0, whole.size() - 3));
+  SyncOutcome o = client.Sync(10);
+  ASSERT_EQ(o.kind, SyncOutcome::kUpdated) << Describe(o);
+  EXPECT_TRUE(o.fell_back_to_snapshot);
+  EXPECT_NE(o.diff_error.message().find("truncated"), std::string::npos) << o.diff_error.ToString();
+  EXPECT_EQ(client.InstalledBytes(), chain.Snapshot(10));
+
+  Client other(ScratchDir("range_sync_truncated") + "/D2", server.base_url(), repo.key.public_key());
+  InstallVersion(repo, other, 9);
+  repo.Publish(repo.Build(10, 8));
+  const std::string from_c = DeflateBytes(EncodeRangeDiff(chain.Range(8, 10)), 6);
+  server.Put(DiffName(8, 10), from_c.substr(0, from_c.size() / 2));
+  server.Put(DiffName(9, 10), "garbage");
+  o = other.Sync(10);
+  EXPECT_EQ(o.kind, SyncOutcome::kFailed) << Describe(o);
+  EXPECT_EQ(o.error.code(), StatusCode::kCorruption);
+  EXPECT_EQ(other.Installed(), 9u);
+  EXPECT_EQ(other.InstalledBytes(), chain.Snapshot(9));
+}
+
+// Versions 1-6 at one domain universe, 7-10 at another: a client at 5 cannot take a range diff across the
+// change and downloads the checkpoint snapshot (at 10, after the change).
+TEST(RangeSync, AUniverseChangeForcesTheSnapshot) {
+  Chain chain(10);
+  for (uint64_t x = 7; x <= 10; ++x) {
+    chain.v[x].domain_universe = kDomainUniverse * 2;  // the same fingerprints fit the larger universe
+  }
+  MapServer server;
+  Repo repo{chain, server, TestKey()};
+  Client client(ScratchDir("range_sync_universe") + "/D", server.base_url(), repo.key.public_key());
+  InstallVersion(repo, client, 5);
+  repo.Publish(repo.Build(10, 10));
+  server.TakeRequests();
+  SyncOutcome o = client.Sync(10);
+  ASSERT_EQ(o.kind, SyncOutcome::kUpdated) << Describe(o);
+  EXPECT_TRUE(o.used_checkpoint_snapshot);
+  EXPECT_EQ(o.range_diffs, 0u);
+  EXPECT_FALSE(o.fell_back_to_snapshot);
+  EXPECT_EQ(server.TakeRequests(), (std::vector<std::string>{"manifest.json", "manifest.sig", "snap-10.z"}));
+  EXPECT_EQ(client.InstalledBytes(), chain.Snapshot(10));
+}
+
+}  // namespace
+}  // namespace urlguard
