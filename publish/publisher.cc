@@ -1176,7 +1176,7 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
     }
   }
   if (Status pruned = PruneListState(env, private_dir, o.list, version,
-                                     version > o.keep_deltas ? version - o.keep_deltas : 0);
+                                     version >= o.keep_deltas ? version - o.keep_deltas + 1 : 0);
       !pruned.ok()) {
     report.warnings.push_back("old state files were not removed: " + pruned.ToString());
   }

@@ -70,7 +70,7 @@ struct PublishOptions {
   // for `keep_deltas` versions (range diffs for clients that were away are computed from them).
   uint32_t compact_ratio = 8;
   uint32_t compact_max_deltas = 64;
-  uint32_t keep_deltas = 1440;      // a day of minute versions
+  uint32_t keep_deltas = 1440;      // a day of minute versions: the deltas of versions V-1439 .. V
   bool emergency = false;           // manifest policy flag
   double fp_rate = 0.001;           // per-URL false-positive target
   uint32_t min_wait_seconds = 1800;  // clients poll at most this often
