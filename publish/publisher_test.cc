@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "publish/full_hash_delta.h"
 #include "publish/lsm_state.h"
 #include "publish/state_file.h"
 #include "urlguard/publish.h"
@@ -230,6 +231,7 @@ TEST(PublisherScaleTest, IncrementalVersionEqualsAFullRebuild) {
   const std::string inc_private = inc + "/private/lists/phishing";
   EXPECT_TRUE(std::filesystem::exists(inc_private + "/" + StateDeltaFileName(2)));
   EXPECT_FALSE(std::filesystem::exists(inc_private + "/" + StateFileName(2)));
+  EXPECT_GT(std::filesystem::file_size(inc_private + "/" + FullHashDeltaFileName(2)), 701u * 36);
   ASSERT_TRUE(CompactListState(Env::Default(), inc_private, "phishing", 2).ok());
   ExpectSameVersion(inc, full, 2);
   const std::string pub = "/public/v1/lists/phishing/";
