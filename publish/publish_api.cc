@@ -326,8 +326,8 @@ Result<ListCompactReport> CompactList(const std::string& repo_dir, const std::st
     URLGUARD_RETURN_IF_ERROR(CompactListState(env, private_dir, list, m->version));
     report.compacted = true;
   }
-  URLGUARD_RETURN_IF_ERROR(
-      PruneListState(env, private_dir, list, m->version, m->version > keep_deltas ? m->version - keep_deltas : 0));
+  const uint64_t keep_from = m->version >= keep_deltas ? m->version - keep_deltas + 1 : 0;
+  URLGUARD_RETURN_IF_ERROR(PruneListState(env, private_dir, list, m->version, keep_from));
   return report;
 }
 

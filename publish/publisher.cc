@@ -40,6 +40,7 @@
 #include "publish/list_builder.h"
 #include "publish/ingest.h"
 #include "publish/seen_filter.h"
+#include "publish/full_hash_delta.h"
 #include "publish/lsm_state.h"
 #include "publish/catchup.h"
 #include "publish/range_version.h"
@@ -1444,6 +1445,10 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
       URLGUARD_RETURN_IF_ERROR(
           WriteStateDelta(env, JoinPath(private_dir, StateDeltaFileName(version)), o.list, version, change));
       URLGUARD_FAULT_POINT("publish.incremental.after-delta");
+      // The verify servers' change (design17 §2), beside the whole V.ugh that servers still read until they map
+      // deltas (server/, issue 17).
+      URLGUARD_RETURN_IF_ERROR(WriteFullHashDelta(env, JoinPath(private_dir, FullHashDeltaFileName(version)), o.list,
+                                                  version, version - 1, change.threats, change.records));
       report.delta_puts = change.puts;
       report.delta_deletes = change.deletes;
     }
@@ -1753,10 +1758,15 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
       }
     }
   }
-  if (Status pruned = PruneListState(env, private_dir, o.list, version,
-                                     version > o.keep_deltas ? version - o.keep_deltas : 0);
-      !pruned.ok()) {
+  const uint64_t keep_deltas_from = version >= o.keep_deltas ? version - o.keep_deltas + 1 : 0;
+  if (Status pruned = PruneListState(env, private_dir, o.list, version, keep_deltas_from); !pruned.ok()) {
     report.warnings.push_back("old state files were not removed: " + pruned.ToString());
+  }
+  if (auto listed = env->ListDir(private_dir); listed.ok()) {
+    for (const std::string& n : *listed) {
+      std::optional<uint64_t> v = ParseFullHashDeltaFileName(n);
+      if (v && *v < keep_deltas_from) (void)env->RemoveFile(JoinPath(private_dir, n));
+    }
   }
   auto names = env->ListDir(public_dir);
   if (names.ok()) {

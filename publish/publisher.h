@@ -58,8 +58,9 @@ struct PublishOptions {
   std::string list;
   std::vector<FeedSpec> inputs;         // a full version: the list's whole content
   // An incremental version (when either is set; `inputs` must then be empty): the previous version's state
-  // (REPO/private/lists/LIST/V.state) minus the entries of `remove_inputs` plus those of `add_inputs`. Gives the
-  // same files as a full version from the resulting content.
+  // (a base REPO/private/lists/LIST/B.state plus the deltas after it, publish/lsm_state.h) minus the entries of
+  // `remove_inputs` plus those of `add_inputs`. Writes only the effective change as V.delta (no state file); gives
+  // the same public files, snapshot and full hashes as a full version from the resulting content.
   std::vector<FeedSpec> add_inputs;
   std::vector<FeedSpec> remove_inputs;
   int64_t expires_in_seconds = 24 * 3600;
@@ -70,7 +71,7 @@ struct PublishOptions {
   // for `keep_deltas` versions (range diffs for clients that were away are computed from them).
   uint32_t compact_ratio = 8;
   uint32_t compact_max_deltas = 64;
-  uint32_t keep_deltas = 1440;      // a day of minute versions
+  uint32_t keep_deltas = 1440;      // a day of minute versions: the deltas of versions V-1439 .. V
   bool emergency = false;           // manifest policy flag
   double fp_rate = 0.001;           // per-URL false-positive target
   uint32_t min_wait_seconds = 1800;  // clients poll at most this often

@@ -15,8 +15,10 @@
 #include <filesystem>
 #include <fstream>
 
+#include "publish/full_hash_delta.h"
 #include "publish/lsm_state.h"
 #include "publish/state_file.h"
+#include "urlguard/publish.h"
 #include "tests/peak_rss.h"
 #include "tests/test_util.h"
 
@@ -229,6 +231,7 @@ TEST(PublisherScaleTest, IncrementalVersionEqualsAFullRebuild) {
   const std::string inc_private = inc + "/private/lists/phishing";
   EXPECT_TRUE(std::filesystem::exists(inc_private + "/" + StateDeltaFileName(2)));
   EXPECT_FALSE(std::filesystem::exists(inc_private + "/" + StateFileName(2)));
+  EXPECT_GT(std::filesystem::file_size(inc_private + "/" + FullHashDeltaFileName(2)), 701u * 36);
   ASSERT_TRUE(CompactListState(Env::Default(), inc_private, "phishing", 2).ok());
   ExpectSameVersion(inc, full, 2);
   const std::string pub = "/public/v1/lists/phishing/";
@@ -316,6 +319,39 @@ TEST(PublisherScaleTest, PeakMemoryStaysWithinTheBudgetPlusAFixedOverhead) {
   std::printf("peak RSS %.1f MB (at start %.1f MB), budget %.1f MB, 1 M entries\n", got[2] / 1048576.0,
               got[1] / 1048576.0, budget / 1048576.0);
   EXPECT_LT(got[2], budget + kDocumentedOverheadBytes);
+}
+
+TEST(PublisherScaleTest, CompactListFoldsTheDeltasOfTheCommittedVersion) {
+  testing::TempDir tmp("pubscale");
+  SigningKey key = TestKey();
+  const std::string repo = tmp.path() + "/repo", priv = repo + "/private/lists/phishing/";
+  ASSERT_TRUE(Publish(Env::Default(), key, Options(repo, {WriteFeed(tmp.path(), "base.txt", 2000)}, size_t{1} << 30,
+                                                   1700000000)).ok());
+  for (int v = 2; v <= 3; ++v) {
+    PublishOptions o = Options(repo, {}, size_t{1} << 30, 1700000000 + v * 60);
+    o.add_inputs = {FeedSpec{FeedFormat::kPlain, "", WriteFeed(tmp.path(), "add.txt", 10, v)}};
+    ASSERT_TRUE(Publish(Env::Default(), key, o).ok());
+  }
+  EXPECT_FALSE(std::filesystem::exists(priv + StateFileName(3)));
+  auto r = CompactList(repo, "phishing", /*keep_deltas=*/1);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->version, 3u);
+  EXPECT_EQ(r->base_version, 1u);
+  EXPECT_TRUE(r->compacted);
+  EXPECT_TRUE(std::filesystem::exists(priv + StateFileName(3)));
+  EXPECT_FALSE(std::filesystem::exists(priv + StateFileName(1)));       // superseded
+  EXPECT_FALSE(std::filesystem::exists(priv + StateDeltaFileName(2)));  // past the retention of one version
+  EXPECT_TRUE(std::filesystem::exists(priv + StateDeltaFileName(3)));
+  auto again = CompactList(repo, "phishing");
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_FALSE(again->compacted);
+  // The next incremental version builds on the new base.
+  PublishOptions o = Options(repo, {}, size_t{1} << 30, 1700000000 + 4 * 60);
+  o.remove_inputs = {FeedSpec{FeedFormat::kPlain, "", WriteFeed(tmp.path(), "add.txt", 10, 3)}};
+  auto r4 = Publish(Env::Default(), key, o);
+  ASSERT_TRUE(r4.ok()) << r4.status().ToString();
+  EXPECT_EQ(r4->delta_deletes, 10u);
+  EXPECT_EQ(CompactList(repo, "nope").status().code(), StatusCode::kNotFound);
 }
 
 TEST(PublisherScaleTest, IncrementalNeedsAPreviousVersion) {
