@@ -40,7 +40,6 @@
 #include "publish/list_builder.h"
 #include "publish/ingest.h"
 #include "publish/seen_filter.h"
-#include "publish/full_hash_delta.h"
 #include "publish/lsm_state.h"
 #include "publish/catchup.h"
 #include "publish/range_version.h"
@@ -1447,8 +1446,8 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
       URLGUARD_FAULT_POINT("publish.incremental.after-delta");
       // The verify servers' change (design17 §2), beside the whole V.ugh that servers still read until they map
       // deltas (server/, issue 17).
-      URLGUARD_RETURN_IF_ERROR(WriteFullHashDelta(env, JoinPath(private_dir, FullHashDeltaFileName(version)), o.list,
-                                                  version, version - 1, change.threats, change.records));
+      URLGUARD_RETURN_IF_ERROR(
+          WriteFullHashDelta(env, JoinPath(private_dir, FullHashDeltaFileName(version)), o.list, version, change));
       report.delta_puts = change.puts;
       report.delta_deletes = change.deletes;
     }
