@@ -15,7 +15,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "publish/full_hash_delta.h"
+#include "format/repository_files.h"
 #include "publish/lsm_state.h"
 #include "publish/state_file.h"
 #include "urlguard/publish.h"
