@@ -441,7 +441,7 @@ TEST(Manifest, FindDiff) {
 
 // A format 2 manifest with every field set: version 47, checkpoint 44, to-current diffs from 44, 45, 46 and
 // to-checkpoint diffs from 40 and 42. Pinned in fixtures/golden/manifest_v2.json (+ .sig, made with the test
-// key by signing/MakeManifestSignatureFile; regenerate both only for a deliberate format change).
+// key by MakeManifestSignatureFile in signing/signer.h; regenerate both only for a deliberate format change).
 Manifest GoldenManifest2() {
   Manifest m;
   m.format = kManifestFormat2;

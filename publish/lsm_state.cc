@@ -97,9 +97,9 @@ KeyRange KeyRangeOfFingerprint(uint64_t fingerprint, uint64_t universe) {
   return r;
 }
 
-ListState::~ListState() = default;
+LsmState::~LsmState() = default;
 
-Result<std::unique_ptr<ListState>> ListState::Open(Env* env, const std::string& private_dir, const std::string& list,
+Result<std::unique_ptr<LsmState>> LsmState::Open(Env* env, const std::string& private_dir, const std::string& list,
                                                    uint64_t version) {
   URLGUARD_ASSIGN_OR_RETURN(Listing l, ListStateFiles(env, private_dir));
   uint64_t missing = 0;
@@ -113,7 +113,7 @@ Result<std::unique_ptr<ListState>> ListState::Open(Env* env, const std::string& 
     return Status::FailedPrecondition(private_dir + ": no base state at or before version " + std::to_string(version) +
                                       "; run a full publish");
   }
-  std::unique_ptr<ListState> s(new ListState());
+  std::unique_ptr<LsmState> s(new LsmState());
   s->version_ = version;
   s->base_version_ = *base;
   s->path_ = JoinPath(private_dir, StateFileName(*base));
@@ -184,7 +184,7 @@ Result<std::unique_ptr<ListState>> ListState::Open(Env* env, const std::string& 
   return s;
 }
 
-KeyRecord ListState::BaseRecord(uint64_t i) const {
+KeyRecord LsmState::BaseRecord(uint64_t i) const {
   const uint8_t* b = base_->data() + records_at_ + i * kStateRecordBytes;
   KeyRecord r;
   std::memcpy(&r.key, b, 8);
@@ -196,7 +196,7 @@ KeyRecord ListState::BaseRecord(uint64_t i) const {
   return r;
 }
 
-uint64_t ListState::BaseLowerBound(uint8_t layer, uint64_t key, const uint8_t* sha256) const {
+uint64_t LsmState::BaseLowerBound(uint8_t layer, uint64_t key, const uint8_t* sha256) const {
   uint64_t lo = 0, n = base_count_;
   const uint8_t* recs = base_->data() + records_at_;
   while (n > 0) {
@@ -211,14 +211,14 @@ uint64_t ListState::BaseLowerBound(uint8_t layer, uint64_t key, const uint8_t* s
   return lo;
 }
 
-size_t ListState::OverlayLowerBound(uint8_t layer, uint64_t key, const uint8_t* sha256) const {
+size_t LsmState::OverlayLowerBound(uint8_t layer, uint64_t key, const uint8_t* sha256) const {
   return static_cast<size_t>(
       std::partition_point(overlay_.begin(), overlay_.end(),
                            [&](const KeyRecord& r) { return CompareProbe(r, layer, key, sha256) < 0; }) -
       overlay_.begin());
 }
 
-std::optional<KeyRecord> ListState::Find(uint8_t layer, uint64_t key, const uint8_t sha256[32]) const {
+std::optional<KeyRecord> LsmState::Find(uint8_t layer, uint64_t key, const uint8_t sha256[32]) const {
   const size_t o = OverlayLowerBound(layer, key, sha256);
   if (o < overlay_.size() && CompareProbe(overlay_[o], layer, key, sha256) == 0) {
     if (overlay_[o].reserved != static_cast<uint8_t>(DeltaOp::kPut)) return std::nullopt;
@@ -234,7 +234,7 @@ std::optional<KeyRecord> ListState::Find(uint8_t layer, uint64_t key, const uint
   return std::nullopt;
 }
 
-Status ListState::Walk(uint64_t b, uint64_t b_end, size_t o, size_t o_end,
+Status LsmState::Walk(uint64_t b, uint64_t b_end, size_t o, size_t o_end,
                        const std::function<Status(const KeyRecord&)>& fn) const {
   while (b < b_end || o < o_end) {
     int c;
@@ -266,7 +266,7 @@ Status ListState::Walk(uint64_t b, uint64_t b_end, size_t o, size_t o_end,
   return Status::Ok();
 }
 
-Status ListState::ForEachInKeyRange(uint8_t layer, uint64_t first, uint64_t last,
+Status LsmState::ForEachInKeyRange(uint8_t layer, uint64_t first, uint64_t last,
                                     const std::function<Status(const KeyRecord&)>& fn) const {
   if (first > last) return Status::Ok();
   const uint64_t b = BaseLowerBound(layer, first, nullptr), o = OverlayLowerBound(layer, first, nullptr);
@@ -283,7 +283,7 @@ Status ListState::ForEachInKeyRange(uint8_t layer, uint64_t first, uint64_t last
   return Walk(b, b_end, o, o_end, fn);
 }
 
-bool ListState::AnyInKeyRange(uint8_t layer, uint64_t first, uint64_t last) const {
+bool LsmState::AnyInKeyRange(uint8_t layer, uint64_t first, uint64_t last) const {
   if (first > last) return false;
   const uint8_t end_layer = last == UINT64_MAX ? static_cast<uint8_t>(layer + 1) : layer;
   const uint64_t end_key = last == UINT64_MAX ? 0 : last + 1;
@@ -302,16 +302,16 @@ bool ListState::AnyInKeyRange(uint8_t layer, uint64_t first, uint64_t last) cons
   return false;
 }
 
-void ListState::Cursor::HashUpTo(size_t offset) {
+void LsmState::Cursor::HashUpTo(size_t offset) {
   if (offset <= hashed_) return;
   hasher_.Update(s_->base_->data() + hashed_, offset - hashed_);
   ReleaseMappedPages(*s_->base_, hashed_, offset - hashed_);
   hashed_ = offset;
 }
 
-Result<bool> ListState::Cursor::Next(KeyRecord* out) {
+Result<bool> LsmState::Cursor::Next(KeyRecord* out) {
   if (done_) return false;
-  const ListState& s = *s_;
+  const LsmState& s = *s_;
   for (;;) {
     const bool have_b = b_ < s.base_count_, have_o = o_ < s.overlay_.size();
     if (!have_b && !have_o) break;
@@ -352,7 +352,7 @@ Result<bool> ListState::Cursor::Next(KeyRecord* out) {
   return false;
 }
 
-Status ListState::ForEach(const std::function<Status(const KeyRecord&)>& fn) const {
+Status LsmState::ForEach(const std::function<Status(const KeyRecord&)>& fn) const {
   Cursor c(this);
   KeyRecord r;
   for (;;) {
@@ -363,7 +363,7 @@ Status ListState::ForEach(const std::function<Status(const KeyRecord&)>& fn) con
 }
 
 Status CompactListState(Env* env, const std::string& private_dir, const std::string& list, uint64_t to_version) {
-  URLGUARD_ASSIGN_OR_RETURN(auto state, ListState::Open(env, private_dir, list, to_version));
+  URLGUARD_ASSIGN_OR_RETURN(auto state, LsmState::Open(env, private_dir, list, to_version));
   if (state->base_version() == to_version) return Status::Ok();
   URLGUARD_FAULT_POINT("publish.compact.opened");
   // Pass 1: which names are in use (a full publish's table holds exactly those, sorted).

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright urlguard authors.
 //
-// ListState: a list's content at one version as the publisher keeps it since issue 17, a base plus small deltas,
+// LsmState: a list's content at one version as the publisher keeps it since issue 17, a base plus small deltas,
 // in two levels (an LSM tree of depth two):
 //
 //   REPO/private/lists/LIST/B.state     the whole content of version B (publish/state_file.h), mapped
@@ -27,7 +27,7 @@
 // compaction, a full snapshot) verifies the base's record count and checksum at its end. Each delta is verified
 // whole at Open.
 //
-// Thread safety: a ListState is immutable after Open; const methods may run concurrently.
+// Thread safety: a LsmState is immutable after Open; const methods may run concurrently.
 #ifndef URLGUARD_PUBLISH_LSM_STATE_H_
 #define URLGUARD_PUBLISH_LSM_STATE_H_
 
@@ -55,15 +55,15 @@ struct KeyRange {
 };
 KeyRange KeyRangeOfFingerprint(uint64_t fingerprint, uint64_t universe);
 
-class ListState {
+class LsmState {
  public:
   // Opens list `list`'s state at `version` in `private_dir` (REPO/private/lists/LIST): the base chosen as above,
   // mapped, and the deltas after it read and verified. kFailedPrecondition (naming the missing file and saying
   // "run a full publish") when no base <= version has every delta up to version; kCorruption for a damaged base
   // header or delta, or one that names another list or version; kIoError from the file system.
-  static Result<std::unique_ptr<ListState>> Open(Env* env, const std::string& private_dir, const std::string& list,
+  static Result<std::unique_ptr<LsmState>> Open(Env* env, const std::string& private_dir, const std::string& list,
                                                  uint64_t version);
-  ~ListState();
+  ~LsmState();
 
   uint64_t version() const { return version_; }
   uint64_t base_version() const { return base_version_; }
@@ -93,18 +93,18 @@ class ListState {
   Status ForEach(const std::function<Status(const KeyRecord&)>& fn) const;
 
   // ForEach as a pull: the same records, one per Next(), for merges that interleave the state with other sorted
-  // streams (the publisher's loop). Hashes and hands back the base's pages as it goes. Valid while the ListState
+  // streams (the publisher's loop). Hashes and hands back the base's pages as it goes. Valid while the LsmState
   // lives; one thread.
   class Cursor {
    public:
-    explicit Cursor(const ListState* state) : s_(state), hashed_(0) {}
+    explicit Cursor(const LsmState* state) : s_(state), hashed_(0) {}
     // The next record (threat indexing threats()); false at the end, once the base's record count and checksum
     // are verified (kCorruption if not, or for a record with a bad layer or threat id).
     Result<bool> Next(KeyRecord* out);
 
    private:
     void HashUpTo(size_t offset);
-    const ListState* s_;
+    const LsmState* s_;
     uint64_t b_ = 0;
     size_t o_ = 0;
     size_t hashed_;
@@ -113,7 +113,7 @@ class ListState {
   };
 
  private:
-  ListState() = default;
+  LsmState() = default;
   // The i-th base record, decoded (threat id as stored: indexes the base's table, a prefix of threats_).
   KeyRecord BaseRecord(uint64_t i) const;
   // First base index whose (layer, key, sha) is >= the given one (sha null: the smallest sha).
@@ -138,7 +138,7 @@ class ListState {
 // written as a full publish writes it (threat table: the names in use, sorted; records in ByLayerKey order), so
 // the two are byte-identical for the same content. Crash-safe: X.state.tmp, fsync, rename, fsync of the directory.
 // Reads immutable files only: safe beside a publish of later versions (it never deletes anything: PruneListState
-// does, under the list lock). No-op when the chosen base already is `to_version`. Errors as ListState::Open, and
+// does, under the list lock). No-op when the chosen base already is `to_version`. Errors as LsmState::Open, and
 // kIoError / kResourceExhausted from writing (the .tmp is removed on a clean failure).
 Status CompactListState(Env* env, const std::string& private_dir, const std::string& list, uint64_t to_version);
 

@@ -136,7 +136,7 @@ void WriteVersion(const std::string& dir, uint64_t version, Gen* gen, Model* m, 
   ASSERT_TRUE((*w)->Finish().ok());
 }
 
-Model Contents(const ListState& s) {
+Model Contents(const LsmState& s) {
   Model out;
   Status st = s.ForEach([&](const KeyRecord& r) {
     EXPECT_TRUE(out.empty() || out.rbegin()->first < KeyOf(r)) << "out of order";
@@ -147,7 +147,7 @@ Model Contents(const ListState& s) {
   return out;
 }
 
-void ExpectMatches(const ListState& s, const Model& m, Gen* gen) {
+void ExpectMatches(const LsmState& s, const Model& m, Gen* gen) {
   EXPECT_EQ(Contents(s), m);
   for (const auto& [k, v] : m) {
     auto f = s.Find(std::get<0>(k), std::get<1>(k), std::get<2>(k).data());
@@ -231,7 +231,7 @@ TEST(ListStateTest, LookupsMatchABruteForceModel) {
   Fixture f;
   f.Build(2000, 12);
   for (uint64_t v = 1; v <= 12; ++v) {
-    auto s = ListState::Open(Env::Default(), f.dir, kList, v);
+    auto s = LsmState::Open(Env::Default(), f.dir, kList, v);
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     EXPECT_EQ((*s)->base_version(), 1u);
     EXPECT_EQ((*s)->version(), v);
@@ -249,11 +249,11 @@ TEST(ListStateTest, CompactionWritesWhatAFullPublishWrites) {
               testing::ReadFileOrDie(f.tmp.path() + "/full.state"))
       << "compacted base differs from a full write of the same content";
   // The new base is chosen; versions before it still open from the old one while it is kept.
-  auto s = ListState::Open(Env::Default(), f.dir, kList, 9);
+  auto s = LsmState::Open(Env::Default(), f.dir, kList, 9);
   ASSERT_TRUE(s.ok());
   EXPECT_EQ((*s)->base_version(), 9u);
   EXPECT_EQ(Contents(**s), f.at[9]);
-  auto old = ListState::Open(Env::Default(), f.dir, kList, 6);
+  auto old = LsmState::Open(Env::Default(), f.dir, kList, 6);
   ASSERT_TRUE(old.ok());
   EXPECT_EQ((*old)->base_version(), 1u);
   // Compacting again is a no-op; more versions on top of the new base.
@@ -267,30 +267,30 @@ TEST(ListStateTest, CompactionWritesWhatAFullPublishWrites) {
   EXPECT_FALSE(Env::Default()->FileExists(JoinPath(f.dir, StateFileName(1))));
   EXPECT_FALSE(Env::Default()->FileExists(JoinPath(f.dir, StateDeltaFileName(6))));
   EXPECT_TRUE(Env::Default()->FileExists(JoinPath(f.dir, StateDeltaFileName(7))));
-  auto now = ListState::Open(Env::Default(), f.dir, kList, 12);
+  auto now = LsmState::Open(Env::Default(), f.dir, kList, 12);
   ASSERT_TRUE(now.ok()) << now.status().ToString();
   EXPECT_EQ((*now)->base_version(), 9u);
   ExpectMatches(**now, f.at[12], &f.gen);
   // A version whose base is gone cannot be opened.
-  EXPECT_EQ(ListState::Open(Env::Default(), f.dir, kList, 6).status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(LsmState::Open(Env::Default(), f.dir, kList, 6).status().code(), StatusCode::kFailedPrecondition);
 }
 
 TEST(ListStateTest, AMissingDeltaSaysRunAFullPublish) {
   Fixture f;
   f.Build(100, 6);
   ASSERT_TRUE(Env::Default()->RemoveFile(JoinPath(f.dir, StateDeltaFileName(4))).ok());
-  auto s = ListState::Open(Env::Default(), f.dir, kList, 6);
+  auto s = LsmState::Open(Env::Default(), f.dir, kList, 6);
   EXPECT_EQ(s.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(s.status().message().find("4.delta"), std::string::npos) << s.status().ToString();
   EXPECT_NE(s.status().message().find("run a full publish"), std::string::npos);
-  EXPECT_TRUE(ListState::Open(Env::Default(), f.dir, kList, 3).ok());
+  EXPECT_TRUE(LsmState::Open(Env::Default(), f.dir, kList, 3).ok());
   // No base at all.
-  EXPECT_EQ(ListState::Open(Env::Default(), f.tmp.path(), kList, 3).status().code(),
+  EXPECT_EQ(LsmState::Open(Env::Default(), f.tmp.path(), kList, 3).status().code(),
             StatusCode::kFailedPrecondition);
   // A delta of another version under this name is refused.
   ASSERT_TRUE(Env::Default()->RenameFile(JoinPath(f.dir, StateDeltaFileName(5)),
                                          JoinPath(f.dir, StateDeltaFileName(4))).ok());
-  EXPECT_EQ(ListState::Open(Env::Default(), f.dir, kList, 4).status().code(), StatusCode::kCorruption);
+  EXPECT_EQ(LsmState::Open(Env::Default(), f.dir, kList, 4).status().code(), StatusCode::kCorruption);
 }
 
 TEST(ListStateTest, ADamagedBaseIsRefusedByAFullWalk) {
@@ -300,7 +300,7 @@ TEST(ListStateTest, ADamagedBaseIsRefusedByAFullWalk) {
   std::string bytes = testing::ReadFileOrDie(base);
   bytes[bytes.size() - 100] ^= 1;
   ASSERT_TRUE(WriteFileAtomic(Env::Default(), base, bytes).ok());
-  auto s = ListState::Open(Env::Default(), f.dir, kList, 3);
+  auto s = LsmState::Open(Env::Default(), f.dir, kList, 3);
   ASSERT_TRUE(s.ok());
   EXPECT_EQ((*s)->ForEach([](const KeyRecord&) { return Status::Ok(); }).code(), StatusCode::kCorruption);
   EXPECT_EQ(CompactListState(Env::Default(), f.dir, kList, 3).code(), StatusCode::kCorruption);
@@ -311,7 +311,7 @@ TEST(ListStateTest, ADamagedBaseIsRefusedByAFullWalk) {
 // After a crash of a compaction to version 8: the state at 8 opens and equals the model, pruning leaves no stray
 // file, and compacting again gives the full-publish bytes.
 void ExpectRecovered(Fixture& f) {
-  auto s = ListState::Open(Env::Default(), f.dir, kList, 8);
+  auto s = LsmState::Open(Env::Default(), f.dir, kList, 8);
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   EXPECT_EQ(Contents(**s), f.at[8]);
   s->reset();

@@ -319,7 +319,7 @@ Result<ListCompactReport> CompactList(const std::string& repo_dir, const std::st
   ListCompactReport report;
   report.version = m->version;
   {
-    URLGUARD_ASSIGN_OR_RETURN(auto state, ListState::Open(env, private_dir, list, m->version));
+    URLGUARD_ASSIGN_OR_RETURN(auto state, LsmState::Open(env, private_dir, list, m->version));
     report.base_version = state->base_version();
   }
   if (report.base_version != m->version) {

@@ -566,7 +566,7 @@ Status CheckInputs(const PublishOptions& o, const std::vector<FeedSpec>& specs, 
 // SHA-256) order.
 class RemovedCounter {
  public:
-  // `previous`: the previous version's records in ByLayerKey order (a ListState cursor).
+  // `previous`: the previous version's records in ByLayerKey order (a LsmState cursor).
   explicit RemovedCounter(std::function<Result<bool>(KeyRecord*)> previous) : previous_(std::move(previous)) {}
 
   // `r`: the next merged record of the new version.
@@ -621,7 +621,7 @@ struct EffectiveChange {
   uint64_t puts = 0, deletes = 0;
 };
 
-Result<EffectiveChange> ComputeEffectiveChange(const ListState& previous, KeySorter* added,
+Result<EffectiveChange> ComputeEffectiveChange(const LsmState& previous, KeySorter* added,
                                                const std::vector<std::string>& added_names, KeySorter* removed) {
   EffectiveChange out;
   std::vector<uint16_t> name_of_put;  // per record: the added name's id (puts only)
@@ -1091,7 +1091,7 @@ Result<PublishReport> PublishRangeVersion(Env* env, const SigningKey& key, const
 
   // 2. The effective change, by lookups in the state at `last`; the version's delta.
   run.phase(PublishPhase::kSortMerge, "effective change");
-  URLGUARD_ASSIGN_OR_RETURN(auto before, ListState::Open(env, run.private_dir, o.list, last));
+  URLGUARD_ASSIGN_OR_RETURN(auto before, LsmState::Open(env, run.private_dir, o.list, last));
   URLGUARD_ASSIGN_OR_RETURN(EffectiveChange change,
                             ComputeEffectiveChange(*before, &keys, threats.names(), &removed_keys));
   report.delta_puts = change.puts;
@@ -1099,7 +1099,7 @@ Result<PublishReport> PublishRangeVersion(Env* env, const SigningKey& key, const
   run.phase(PublishPhase::kWrite, "state delta");
   URLGUARD_RETURN_IF_ERROR(
       WriteStateDelta(env, JoinPath(run.private_dir, StateDeltaFileName(version)), o.list, version, change));
-  URLGUARD_ASSIGN_OR_RETURN(auto after, ListState::Open(env, run.private_dir, o.list, version));
+  URLGUARD_ASSIGN_OR_RETURN(auto after, LsmState::Open(env, run.private_dir, o.list, version));
   run.phase(PublishPhase::kWrite, "full-hash delta");
   URLGUARD_RETURN_IF_ERROR(
       WriteFullHashDelta(env, JoinPath(run.private_dir, FullHashDeltaFileName(version)), o.list, version, change));
@@ -1423,8 +1423,8 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
   // walked from the base and the deltas. No state file is read whole or rewritten.
   std::unique_ptr<EntryListReader> old_entries;
   std::vector<std::string> union_threats = threats.names();  // provisional id = position
-  std::unique_ptr<ListState> new_state;
-  std::optional<ListState::Cursor> new_cursor;
+  std::unique_ptr<LsmState> new_state;
+  std::optional<LsmState::Cursor> new_cursor;
   if (incremental) {
     if (versions.empty()) {
       return Status::FailedPrecondition("an incremental version needs a previous one: publish with --input first");
@@ -1432,7 +1432,7 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
     const uint64_t base = versions.back();
     {
       phase(PublishPhase::kSortMerge, "effective change");
-      URLGUARD_ASSIGN_OR_RETURN(auto previous_state, ListState::Open(env, private_dir, o.list, base));
+      URLGUARD_ASSIGN_OR_RETURN(auto previous_state, LsmState::Open(env, private_dir, o.list, base));
       URLGUARD_ASSIGN_OR_RETURN(EffectiveChange change,
                                 ComputeEffectiveChange(*previous_state, &keys, threats.names(), &removed_keys));
       // With a version store the version may skip numbers this directory never published: those kept `base`'s
@@ -1451,7 +1451,7 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
       report.delta_puts = change.puts;
       report.delta_deletes = change.deletes;
     }
-    URLGUARD_ASSIGN_OR_RETURN(new_state, ListState::Open(env, private_dir, o.list, version));
+    URLGUARD_ASSIGN_OR_RETURN(new_state, LsmState::Open(env, private_dir, o.list, version));
     new_cursor.emplace(new_state.get());
     union_threats = new_state->threats();
     URLGUARD_ASSIGN_OR_RETURN(old_entries, EntryListReader::Open(JoinPath(private_dir, EntryListFileName(base))));
@@ -1460,12 +1460,12 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
   // The removal cap (docs/feeds.md, "The publication guard") of a full version from files: the previous
   // version's state (base + deltas), walked beside the merge. (With a version store, the store's entry source
   // applies the cap: publish/pg_publish.cc.)
-  std::unique_ptr<ListState> previous_state;
-  std::optional<ListState::Cursor> previous_cursor;
+  std::unique_ptr<LsmState> previous_state;
+  std::optional<LsmState::Cursor> previous_cursor;
   std::optional<RemovedCounter> removed_counter;
   // A previous version published before state files were kept has none: its successor is not capped.
   if (o.cap_removal && !incremental && o.version_store == nullptr && !versions.empty()) {
-    auto opened = ListState::Open(env, private_dir, o.list, versions.back());
+    auto opened = LsmState::Open(env, private_dir, o.list, versions.back());
     if (!opened.ok() && opened.status().code() != StatusCode::kFailedPrecondition) return opened.status();
     if (opened.ok()) {
       previous_state = std::move(opened).value();

@@ -19,7 +19,7 @@ constexpr int kRangeDiffDeflateLevel = 6;
 constexpr size_t kMaxCheckpointRecordBytes = kMaxManifestBytes;
 }  // namespace
 
-Result<std::vector<TouchedFingerprint>> TouchedFingerprintsOf(const ListState& before, const ListState& after,
+Result<std::vector<TouchedFingerprint>> TouchedFingerprintsOf(const LsmState& before, const LsmState& after,
                                                               std::span<const KeyRecord> change,
                                                               const std::array<uint64_t, kLayerKindCount>& universe) {
   std::vector<TouchedFingerprint> out;

@@ -29,7 +29,7 @@ namespace urlguard {
 // in `after`, the state at V). Distinct keys may share a fingerprint, which is why presence is a range lookup
 // and not the record's own op. kFailedPrecondition when a changed layer has no universe (universe 0: it had no
 // entry at the checkpoint; a checkpoint must size one first).
-Result<std::vector<TouchedFingerprint>> TouchedFingerprintsOf(const ListState& before, const ListState& after,
+Result<std::vector<TouchedFingerprint>> TouchedFingerprintsOf(const LsmState& before, const LsmState& after,
                                                               std::span<const KeyRecord> change,
                                                               const std::array<uint64_t, kLayerKindCount>& universe);
 
