@@ -115,10 +115,11 @@ Result<std::shared_ptr<const FileHashSource::Base>> LoadBase(Env* env, const std
 }
 
 // The new overlay: `old` with `delta` applied on top (the delta's record for a key replaces the old one),
-// normalized against `base`. kResourceExhausted past kMaxFullHashOverlayRecords or 65536 threat names.
+// normalized against `base`. kResourceExhausted past `max_records` or 65536 threat names.
 Result<std::shared_ptr<const FileHashSource::Overlay>> MergeDelta(const FileHashSource::Base& base,
                                                                    const FileHashSource::Overlay& old,
-                                                                   const FullHashFileView& delta) {
+                                                                   const FullHashFileView& delta,
+                                                                   uint64_t max_records) {
   using Overlay = FileHashSource::Overlay;
   auto next = std::make_shared<Overlay>();
   next->threats = old.threats;
@@ -134,7 +135,7 @@ Result<std::shared_ptr<const FileHashSource::Overlay>> MergeDelta(const FileHash
     remap.emplace_back(t, static_cast<uint16_t>(it - next->threats.begin()));
   }
   const uint64_t n = delta.records();
-  next->records.reserve(std::min<uint64_t>(old.records.size() + n, kMaxFullHashOverlayRecords));
+  next->records.reserve(std::min<uint64_t>(old.records.size() + n, max_records));
   std::vector<FullHashMatch> in_base;
   size_t i = 0;
   uint64_t j = 0;
@@ -175,8 +176,8 @@ Result<std::shared_ptr<const FileHashSource::Overlay>> MergeDelta(const FileHash
       }
       next->records.push_back(r);
     }
-    if (next->records.size() > kMaxFullHashOverlayRecords) {
-      return Status::ResourceExhausted("the merged deltas exceed " + std::to_string(kMaxFullHashOverlayRecords) +
+    if (next->records.size() > max_records) {
+      return Status::ResourceExhausted("the merged deltas exceed " + std::to_string(max_records) +
                                        " records (kMaxFullHashOverlayRecords): waiting for a compacted base");
     }
   }
@@ -198,8 +199,9 @@ Result<std::shared_ptr<const FileHashSource::Overlay>> MergeDelta(const FileHash
 
 }  // namespace
 
-std::unique_ptr<FileHashSource> FileHashSource::Open(Env* env, std::string lists_dir) {
-  std::unique_ptr<FileHashSource> source(new FileHashSource(env, std::move(lists_dir)));
+std::unique_ptr<FileHashSource> FileHashSource::Open(Env* env, std::string lists_dir,
+                                                     uint64_t max_overlay_records) {
+  std::unique_ptr<FileHashSource> source(new FileHashSource(env, std::move(lists_dir), max_overlay_records));
   (void)source->Refresh();  // problems are per list; the source answers for what loaded
   return source;
 }
@@ -252,7 +254,7 @@ bool FileHashSource::Extend(const Files& files, List* list, Status* problem) {
       Reject(path, s, problem);
       break;
     }
-    auto merged = MergeDelta(*list->base, *list->overlay, *view);
+    auto merged = MergeDelta(*list->base, *list->overlay, *view, max_overlay_records_);
     if (!merged.ok()) {  // the cap: not the file's fault, so not rejected; retried at each Refresh()
       if (problem->ok()) *problem = merged.status().WithContext(path);
       break;

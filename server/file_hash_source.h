@@ -59,7 +59,9 @@ class FileHashSource : public VerifyHashSource {
   // Loads the newest valid V.ugh of every list under `lists_dir` (REPO/private/lists) and its consecutive valid
   // deltas. A missing `lists_dir` or a list without any valid base is not an error: that list is simply not
   // answered for until Refresh() finds one. `env` is not owned and must outlive the source.
-  static std::unique_ptr<FileHashSource> Open(Env* env, std::string lists_dir);
+  // `max_overlay_records` caps each list's overlay (tests pass a small one).
+  static std::unique_ptr<FileHashSource> Open(Env* env, std::string lists_dir,
+                                              uint64_t max_overlay_records = kMaxFullHashOverlayRecords);
   ~FileHashSource() override;  // waits for a background base load in progress
 
   // Rescans `lists_dir`: loads new deltas, newer bases (see the file comment) and swaps in every newer fully
@@ -96,7 +98,8 @@ class FileHashSource : public VerifyHashSource {
     std::vector<List> lists;  // sorted by name
   };
 
-  FileHashSource(Env* env, std::string lists_dir) : env_(env), lists_dir_(std::move(lists_dir)) {}
+  FileHashSource(Env* env, std::string lists_dir, uint64_t max_overlay_records)
+      : env_(env), lists_dir_(std::move(lists_dir)), max_overlay_records_(max_overlay_records) {}
   std::shared_ptr<const Table> Current() const EXCLUDES(table_mutex_);
   // Merges the deltas after list->version that exist, in order, into its overlay. True if it advanced.
   bool Extend(const Files& files, List* list, Status* problem) REQUIRES(refresh_mutex_);
@@ -107,6 +110,7 @@ class FileHashSource : public VerifyHashSource {
 
   Env* const env_;
   const std::string lists_dir_;
+  const uint64_t max_overlay_records_;
 
   mutable Mutex table_mutex_;
   // The pointer is guarded; the table itself is immutable.

@@ -436,5 +436,34 @@ TEST_F(FileHashDeltaTest, ACompactedBaseIsSwappedInWhenItCatchesUp) {
   ExpectEqualsModel(*source, model, universe, rng);
 }
 
+// The overlay cap: a delta that would take a list's overlay past it is not loaded (the list stays at its
+// version, reported at every refresh, the file not rejected); a new base past it serves again.
+TEST_F(FileHashDeltaTest, TheOverlayCapStopsAListUntilANewBase) {
+  std::mt19937_64 rng(11);
+  const std::vector<Key> universe = Universe(rng, 20);
+  Model model;
+  model[universe[0]] = "phishing";
+  WriteBase(1, model);
+  auto source = FileHashSource::Open(Env::Default(), lists_, /*max_overlay_records=*/3);
+  WriteDelta(2, {{universe[1], "phishing"}, {universe[2], "malware"}}, &model);
+  ASSERT_TRUE(source->Refresh().ok());
+  EXPECT_EQ(source->Loaded().at(0).version, 2u);
+  const Model at2 = model;
+  WriteDelta(3, {{universe[3], "phishing"}, {universe[4], "malware"}}, &model);
+  for (int i = 0; i < 2; ++i) {
+    const Status s = source->Refresh();
+    EXPECT_EQ(s.code(), StatusCode::kResourceExhausted) << s.ToString();
+    EXPECT_NE(s.message().find("3.ughd"), std::string::npos);
+    EXPECT_EQ(source->Loaded().at(0).version, 2u);
+    ExpectEqualsModel(*source, at2, universe, rng);
+  }
+  WriteBase(3, model);
+  (void)source->Refresh();  // still reports the cap for the old chain, then loads the base
+  EXPECT_EQ(source->Loaded().at(0).version, 3u);
+  EXPECT_EQ(source->Loaded().at(0).deltas, 0u);
+  EXPECT_TRUE(source->Refresh().ok());
+  ExpectEqualsModel(*source, model, universe, rng);
+}
+
 }  // namespace
 }  // namespace urlguard

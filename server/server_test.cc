@@ -19,14 +19,17 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/sha256.h"
+#include "format/full_hash_file.h"
 #include "http/http_test_util.h"
 #include "http/listen_address.h"
 #include "platform/env.h"
@@ -752,7 +755,9 @@ TEST_F(ServerTest, MetricsCountRequestsAndReadManifests) {
     EXPECT_NE(text.find(std::string(line) + "\n"), std::string::npos) << "missing: " << line << "\n" << text;
   }
   EXPECT_NE(text.find("urlguard_server_verify_seconds_sum "), std::string::npos);
-  EXPECT_EQ(text.find("list=\"malware\""), std::string::npos) << "a garbage manifest has no gauges";
+  // (The verify source's own gauges name every loaded list, malware too: only the manifest's are checked.)
+  EXPECT_EQ(text.find("urlguard_list_version{list=\"malware\""), std::string::npos) << "a garbage manifest has no gauges";
+  EXPECT_EQ(text.find("urlguard_list_entries{list=\"malware\""), std::string::npos);
   // Histogram buckets are cumulative and end at the count.
   uint64_t last = 0;
   for (size_t at = text.find("urlguard_server_verify_seconds_bucket{"); at != std::string::npos;
@@ -774,7 +779,11 @@ TEST_F(ServerTest, MetricsCountRequestsAndReadManifests) {
   ASSERT_TRUE(Env::Default()->RemoveFile(repo_ + "/public/v1/lists/malware/manifest.json").ok());
   res = client.Get("/metrics");
   ASSERT_TRUE(res);
-  EXPECT_EQ(res->body.find("list=\"malware\""), std::string::npos);
+  EXPECT_EQ(res->body.find("urlguard_list_version{list=\"malware\""), std::string::npos);
+  EXPECT_EQ(res->body.find("urlguard_list_entries{list=\"malware\""), std::string::npos);
+  // The verify source's gauges (docs/verify-server.md, "Base plus deltas").
+  EXPECT_NE(res->body.find("urlguard_server_loaded_version{list=\"malware\"} 3\n"), std::string::npos);
+  EXPECT_NE(res->body.find("urlguard_server_loaded_deltas{list=\"phishing\"} 0\n"), std::string::npos);
 }
 
 // ---- options and lifecycle --------------------------------------------------------------------------------
@@ -940,6 +949,48 @@ TEST_F(ServerTest, ServesHttpsWithATrustedSelfSignedCertificate) {
   mismatched.tls_cert_file = cert;
   mismatched.tls_key_file = key2;
   EXPECT_EQ(Server::Start(mismatched).status().code(), StatusCode::kInvalidArgument);
+}
+
+// A running server picks up a full-hash delta (issue 17) through its refresher: once it names version 8 it
+// answers from base 7 + delta 8 (a put and a delete), never from a version it has not loaded.
+TEST_F(ServerTest, VerifyPicksUpAFullHashDelta) {
+  ServerOptions options;
+  options.hash_refresh_millis = 100;  // the smallest allowed
+  auto server = StartServer(options);
+  ASSERT_NE(server, nullptr);
+  httplib::Client client("127.0.0.1", server->port());
+  const std::string ask = nlohmann::json({{"prefixes", {PrefixHex("evil.example/"), PrefixHex("new.example/")}}}).dump();
+  auto res = client.Post("/v1/verify", ask, "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(nlohmann::json::parse(res->body)["lists"]["phishing"], 7);
+
+  auto w = FullHashFileWriter::CreateDelta(Env::Default(), repo_ + "/private/lists/phishing/8.ughd", "phishing", 8,
+                                           7, {"social_engineering"}, 2);
+  ASSERT_TRUE(w.ok());
+  std::vector<std::pair<Sha256Digest, bool>> change = {{Sha256("evil.example/"), true},
+                                                       {Sha256("new.example/"), false}};
+  std::sort(change.begin(), change.end());
+  for (const auto& [sha, deleted] : change) ASSERT_TRUE(w->AddDelta(sha, LayerKind::kDomain, 0, deleted).ok());
+  ASSERT_TRUE(w->Finish().ok());
+
+  nlohmann::json body;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);  // liveness, not timing
+  for (;;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // under the abuse guard's rate
+    res = client.Post("/v1/verify", ask, "application/json");
+    ASSERT_TRUE(res);
+    ASSERT_EQ(res->status, 200) << res->body;
+    body = nlohmann::json::parse(res->body);
+    if (body["lists"]["phishing"] == 8) break;
+    // Before the delta is loaded: version 7's answer, whole.
+    ASSERT_EQ(body["matches"].size(), 1u);
+    EXPECT_EQ(body["matches"][0]["sha256"], ToHex(Sha256("evil.example/")));
+    ASSERT_LT(std::chrono::steady_clock::now(), give_up) << "the delta was never picked up";
+  }
+  ASSERT_EQ(body["matches"].size(), 1u) << body.dump();
+  EXPECT_EQ(body["matches"][0]["sha256"], ToHex(Sha256("new.example/")));
+  EXPECT_EQ(body["matches"][0]["layer"], "domain");
+  EXPECT_EQ(body["matches"][0]["threat"], "social_engineering");
 }
 
 }  // namespace
