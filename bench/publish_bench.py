@@ -10,7 +10,7 @@ CPU time (user + system of the child) and peak RSS (getrusage ru_maxrss of the c
     bench/publish_bench.py --publish build-rel/tools/urlguard-publish [--entries 10000000] [--budget 1G] [--json]
                            [--stages]
 
---incremental [--changes 50000] [--baseline OLD/urlguard-publish]: builds the list of N entries once, then times one
+--incremental [--changes 50000] [--manifest-format 2] [--baseline OLD/urlguard-publish]: builds the list of N entries once, then times one
 incremental version `publish --add --remove` with changes/2 new entries added and changes/2 listed entries removed
 (issue 17: a version should cost what changed). With --baseline, the same on a repository built and published by
 that binary (e.g. main's), in the same run.
@@ -72,7 +72,7 @@ def write_changes(add_path, remove_path, n, changes):
         f.write("".join(buf))
 
 
-def run_publish(exe, repo, key, feed, threads, budget, stages=False, change=None):
+def run_publish(exe, repo, key, feed, threads, budget, stages=False, change=None, extra=()):
     t0 = time.monotonic()
     env = dict(os.environ)
     if stages:
@@ -83,7 +83,7 @@ def run_publish(exe, repo, key, feed, threads, budget, stages=False, change=None
         inputs = ["--input", "plain:" + feed] if change is None else \
             ["--add", "plain:" + change[0], "--remove", "plain:" + change[1]]
         p = subprocess.Popen([exe, "publish", "--repo", repo, "--key", key, "--list", "bench"] + inputs +
-                             ["--threads", str(threads), "--memory-budget", budget],
+                             ["--threads", str(threads), "--memory-budget", budget] + list(extra),
                              stdout=subprocess.DEVNULL, stderr=err, env=env)
         _, status, usage = os.wait4(p.pid, 0)
         wall = time.monotonic() - t0
@@ -107,6 +107,9 @@ def main():
     ap.add_argument("--incremental", action="store_true", help="time one incremental version of --changes changes")
     ap.add_argument("--changes", type=int, default=50_000)
     ap.add_argument("--baseline", help="another urlguard-publish (e.g. main's) measured the same way (--incremental)")
+    ap.add_argument("--manifest-format", type=int, default=1, choices=(1, 2),
+                    help="--incremental: publish the list in this manifest format (2: docs/versions.md); with 2, "
+                         "the same binary in format 1 is measured too, as the baseline of the same run")
     a = ap.parse_args()
     if a.incremental:
         return incremental(a)
@@ -155,11 +158,15 @@ def incremental(a):
         key = os.path.join(work, "urlguard-ed25519.pem")
         n = "%.0f M" % (a.entries / 1e6) if a.entries >= 1_000_000 else str(a.entries)
         res = {}
-        for name, exe in (("this", a.publish), ("baseline", a.baseline)):
-            if exe is None:
-                continue
-            repo = os.path.join(work, "repo-" + name)
-            run_publish(exe, repo, key, feed, 2, a.budget)  # the list's first version (not timed here)
+        runs = [("this", a.publish, a.manifest_format)]
+        if a.manifest_format == 2:
+            runs.append(("format 1", a.publish, 1))
+        if a.baseline:
+            runs.append(("baseline", a.baseline, 1))
+        for name, exe, fmt in runs:
+            repo = os.path.join(work, "repo-" + name.replace(" ", "-"))
+            extra = ["--manifest-format", "2"] if fmt == 2 else []
+            run_publish(exe, repo, key, feed, 2, a.budget, extra=extra)  # the list's first version (not timed here)
             res[name] = run_publish(exe, repo, key, feed, 2, a.budget, a.stages, (add, remove))
             shutil.rmtree(repo, ignore_errors=True)
         w, c, r, load = res["this"]
@@ -167,11 +174,11 @@ def incremental(a):
             row = {"row": "publish_incremental_s", "value": round(w, 2), "unit": "s",
                    "note": "%s-entry list, %d changes (half added, half removed), --threads 2, budget %s; CPU %.2f s, "
                            "peak RSS %.0f MB, load average %.1f" % (n, a.changes, a.budget, c, r, load)}
-            if "baseline" in res:
-                row["baselines"] = {"baseline": round(res["baseline"][0], 2)}
+            row["note"] += "; manifest format %d" % a.manifest_format
+            row["baselines"] = {k: round(v[0], 2) for k, v in res.items() if k != "this"}
             print(json.dumps(row))
         else:
-            for name in ("this", "baseline"):
+            for name in ("this", "format 1", "baseline"):
                 if name in res:
                     w, c, r, load = res[name]
                     print("%s: %s-entry list, %d-change version: wall %.2f s, CPU %.2f s, peak RSS %.1f MB, "

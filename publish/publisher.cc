@@ -863,6 +863,18 @@ void PruneFormat2Files(Env* env, const std::string& private_dir, uint64_t checkp
   }
 }
 
+// A checkpoint record keeps a universe for every layer, an empty one too (sized as for one entry more than the
+// list's), so the first entry a later version adds to that layer has fingerprints clients can take. Manifests say
+// 0 for an empty layer, as the snapshot has none (docs/manifest-format.md).
+void SizeEmptyLayers(Manifest* rec, uint64_t total, const IpPrefixLengths& prefixes, double fp_rate) {
+  for (int li = 0; li < kLayerKindCount; ++li) {
+    if (rec->universe[li] != 0) continue;
+    const double u = std::ceil(static_cast<double>(UniverseForCount(static_cast<LayerKind>(li), total + 1, prefixes,
+                                                                    fp_rate)) * kUniverseHeadroom);
+    rec->universe[li] = u >= 9.2e18 ? (uint64_t{1} << 63) : static_cast<uint64_t>(u);
+  }
+}
+
 // The public files a format 2 manifest names.
 void AddNamedFiles(const Manifest& m, std::set<std::string>* names) {
   if (!m.checkpoint.snapshot.path.empty()) names->insert(m.checkpoint.snapshot.path);
@@ -912,10 +924,10 @@ Status MakeCheckpoint(Env* env, const PublishOptions& o, uint64_t version) {
   for (int li = 0; li < kLayerKindCount; ++li) {
     const uint64_t needed = UniverseForCount(static_cast<LayerKind>(li), counts.total(), counts.ip_prefixes, o.fp_rate);
     const uint64_t prev = prev_rec.universe[li];
-    if (counts.entries[li] == 0) {
+    // A checkpoint keeps the epoch's universes: the versions published beside it computed their fingerprints
+    // under them (a list that outgrew them gets new ones from a full version: docs/versions.md §7b).
+    if (prev != 0 || counts.entries[li] == 0) {
       bo.universe_override[li] = prev != 0 ? prev : needed;
-    } else if (prev != 0 && prev >= needed && static_cast<double>(prev) <= kMaxUniverseSlack * static_cast<double>(needed)) {
-      bo.universe_override[li] = prev;
     } else {
       double u = std::ceil(static_cast<double>(needed) * kUniverseHeadroom);
       bo.universe_override[li] = u >= 9.2e18 ? (uint64_t{1} << 63) : static_cast<uint64_t>(u);
@@ -1001,6 +1013,10 @@ Status MakeCheckpoint(Env* env, const PublishOptions& o, uint64_t version) {
   }
   URLGUARD_RETURN_IF_ERROR(
       WriteFileAtomic(env, JoinPath(private_dir, ArchiveFileName(version)), archive.Encode(o.list), true));
+  for (int li = 0; li < kLayerKindCount; ++li) {
+    if (rec.universe[li] == 0) rec.universe[li] = bo.universe_override[li];
+  }
+  SizeEmptyLayers(&rec, counts.total(), counts.ip_prefixes, o.fp_rate);
   // 5. The record, last: from here on the checkpoint exists and the next version adopts it.
   URLGUARD_FAULT_POINT("publish.checkpoint.before-record");
   return WriteCheckpointRecord(env, JoinPath(private_dir, CheckpointRecordFileName(version)), rec);
@@ -1138,11 +1154,13 @@ Result<PublishReport> PublishRangeVersion(Env* env, const SigningKey& key, const
   m.emergency = o.emergency;
   m.checkpoint = rec.checkpoint;
   SetDigestInput digest;
-  digest.universe = rec.universe;
   digest.layers = map.sums();
   for (int li = 0; li < kLayerKindCount; ++li) {
     m.entries[li] = map.sums()[li].count;
-    m.universe[li] = rec.universe[li];
+    // An empty layer has no fingerprint array in a client's snapshot: universe 0 there, as in the digest.
+    m.universe[li] = m.entries[li] == 0 ? 0 : rec.universe[li];
+    digest.universe[li] = m.universe[li];
+    report.entries[li] = m.entries[li];  // distinct fingerprints: entries sharing one count once
   }
   m.state_digest = SetDigest(digest);
   // The ip prefix lengths only grow between checkpoints (a bit without entries costs a client a probe, a missing
@@ -1706,7 +1724,13 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
         WriteFileAtomic(env, JoinPath(private_dir, EpochMapFileName(version)), empty.Encode(o.list), true));
     URLGUARD_RETURN_IF_ERROR(
         WriteFileAtomic(env, JoinPath(private_dir, ArchiveFileName(version)), empty.Encode(o.list), true));
-    URLGUARD_RETURN_IF_ERROR(WriteCheckpointRecord(env, JoinPath(private_dir, CheckpointRecordFileName(version)), v2));
+    Manifest record = v2;
+    for (int li = 0; li < kLayerKindCount; ++li) {
+      if (record.universe[li] == 0) record.universe[li] = bo.universe_override[li];
+    }
+    SizeEmptyLayers(&record, counts.total(), counts.ip_prefixes, o.fp_rate);
+    URLGUARD_RETURN_IF_ERROR(
+        WriteCheckpointRecord(env, JoinPath(private_dir, CheckpointRecordFileName(version)), record));
     for (const OpenSnapshot& p : previous) (void)env->RemoveFile(JoinPath(public_dir, DiffFileName(p.version, version)));
     m = std::move(v2);
     report.checkpoint = version;

@@ -104,9 +104,13 @@ Sha256Digest DigestOf(const Sets& s, const Manifest& m) {
 
 class Format2Test : public ::testing::Test {
  protected:
-  void SetUp() override {
-    repo_ = tmp_.path() + "/repo";
-    for (int i = 0; i < 3000; ++i) content_.insert(Entry(i));
+  void SetUp() override { repo_ = tmp_.path() + "/repo"; }
+
+  // Version 1, a full version in format 2 (a checkpoint): 3000 entries, of every layer unless !with_ip.
+  void Start(bool with_ip = true) {
+    for (int i = 0; i < 3000; ++i) {
+      if (with_ip || i % 3 != 2) content_.insert(Entry(i));
+    }
     WriteLines(tmp_.path() + "/full.txt", {content_.begin(), content_.end()});
     PublishOptions o = Base();
     o.inputs = {FeedSpec{FeedFormat::kPlain, "", tmp_.path() + "/full.txt"}};
@@ -135,8 +139,9 @@ class Format2Test : public ::testing::Test {
   }
 
   // One incremental version: `n` new entries, `n` removed ones (and an entry never listed, a no-op).
-  Result<PublishReport> Step(int n, uint64_t checkpoint_changes = uint64_t{1} << 40) {
-    std::vector<std::string> add, remove;
+  Result<PublishReport> Step(int n, uint64_t checkpoint_changes = uint64_t{1} << 40,
+                             std::vector<std::string> add = {}) {
+    std::vector<std::string> remove;
     for (int i = 0; i < n; ++i) add.push_back(Entry(next_++));
     for (int i = 0; i < n && !content_.empty(); ++i) {
       auto it = content_.begin();
@@ -206,6 +211,7 @@ class Format2Test : public ::testing::Test {
 };
 
 TEST_F(Format2Test, AFullVersionIsACheckpoint) {
+  Start();
   Manifest m = ReadManifest(repo_);
   EXPECT_EQ(m.version, 1u);
   EXPECT_EQ(m.checkpoint.version, 1u);
@@ -217,6 +223,7 @@ TEST_F(Format2Test, AFullVersionIsACheckpoint) {
 }
 
 TEST_F(Format2Test, IncrementalVersionsWriteOnlyTheirChangeAndEveryClientCatchesUp) {
+  Start();
   for (int v = 2; v <= 12; ++v) {
     auto r = Step(20 + v);
     ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -238,6 +245,7 @@ TEST_F(Format2Test, IncrementalVersionsWriteOnlyTheirChangeAndEveryClientCatches
 }
 
 TEST_F(Format2Test, CheckpointsMadeBesidePublishingAreAdoptedAndServeClientsBehindThem) {
+  Start();
   for (int v = 2; v <= 5; ++v) ASSERT_TRUE(Step(30).ok());
   PublishOptions o = Base();
   ASSERT_TRUE(MakeCheckpoint(Env::Default(), o, 5).ok());
@@ -268,6 +276,7 @@ TEST_F(Format2Test, CheckpointsMadeBesidePublishingAreAdoptedAndServeClientsBehi
 }
 
 TEST_F(Format2Test, AKilledCheckpointLeavesTheOldOneInUse) {
+  Start();
   for (int v = 2; v <= 4; ++v) ASSERT_TRUE(Step(30).ok());
   // A checkpoint that never wrote its record (killed before it): its other files are there, unused.
   PublishOptions o = Base();
@@ -281,6 +290,21 @@ TEST_F(Format2Test, AKilledCheckpointLeavesTheOldOneInUse) {
   ASSERT_TRUE(MakeCheckpoint(Env::Default(), o, 5).ok());
   ASSERT_TRUE(Step(10).ok());
   EXPECT_EQ(ReadManifest(repo_).checkpoint.version, 5u);
+  ExpectEveryClientCatchesUp();
+}
+
+TEST_F(Format2Test, ALayerEmptyAtTheCheckpointTakesItsFirstEntries) {
+  Start(/*with_ip=*/false);
+  EXPECT_EQ(ReadManifest(repo_).universe[static_cast<int>(LayerKind::kIp)], 0u);
+  auto r = Step(10, uint64_t{1} << 40, {"192.0.2.7", "198.51.100.0/24"});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  Manifest m = ReadManifest(repo_);
+  EXPECT_NE(m.universe[static_cast<int>(LayerKind::kIp)], 0u);
+  EXPECT_GE(m.entries[static_cast<int>(LayerKind::kIp)], 2u);  // and the IPs among the 10 new entries
+  ExpectEveryClientCatchesUp();
+  // A checkpoint keeps that universe; a later version empties the layer again: universe 0 in its manifest.
+  ASSERT_TRUE(MakeCheckpoint(Env::Default(), Base(), m.version).ok());
+  ASSERT_TRUE(Step(5).ok());
   ExpectEveryClientCatchesUp();
 }
 
