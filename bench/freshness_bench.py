@@ -692,12 +692,14 @@ def last_diff(publish_output, version):
     return None
 
 
-def build_list(bins, work, repo, key, n, tag):
+def build_list(bins, work, repo, key, n, tag, flags=()):
     feed = os.path.join(work, tag + "-v1.txt")
     t0 = time.monotonic()
     write_entries(feed, 0, n)
     log("%s: %d entries written in %.1f s" % (tag, n, time.monotonic() - t0))
-    res = run_rusage(publish_cmd(bins, repo, key, ["--input", "plain:" + feed]), os.path.join(work, tag + "-v1.log"))
+    # The list's format is set by its first (full) version: format 2 needs the flag here (docs/versions.md).
+    res = run_rusage(publish_cmd(bins, repo, key, ["--input", "plain:" + feed] + list(flags)),
+                     os.path.join(work, tag + "-v1.log"))
     os.unlink(feed)
     if res[0] != 0:
         raise SystemExit("freshness_bench: publish of version 1 failed (exit %d): %s" % (res[0], res[4][-2000:]))
@@ -1170,7 +1172,7 @@ def main():
     key = os.path.join(work, "keys", "urlguard-ed25519.pem")
     pub_key = os.path.join(work, "keys", "urlguard-ed25519.pub.pem")
     repo = os.path.join(work, "repo")
-    r["v1"] = build_list(bins, work, repo, key, a.entries, "main")
+    r["v1"] = build_list(bins, work, repo, key, a.entries, "main", feats.publish_flags(a.interval))
     server = Server(bins["urlguard-server"], repo, shlex.split(a.server_flags), os.path.join(work, "server.log"))
     try:
         feeder = live_phase(a, bins, work, repo, key, pub_key, server, feats, r)
@@ -1185,7 +1187,7 @@ def main():
             " no ratio" % (a.ratio_entries, a.change_entries))
     elif a.ratio_entries and a.ratio_entries < a.entries:
         repo2 = os.path.join(work, "repo-ratio")
-        build_list(bins, work, repo2, key, a.ratio_entries, "ratio")
+        build_list(bins, work, repo2, key, a.ratio_entries, "ratio", feats.publish_flags(a.interval))
         small = Feeder(os.path.join(work, "spool-ratio"), a.ratio_entries, 0, 8)
         r["change_ratio"] = change_version(a, bins, work, repo2, key, small, feats, a.change_entries, "ratio-change")
         shutil.rmtree(repo2, ignore_errors=True)

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "core/list_name.h"
+#include "publish/state_file.h"
 
 namespace urlguard {
 namespace {
@@ -18,7 +19,6 @@ constexpr size_t kFooterBytes = 8 + 32;
 // A delta is small: a smaller buffer than the state file's keeps a publisher reading 64 of them modest.
 constexpr size_t kDeltaBufferBytes = size_t{256} << 10;
 
-void PutU32(std::string* s, uint32_t v) { s->append(reinterpret_cast<const char*>(&v), 4); }
 void PutU64(std::string* s, uint64_t v) { s->append(reinterpret_cast<const char*>(&v), 8); }
 
 }  // namespace
@@ -37,16 +37,7 @@ Result<std::unique_ptr<StateDeltaWriter>> StateDeltaWriter::Create(Env* env, con
   w->path_ = path;
   w->threat_count_ = threats.size();
   URLGUARD_ASSIGN_OR_RETURN(w->file_, CreateTempFile(env, path + ".tmp", /*private_file=*/true));
-  std::string h(kDeltaMagic, 8);
-  PutU32(&h, kStateDeltaFormatVersion);
-  PutU32(&h, static_cast<uint32_t>(threats.size()));
-  PutU64(&h, version);
-  h.push_back(static_cast<char>(list.size()));
-  h += list;
-  for (const std::string& t : threats) {
-    h.push_back(static_cast<char>(t.size()));
-    h += t;
-  }
+  const std::string h = StateHeaderBytes(kDeltaMagic, kStateDeltaFormatVersion, version, list, threats);
   URLGUARD_RETURN_IF_ERROR(w->Write(h.data(), h.size()));
   return w;
 }

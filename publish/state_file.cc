@@ -18,6 +18,21 @@ void PutU64(std::string* s, uint64_t v) { s->append(reinterpret_cast<const char*
 
 }  // namespace
 
+std::string StateHeaderBytes(const char (&magic)[8], uint32_t format_version, uint64_t version, const std::string& list,
+                             const std::vector<std::string>& threats) {
+  std::string h(magic, 8);
+  PutU32(&h, format_version);
+  PutU32(&h, static_cast<uint32_t>(threats.size()));
+  PutU64(&h, version);
+  h.push_back(static_cast<char>(list.size()));
+  h += list;
+  for (const std::string& t : threats) {
+    h.push_back(static_cast<char>(t.size()));
+    h += t;
+  }
+  return h;
+}
+
 Result<std::unique_ptr<StateFileWriter>> StateFileWriter::Create(Env* env, const std::string& path,
                                                                  const std::string& list, uint64_t version,
                                                                  const std::vector<std::string>& threats) {
@@ -31,16 +46,7 @@ Result<std::unique_ptr<StateFileWriter>> StateFileWriter::Create(Env* env, const
   w->env_ = env;
   w->path_ = path;
   URLGUARD_ASSIGN_OR_RETURN(w->file_, CreateTempFile(env, path + ".tmp", /*private_file=*/true));
-  std::string h(kStateMagic, 8);
-  PutU32(&h, kStateFormatVersion);
-  PutU32(&h, static_cast<uint32_t>(threats.size()));
-  PutU64(&h, version);
-  h.push_back(static_cast<char>(list.size()));
-  h += list;
-  for (const std::string& t : threats) {
-    h.push_back(static_cast<char>(t.size()));
-    h += t;
-  }
+  const std::string h = StateHeaderBytes(kStateMagic, kStateFormatVersion, version, list, threats);
   URLGUARD_RETURN_IF_ERROR(w->Write(h.data(), h.size()));
   return w;
 }

@@ -35,6 +35,11 @@ constexpr uint32_t kStateFormatVersion = 1;
 constexpr size_t kStateRecordBytes = 48;
 constexpr size_t kStateBufferBytes = size_t{1} << 20;
 
+// The header a state file and a state delta (publish/state_delta.h) both start with: `magic`, u32 format version,
+// u32 threat count, u64 list version, the list name and the threat names, each length-prefixed.
+std::string StateHeaderBytes(const char (&magic)[8], uint32_t format_version, uint64_t version, const std::string& list,
+                             const std::vector<std::string>& threats);
+
 class StateFileWriter {
  public:
   // `threats` sorted and unique (asserted), at most 65536.
