@@ -1430,7 +1430,16 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
     if (!s.ok()) return s.status();
     previous.push_back(std::move(s).value());
   }
-  const uint64_t version = AllocateVersion(o.version_store, committed, versions);
+  uint64_t version = AllocateVersion(o.version_store, committed, versions);
+  // Manifest format 2 keeps private snapshot copies of checkpoints only: the public manifest says which version was
+  // committed last, and a full version after incremental ones must follow it, never go back.
+  if (o.version_store == nullptr) {
+    auto current = env->ReadFile(JoinPath(public_dir, kManifestFileName), kMaxManifestBytes);
+    if (current.ok()) {
+      auto parsed = ParseManifest(*current);
+      if (parsed.ok() && parsed->version >= version) version = parsed->version + 1;
+    }
+  }
   report.version = version;
   report.first_version = previous.empty();
 

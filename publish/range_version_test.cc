@@ -308,6 +308,25 @@ TEST_F(Format2Test, ALayerEmptyAtTheCheckpointTakesItsFirstEntries) {
   ExpectEveryClientCatchesUp();
 }
 
+TEST_F(Format2Test, AFullVersionAfterIncrementalOnesFollowsTheCommittedVersion) {
+  Start();
+  for (int v = 2; v <= 4; ++v) ASSERT_TRUE(Step(20).ok());
+  // Only checkpoint 1 has a private snapshot copy; the committed version is 4.
+  WriteLines(tmp_.path() + "/full.txt", {content_.begin(), content_.end()});
+  PublishOptions o = Base();
+  o.inputs = {FeedSpec{FeedFormat::kPlain, "", tmp_.path() + "/full.txt"}};
+  auto r = Publish(Env::Default(), key_, o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->version, 5u);
+  Record();
+  Manifest m = ReadManifest(repo_);
+  EXPECT_EQ(m.checkpoint.version, 5u);
+  ExpectEveryClientCatchesUp();
+  ASSERT_TRUE(Step(10).ok());
+  EXPECT_EQ(ReadManifest(repo_).version, 6u);
+  ExpectEveryClientCatchesUp();
+}
+
 TEST_F(Format2Test, AnIncrementalVersionNeedsAFormat2Predecessor) {
   testing::TempDir other("format2-v1");
   WriteLines(other.path() + "/full.txt", {"a.example", "b.example"});
