@@ -9,6 +9,8 @@
 #include <string>
 
 #include "core/byte_io.h"
+#include "core/fingerprint_set.h"
+#include "core/snapshot.h"
 
 static_assert(XXH_VERSION_NUMBER >= 800, "XXH3's output is frozen from xxHash 0.8.0 on");
 
@@ -31,6 +33,20 @@ Sha256Digest SetDigest(const SetDigestInput& in) {
     AppendLE64(&buf, in.layers[k].sum);
   }
   return Sha256(buf);
+}
+
+SetDigestInput SetDigestInputOf(const SnapshotView& snapshot) {
+  SetDigestInput in;
+  for (int li = 0; li < kLayerKindCount; ++li) {
+    const LayerKind kind = static_cast<LayerKind>(li);
+    const LayerView* layer = snapshot.layer(kind);
+    if (layer == nullptr || layer->filter != FilterKind::kFingerprintArray) continue;
+    in.universe[li] = layer->fingerprints.universe();
+    FingerprintSetCursor cursor(layer->fingerprints);
+    uint64_t fp = 0;
+    while (cursor.Next(&fp)) AddToSetSum(&in.layers[li], kind, fp);
+  }
+  return in;
 }
 
 }  // namespace urlguard

@@ -67,6 +67,12 @@ struct SetDigestInput {
 // integers little-endian: 23 + 3 * 25 = 98 bytes hashed. Thread-safe, pure.
 Sha256Digest SetDigest(const SetDigestInput& in);
 
+class SnapshotView;
+// The digest's inputs of a snapshot: per fingerprint-array layer its universe and sums, a linear pass over the
+// fingerprints. A Bloom-filter layer (no fingerprint set) and an absent one count as {0, 0} with universe 0. What
+// the client checks a rebuilt snapshot with and what a checkpoint signs (docs/versions.md).
+SetDigestInput SetDigestInputOf(const SnapshotView& snapshot);
+
 }  // namespace urlguard
 
 #endif  // URLGUARD_CORE_SET_DIGEST_H_

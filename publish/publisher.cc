@@ -702,20 +702,6 @@ Status CountFingerprints(const std::string& merged_path, const uint64_t universe
 
 namespace {
 
-// The fingerprint sums of every fingerprint layer of a snapshot (the set digest's inputs), and its universes.
-SetDigestInput DigestInputOf(const SnapshotView& view) {
-  SetDigestInput in;
-  for (int li = 0; li < kLayerKindCount; ++li) {
-    const LayerView* layer = view.layer(static_cast<LayerKind>(li));
-    if (layer == nullptr || layer->filter != FilterKind::kFingerprintArray) continue;
-    in.universe[li] = layer->fingerprints.universe();
-    FingerprintSetCursor cursor(layer->fingerprints);
-    uint64_t fp;
-    while (cursor.Next(&fp)) AddToSetSum(&in.layers[li], static_cast<LayerKind>(li), fp);
-  }
-  return in;
-}
-
 // The newest checkpoint record of the list at or below `at`: its version (0 when there is none).
 uint64_t NewestCheckpoint(Env* env, const std::string& private_dir, uint64_t at) {
   uint64_t newest = 0;
@@ -968,7 +954,7 @@ Status MakeCheckpoint(Env* env, const PublishOptions& o, uint64_t version) {
   rec.checkpoint.snapshot.path = SnapshotFileName(version);
   URLGUARD_RETURN_IF_ERROR(
       WriteDeflated(env, JoinPath(public_dir, rec.checkpoint.snapshot.path), *snap.file, &rec.checkpoint.snapshot));
-  const SetDigestInput digest = DigestInputOf(snap.view);
+  const SetDigestInput digest = SetDigestInputOf(snap.view);
   for (int li = 0; li < kLayerKindCount; ++li) {
     rec.entries[li] = digest.layers[li].count;
     rec.universe[li] = digest.universe[li];
@@ -1715,7 +1701,7 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
   // earlier versions take the snapshot (there is no archive across a full version).
   if (o.manifest_format == kManifestFormat2) {
     if (o.version_store != nullptr) return Status::InvalidArgument("manifest format 2 needs the file state");
-    const SetDigestInput digest = DigestInputOf(current.view);
+    const SetDigestInput digest = SetDigestInputOf(current.view);
     Manifest v2 = m;
     v2.format = kManifestFormat2;
     v2.checkpoint.version = version;

@@ -227,19 +227,9 @@ Status CheckSnapshotAgainstManifest(std::string_view snapshot, const Manifest& m
 // ---- Manifest format 2 ------------------------------------------------------------------------------------
 
 Result<Sha256Digest> SnapshotSetDigest(const SnapshotView& snapshot) {
-  SetDigestInput in;
-  for (int li = 0; li < kLayerKindCount; ++li) {
-    const LayerKind kind = static_cast<LayerKind>(li);
-    const LayerView* layer = snapshot.layer(kind);
-    // A Bloom-filter layer (a list too large for a fingerprint array) has no fingerprint set: it counts as
-    // absent, {0, 0} with universe 0, as the manifest's universe 0 for it says. It never takes a range diff.
-    if (layer == nullptr || layer->filter != FilterKind::kFingerprintArray) continue;
-    in.universe[li] = layer->fingerprints.universe();
-    FingerprintSetCursor cursor(layer->fingerprints);
-    uint64_t fp = 0;
-    while (cursor.Next(&fp)) AddToSetSum(&in.layers[li], kind, fp);
-  }
-  return SetDigest(in);
+  // A Bloom-filter layer (a list too large for a fingerprint array) counts as absent, {0, 0} with universe 0, as
+  // the manifest's universe 0 for it says. It never takes a range diff.
+  return SetDigest(SetDigestInputOf(snapshot));
 }
 
 Status WriteRangeDiffAppliedSnapshot(Env* env, const std::string& path, const SnapshotView& old,
