@@ -100,18 +100,31 @@ class PosixMappedFile final : public MappedFile {
   size_t size_;
 };
 
-}  // namespace
-
-void ReleaseMappedPages(const MappedFile& file, size_t offset, size_t length) {
+// madvise(advice) over the whole pages of [offset, offset + length) of a mapping Env::Default() made; `outward`
+// widens the range to the pages that touch it (advice that only adds work), otherwise it narrows it to the pages
+// inside it (MADV_DONTNEED must not drop bytes outside the range).
+void AdviseMapped(const MappedFile& file, size_t offset, size_t length, int advice, bool outward) {
   const auto* posix = dynamic_cast<const PosixMappedFile*>(&file);
   if (posix == nullptr || offset >= file.size()) return;
   length = std::min(length, file.size() - offset);
   static const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
   const uintptr_t begin = reinterpret_cast<uintptr_t>(file.data()) + offset;
-  const uintptr_t first = (begin + page - 1) / page * page;  // whole pages only
-  const uintptr_t last = (begin + length) / page * page;
+  const uintptr_t first = outward ? begin / page * page : (begin + page - 1) / page * page;
+  const uintptr_t last = outward ? (begin + length + page - 1) / page * page : (begin + length) / page * page;
   if (first >= last) return;
-  (void)::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+  (void)::madvise(reinterpret_cast<void*>(first), last - first, advice);
+}
+
+}  // namespace
+
+void ReleaseMappedPages(const MappedFile& file, size_t offset, size_t length) {
+  AdviseMapped(file, offset, length, MADV_DONTNEED, /*outward=*/false);
+}
+
+void AdviseRandomAccess(const MappedFile& file) { AdviseMapped(file, 0, file.size(), MADV_RANDOM, true); }
+
+void PrefetchMappedPages(const MappedFile& file, size_t offset, size_t length) {
+  AdviseMapped(file, offset, length, MADV_WILLNEED, /*outward=*/true);
 }
 
 namespace {

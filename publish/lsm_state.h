@@ -17,10 +17,14 @@
 // killed at any point leaves either only the old base (a stray X.state.tmp: PruneListState removes it) or both
 // bases, and both describe the same content, so either choice is right.
 //
-// Lookups: the base's records are sorted by (layer, key, sha256) with keys uniform 64-bit hashes, so a binary
-// search over the mapping touches about log2(N) pages (27 at 100 M). The deltas are few and small (a compaction
-// runs when they hold 1/8 of the base or number 64): they are read whole and folded into one sorted vector, the
-// overlay, at Open (56 bytes per record in memory).
+// Lookups: the base's records are sorted by (layer, key, sha256) with keys uniform 64-bit hashes, so a lookup
+// interpolates: it guesses the record's place from its key, probes the two records a few standard deviations
+// either side of the guess and repeats inside them (about 4 pages per lookup at 100 M, where a binary search
+// touches 27 and the kernel's readahead mapped 32 around each). The base is mapped MADV_RANDOM and its pages are
+// handed back to the kernel every kReleaseLookups lookups, so a version's 50 k lookups into a 4.8 GB base do not
+// become 4.4 GB of resident set (measured at 100 M before this: docs/performance.md "Freshness"). The deltas are
+// few and small (a compaction runs when they hold 1/8 of the base or number 64): they are read whole and folded
+// into one sorted vector, the overlay, at Open (56 bytes per record in memory).
 //
 // Trust: Open checks the base's header and size, not its checksum (that would read the whole base, O(N), on every
 // version); the files are the publisher's own, fsynced and renamed into place. Every full walk (ForEach: the
@@ -31,6 +35,7 @@
 #ifndef URLGUARD_PUBLISH_LSM_STATE_H_
 #define URLGUARD_PUBLISH_LSM_STATE_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -39,6 +44,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/layer_kind.h"
 #include "core/sha256.h"
 #include "platform/env.h"
 #include "publish/key_record.h"
@@ -49,6 +55,10 @@ namespace urlguard {
 
 // The keys a fingerprint f of universe U covers (fingerprint = MulHi64(key, U), core/byte_io.h): the inclusive
 // range [ceil(f * 2^64 / U), ceil((f + 1) * 2^64 / U) - 1]. f < U, U >= 1 (asserted).
+// A LsmState hands its base's mapped pages back to the kernel after this many base lookups: at about 4 pages a
+// lookup that bounds the lookups' share of the resident set to about 64 MB per LsmState.
+constexpr uint64_t kReleaseLookups = 4096;
+
 struct KeyRange {
   uint64_t first = 0;
   uint64_t last = 0;  // inclusive: the last fingerprint's range ends at 2^64 - 1
@@ -110,14 +120,18 @@ class LsmState {
     size_t hashed_;
     Sha256Hasher hasher_;
     bool done_ = false;
+    bool started_ = false;
   };
 
  private:
   LsmState() = default;
   // The i-th base record, decoded (threat id as stored: indexes the base's table, a prefix of threats_).
   KeyRecord BaseRecord(uint64_t i) const;
-  // First base index whose (layer, key, sha) is >= the given one (sha null: the smallest sha).
+  // First base index whose (layer, key, sha) is >= the given one (sha null: the smallest sha): an interpolation
+  // search inside the layer (see the file comment). Counts towards the next page release.
   uint64_t BaseLowerBound(uint8_t layer, uint64_t key, const uint8_t* sha256) const;
+  // The same by binary search over [lo, hi): Open's layer boundaries and the end of an interpolation.
+  uint64_t BinaryLowerBound(uint64_t lo, uint64_t hi, uint8_t layer, uint64_t key, const uint8_t* sha256) const;
   size_t OverlayLowerBound(uint8_t layer, uint64_t key, const uint8_t* sha256) const;
   // Merged walk of base records [b, b_end) and overlay records [o, o_end).
   Status Walk(uint64_t b, uint64_t b_end, size_t o, size_t o_end,
@@ -129,6 +143,8 @@ class LsmState {
   std::unique_ptr<MappedFile> base_;
   size_t records_at_ = 0;  // offset of the base's first record
   uint64_t base_count_ = 0;
+  uint64_t layer_begin_[kLayerKindCount + 1] = {};  // the base's records of layer l: [layer_begin_[l], [l + 1])
+  mutable std::atomic<uint64_t> base_lookups_{0};
   size_t base_threats_ = 0;
   std::vector<std::string> threats_;
   std::vector<KeyRecord> overlay_;  // ascending by CompareEntry; reserved = DeltaOp; puts' threat indexes threats_
