@@ -819,6 +819,9 @@ Status CompactFullHashes(Env* env, const std::string& private_dir, const std::st
 // Whether public file `name` may belong to a checkpoint after `checkpoint` still being made (its snapshot or a
 // range diff to it): only a record names them, and it is written last.
 bool PendingCheckpointFile(std::string_view name, uint64_t checkpoint) {
+  // Its temporary files too ("snapshot-X.ugs.z.tmp" while it deflates): removing one from under the checkpoint
+  // failed its rename, so a checkpoint longer than the cadence never completed.
+  if (name.ends_with(".tmp")) name.remove_suffix(4);
   uint64_t to = 0;
   if (IsSnapshotFileName(name)) {
     to = std::strtoull(std::string(name.substr(9)).c_str(), nullptr, 10);
@@ -1004,16 +1007,30 @@ Status MakeCheckpoint(Env* env, const PublishOptions& o, uint64_t version) {
     target.version = version;
     target.universe = digest.universe;
     for (int li = 0; li < kLayerKindCount; ++li) target.count[li] = digest.layers[li].count;
+    // A checkpoint of the committed version: the live manifest's to-current diffs (A, version] have the names of
+    // the to-checkpoint diffs (A, version], and clients are reading them. Such a file is taken as it is (the same
+    // range, the same final presences), never rewritten under a client nor removed (that took a live manifest's
+    // diff away whenever it outgrew the new snapshot).
+    std::map<std::string, ManifestDiff> live;
+    if (auto bytes = env->ReadFile(JoinPath(public_dir, kManifestFileName), kMaxManifestBytes); bytes.ok()) {
+      if (auto m = ParseManifest(*bytes); m.ok() && m->format == kManifestFormat2 && m->version == version) {
+        for (const ManifestDiff& d : m->diffs) {
+          if (d.to_version == version) live[d.file.path] = d;
+        }
+      }
+    }
     std::vector<uint64_t> anchors = archive.Anchors(o.catchup_ratio);
     for (auto a = anchors.rbegin(); a != anchors.rend(); ++a) {
-      auto md = WriteRangeDiffFile(env, public_dir, archive.Diff(target, *a));
+      auto served = live.find(RangeDiffFileName(*a, version));
+      Result<ManifestDiff> md = served != live.end() ? Result<ManifestDiff>(served->second)
+                                                     : WriteRangeDiffFile(env, public_dir, archive.Diff(target, *a));
       if (!md.ok() && md.status().code() == StatusCode::kResourceExhausted) break;
       URLGUARD_RETURN_IF_ERROR(md.status());
       // "publish.checkpoint.after-diff-1", -2, ...: after each to-checkpoint diff, nearest first.
       URLGUARD_FAULT_POINT(("publish.checkpoint.after-diff-" + std::to_string(rec.diffs.size() + 1)).c_str());
       // Farther clients take the snapshot: it is smaller.
       if (md->file.size >= rec.checkpoint.snapshot.size) {
-        (void)env->RemoveFile(JoinPath(public_dir, md->file.path));
+        if (served == live.end()) (void)env->RemoveFile(JoinPath(public_dir, md->file.path));
         break;
       }
       rec.diffs.push_back(*md);

@@ -163,8 +163,9 @@ class Scenario {
     history_[m.version] = s;
   }
 
-  // Version 1 in full (a checkpoint), 2-3, a checkpoint at 3 that version 4 adopts, then 5 and 6, whose changes
-  // are large against the list (their range diffs outgrow the snapshot: the checkpoint at 6 leaves those out).
+  // Version 1 in full (a checkpoint), 2-3, a checkpoint at 3 that version 4 adopts, then 5 and 6. Versions 3 and 4
+  // change most of the list, so (3, 6] is an anchor of both the live manifest and a checkpoint at 6, and is larger
+  // than the snapshot (the checkpoint leaves it out of its to-checkpoint diffs).
   void Build() {
     for (int i = 0; i < 300; ++i) content_.insert(Entry(i));
     WriteLines(tmp_.path() + "/full.txt", {content_.begin(), content_.end()});
@@ -174,11 +175,11 @@ class Scenario {
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     Record();
     ASSERT_NO_FATAL_FAILURE(Step(20));
-    ASSERT_NO_FATAL_FAILURE(Step(20));
+    ASSERT_NO_FATAL_FAILURE(Step(200));
     ASSERT_TRUE(MakeCheckpoint(Env::Default(), Base(), 3).ok());
-    ASSERT_NO_FATAL_FAILURE(Step(120));
+    ASSERT_NO_FATAL_FAILURE(Step(200));
     ASSERT_EQ(Live().checkpoint.version, 3u);
-    ASSERT_NO_FATAL_FAILURE(Step(120));
+    ASSERT_NO_FATAL_FAILURE(Step(5));
     ASSERT_NO_FATAL_FAILURE(Step(5));
     ASSERT_EQ(Live().version, 6u);
   }
@@ -282,6 +283,8 @@ class Scenario {
     for (const auto& e : std::filesystem::directory_iterator(private_)) {
       const std::string n = e.path().filename();
       EXPECT_EQ(n.find(".tmp"), std::string::npos) << "stray temporary file: " << n;
+      // The lock, and the entry list of the full version 1 (format 2 versions write none: docs/versions.md §7b).
+      if (n == "publish.lock" || n == EntryListFileName(1)) continue;
       std::optional<uint64_t> v;
       for (auto parse : {ParseStateFileName, ParseStateDeltaFileName, ParseFullHashFileName, ParseFullHashDeltaFileName,
                          ParsePrivateSnapshotFileName, ParseEpochMapFileName, ParseArchiveFileName,
