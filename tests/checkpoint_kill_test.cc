@@ -366,6 +366,21 @@ TEST(CheckpointKillTest, KilledAtEveryStepTheRepositoryKeepsServingAndRecovers) 
   }
 }
 
+// `urlguard-publish compact` run again at once: the same version's checkpoint over the killed one's files.
+TEST(CheckpointKillTest, KilledAtEveryStepThenMadeAgainAtTheSameVersion) {
+  for (const char* point : kCheckpointPoints) {
+    SCOPED_TRACE(point);
+    Scenario t;
+    ASSERT_NO_FATAL_FAILURE(t.Build());
+    PublishOptions o = t.Base();
+    ASSERT_EQ(RunChild(point, [&] { return MakeCheckpoint(Env::Default(), o, 6).ok(); }), SIGKILL);
+    Status made = MakeCheckpoint(Env::Default(), t.Base(), 6);
+    ASSERT_TRUE(made.ok()) << made.ToString();
+    ASSERT_NO_FATAL_FAILURE(t.ExpectServed());
+    ASSERT_NO_FATAL_FAILURE(t.ExpectRecovers(6));
+  }
+}
+
 TEST(CheckpointKillTest, KilledAfterEachToCheckpointDiff) {
   int reached = 0;
   for (int n = 1;; ++n) {
