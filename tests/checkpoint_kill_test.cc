@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <gtest/gtest.h>
+#include <httplib.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -27,6 +28,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/byte_io.h"
@@ -40,6 +42,9 @@
 #include "publish/key_record.h"
 #include "publish/publisher.h"
 #include "signing/signer.h"
+#include "sync/fetcher.h"
+#include "sync/store.h"
+#include "sync/updater.h"
 #include "tests/test_util.h"
 #include "url/entry.h"
 #include "urlguard/env.h"
@@ -97,6 +102,16 @@ class Scenario {
     repo_ = tmp_.path() + "/repo";
     public_ = repo_ + "/public/v1/lists/phishing/";
     private_ = repo_ + "/private/lists/phishing/";
+    // The public tree on loopback, for the real clients (sync/updater.h SyncList).
+    std::filesystem::create_directories(repo_ + "/public");
+    server_.set_mount_point("/", repo_ + "/public");
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    while (!server_.is_running()) std::this_thread::yield();
+  }
+  ~Scenario() {
+    server_.stop();
+    thread_.join();
   }
 
   static std::string Entry(int i) {
@@ -161,6 +176,63 @@ class Scenario {
       s[li].insert(MulHi64(LocalKeyFor(k->expression, Sha256(k->expression)), m.universe[li]));
     }
     history_[m.version] = s;
+    // A real client installed at this version (its data directory kept as it is, copied for each check).
+    const std::string dir = tmp_.path() + "/client-" + std::to_string(m.version);
+    SyncOutcome o = SyncClient(dir);
+    ASSERT_EQ(o.kind, SyncOutcome::kUpdated) << o.error.ToString();
+    ASSERT_EQ(o.to_version, m.version);
+    clients_[m.version] = dir;
+  }
+
+  SyncOutcome SyncClient(const std::string& dir, Sets* installed = nullptr) {
+    SyncOutcome failed;
+    auto fetcher = NewCurlFetcher(FetcherOptions());
+    auto store = Store::Open(Env::Default(), dir);
+    if (!fetcher.ok() || !store.ok()) {
+      failed.error = !fetcher.ok() ? fetcher.status() : store.status();
+      return failed;
+    }
+    UpdaterOptions options;
+    options.server_base_url = "http://127.0.0.1:" + std::to_string(port_);
+    options.trusted_keys = {key_.public_key()};
+    SyncOutcome o = SyncList(**fetcher, **store, options, kList, "", now_ + 10);
+    if (installed != nullptr) {
+      const InstalledList* in = (*store)->state().FindInstalled(kList);
+      if (in != nullptr) *installed = SnapshotSets(Read((*store)->PathOf(*in)));
+    }
+    return o;
+  }
+
+  static Sets SnapshotSets(const std::string& bytes) {
+    Sets s;
+    auto view = SnapshotView::Open(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), true);
+    EXPECT_TRUE(view.ok());
+    if (!view.ok()) return s;
+    for (int li = 0; li < kLayerKindCount; ++li) {
+      const LayerView* l = view->layer(static_cast<LayerKind>(li));
+      if (l == nullptr) continue;
+      std::vector<uint64_t> fps;
+      l->fingerprints.Decode(&fps);
+      s[li].insert(fps.begin(), fps.end());
+    }
+    return s;
+  }
+
+  // Every real client installed at an earlier version (a copy of its data directory) syncs to the live version
+  // and holds exactly its content.
+  void ExpectRealClientsCatchUp() {
+    Manifest m = Live();
+    for (const auto& [f, dir] : clients_) {
+      if (f >= m.version) continue;
+      const std::string copy = tmp_.path() + "/copy-" + std::to_string(++copies_);
+      std::filesystem::copy(dir, copy, std::filesystem::copy_options::recursive);
+      Sets installed;
+      SyncOutcome o = SyncClient(copy, &installed);
+      EXPECT_EQ(o.kind, SyncOutcome::kUpdated) << "client at " << f << ": " << o.error.ToString() << " / "
+                                               << o.diff_error.ToString();
+      EXPECT_EQ(o.to_version, m.version) << "client at " << f;
+      EXPECT_EQ(installed, history_.at(m.version)) << "client at " << f;
+    }
   }
 
   // Version 1 in full (a checkpoint), 2-3, a checkpoint at 3 that version 4 adopts, then 5 and 6. Versions 3 and 4
@@ -265,6 +337,7 @@ class Scenario {
       }
       EXPECT_EQ(s, want) << "client at " << f << " -> " << m.version;
     }
+    ExpectRealClientsCatchUp();
   }
 
   // (d) After a version that adopted a checkpoint pruned: no temporary file anywhere, every public file named by
@@ -326,6 +399,11 @@ class Scenario {
   std::string repo_, public_, private_;
   std::set<std::string> content_;
   std::map<uint64_t, Sets> history_;
+  std::map<uint64_t, std::string> clients_;  // version -> a real client's data directory installed at it
+  int copies_ = 0;
+  httplib::Server server_;
+  int port_ = 0;
+  std::thread thread_;
   std::mt19937_64 rng_{17};
   int next_ = 100000;
   int64_t now_ = 1700000000;
