@@ -4,7 +4,8 @@
 // A manifest format 2 checkpoint (publish/publisher.h MakeCheckpoint, docs/versions.md §5) killed -9 at every one
 // of its fault points (platform/fault_point.h; the list is docs/versions.md §5a) leaves a repository that
 //   (a) still serves the old state: the public manifest verifies, and a client at every earlier version reaches
-//       exactly the content (the range diffs the manifest names, applied as a client does, and the signed digest);
+//       exactly the content (the range diffs the manifest names, applied as a client does, and the signed digest;
+//       and real clients, sync/updater.h SyncList over loopback HTTP, one installed at each earlier version);
 //   (b) publishes the next incremental version, which clients reach;
 //   (c) makes the next checkpoint, which the version after it adopts and through which clients reach the content;
 //   (d) holds no temporary file and no file nothing names once that version has pruned.
