@@ -448,7 +448,8 @@ Status CompactListState(Env* env, const std::string& private_dir, const std::str
   const std::string path = JoinPath(private_dir, StateFileName(to_version));
   auto write = [&]() -> Status {
     URLGUARD_ASSIGN_OR_RETURN(auto w, StateFileWriter::Create(env, path, list, to_version, final_threats));
-    const uint64_t half = (state->base_records() + state->overlay_records()) / 2;
+    // Half of the base's records: deletes may leave fewer than half of base + overlay, which was never reached.
+    const uint64_t half = state->base_records() / 2;
     uint64_t n = 0;
     URLGUARD_RETURN_IF_ERROR(state->ForEach([&](const KeyRecord& r) {
       if (n++ == half) URLGUARD_FAULT_POINT("publish.compact.writing");

@@ -819,6 +819,9 @@ Status CompactFullHashes(Env* env, const std::string& private_dir, const std::st
 // Whether public file `name` may belong to a checkpoint after `checkpoint` still being made (its snapshot or a
 // range diff to it): only a record names them, and it is written last.
 bool PendingCheckpointFile(std::string_view name, uint64_t checkpoint) {
+  // Its temporary files too ("snapshot-X.ugs.z.tmp" while it deflates): removing one from under the checkpoint
+  // failed its rename, so a checkpoint longer than the cadence never completed.
+  if (name.ends_with(".tmp")) name.remove_suffix(4);
   uint64_t to = 0;
   if (IsSnapshotFileName(name)) {
     to = std::strtoull(std::string(name.substr(9)).c_str(), nullptr, 10);
@@ -829,14 +832,28 @@ bool PendingCheckpointFile(std::string_view name, uint64_t checkpoint) {
   return to > checkpoint;
 }
 
+// The version a private temporary file name starts with ("12.state.tmp", "12.ugs.tmp.layer0" -> 12); nullopt for
+// any other name.
+std::optional<uint64_t> StrayTempFileVersion(std::string_view name) {
+  const bool tmp = name.ends_with(".tmp") || name.find(".tmp.") != std::string_view::npos;
+  size_t digits = 0;
+  while (digits < name.size() && digits < 20 && name[digits] >= '0' && name[digits] <= '9') ++digits;
+  if (!tmp || digits == 0 || digits >= name.size() || name[digits] != '.') return std::nullopt;
+  return std::strtoull(std::string(name.substr(0, digits)).c_str(), nullptr, 10);
+}
+
 // The private files of a format 2 list that nothing reads any more once version `version` names checkpoint
 // `checkpoint`: bases older than the checkpoint's (state, full hashes, snapshot), the deltas it folded in, epoch
 // maps before the previous version's, older archives and records. Failures are ignored (the next run tries again).
 void PruneFormat2Files(Env* env, const std::string& private_dir, uint64_t checkpoint, uint64_t version) {
   auto names = env->ListDir(private_dir);
   if (!names.ok()) return;
+  bool removed_one = false;
   for (const std::string& n : *names) {
     bool drop = false;
+    // A temporary file ("V.state.tmp", "V.checkpoint.tmp", a snapshot's "V.ugs.tmp.*" spills) of a version at or
+    // before the adopted checkpoint is a killed writer's: only a checkpoint after it may still be writing.
+    if (auto v = StrayTempFileVersion(n)) drop = *v <= checkpoint;
     if (auto v = ParseStateFileName(n)) drop = *v < checkpoint;
     if (auto v = ParseFullHashFileName(n)) drop = *v < checkpoint;
     if (auto v = ParsePrivateSnapshotFileName(n)) drop = *v < checkpoint;
@@ -845,7 +862,10 @@ void PruneFormat2Files(Env* env, const std::string& private_dir, uint64_t checkp
     if (auto v = ParseEpochMapFileName(n)) drop = *v + 1 < version;
     if (auto v = ParseArchiveFileName(n)) drop = *v < checkpoint;
     if (auto v = ParseCheckpointRecordFileName(n)) drop = *v < checkpoint;
-    if (drop) (void)env->RemoveFile(JoinPath(private_dir, n));
+    if (!drop) continue;
+    (void)env->RemoveFile(JoinPath(private_dir, n));
+    if (!removed_one) URLGUARD_FAULT_POINT("publish.prune.after-first-removal");
+    removed_one = true;
   }
 }
 
@@ -887,7 +907,9 @@ Status MakeCheckpoint(Env* env, const PublishOptions& o, uint64_t version) {
 
   // 1-2. The state and the full hashes of `version` as bases (each written by rename).
   URLGUARD_RETURN_IF_ERROR(CompactListState(env, private_dir, o.list, version));
+  URLGUARD_FAULT_POINT("publish.checkpoint.after-state-base");
   URLGUARD_RETURN_IF_ERROR(CompactFullHashes(env, private_dir, o.list, version));
+  URLGUARD_FAULT_POINT("publish.checkpoint.after-full-hash-base");
 
   // 3. The snapshot, from the new base: counts first (the writer needs them up front), then the stream.
   const std::string state_path = JoinPath(private_dir, StateFileName(version));
@@ -938,6 +960,7 @@ Status MakeCheckpoint(Env* env, const PublishOptions& o, uint64_t version) {
   const std::string snapshot_path = JoinPath(private_dir, PrivateSnapshotFileName(version));
   URLGUARD_ASSIGN_OR_RETURN(Sha256Digest state_hash,
                             WriteSnapshotFromState(env, state_path, snapshot_path, bo, counts, fp_counts));
+  URLGUARD_FAULT_POINT("publish.checkpoint.after-private-snapshot");
   URLGUARD_ASSIGN_OR_RETURN(OpenSnapshot snap, OpenPrivateSnapshot(env, private_dir, version));
   Manifest rec;
   rec.format = kManifestFormat2;
@@ -954,6 +977,7 @@ Status MakeCheckpoint(Env* env, const PublishOptions& o, uint64_t version) {
   rec.checkpoint.snapshot.path = SnapshotFileName(version);
   URLGUARD_RETURN_IF_ERROR(
       WriteDeflated(env, JoinPath(public_dir, rec.checkpoint.snapshot.path), *snap.file, &rec.checkpoint.snapshot));
+  URLGUARD_FAULT_POINT("publish.checkpoint.after-snapshot");
   const SetDigestInput digest = SetDigestInputOf(snap.view);
   for (int li = 0; li < kLayerKindCount; ++li) {
     rec.entries[li] = digest.layers[li].count;
@@ -983,14 +1007,30 @@ Status MakeCheckpoint(Env* env, const PublishOptions& o, uint64_t version) {
     target.version = version;
     target.universe = digest.universe;
     for (int li = 0; li < kLayerKindCount; ++li) target.count[li] = digest.layers[li].count;
+    // A checkpoint of the committed version: the live manifest's to-current diffs (A, version] have the names of
+    // the to-checkpoint diffs (A, version], and clients are reading them. Such a file is taken as it is (the same
+    // range, the same final presences), never rewritten under a client nor removed (that took a live manifest's
+    // diff away whenever it outgrew the new snapshot).
+    std::map<std::string, ManifestDiff> live;
+    if (auto bytes = env->ReadFile(JoinPath(public_dir, kManifestFileName), kMaxManifestBytes); bytes.ok()) {
+      if (auto m = ParseManifest(*bytes); m.ok() && m->format == kManifestFormat2 && m->version == version) {
+        for (const ManifestDiff& d : m->diffs) {
+          if (d.to_version == version) live[d.file.path] = d;
+        }
+      }
+    }
     std::vector<uint64_t> anchors = archive.Anchors(o.catchup_ratio);
     for (auto a = anchors.rbegin(); a != anchors.rend(); ++a) {
-      auto md = WriteRangeDiffFile(env, public_dir, archive.Diff(target, *a));
+      auto served = live.find(RangeDiffFileName(*a, version));
+      Result<ManifestDiff> md = served != live.end() ? Result<ManifestDiff>(served->second)
+                                                     : WriteRangeDiffFile(env, public_dir, archive.Diff(target, *a));
       if (!md.ok() && md.status().code() == StatusCode::kResourceExhausted) break;
       URLGUARD_RETURN_IF_ERROR(md.status());
+      // "publish.checkpoint.after-diff-1", -2, ...: after each to-checkpoint diff, nearest first.
+      URLGUARD_FAULT_POINT(("publish.checkpoint.after-diff-" + std::to_string(rec.diffs.size() + 1)).c_str());
       // Farther clients take the snapshot: it is smaller.
       if (md->file.size >= rec.checkpoint.snapshot.size) {
-        (void)env->RemoveFile(JoinPath(public_dir, md->file.path));
+        if (served == live.end()) (void)env->RemoveFile(JoinPath(public_dir, md->file.path));
         break;
       }
       rec.diffs.push_back(*md);
@@ -999,13 +1039,21 @@ Status MakeCheckpoint(Env* env, const PublishOptions& o, uint64_t version) {
   }
   URLGUARD_RETURN_IF_ERROR(
       WriteFileAtomic(env, JoinPath(private_dir, ArchiveFileName(version)), archive.Encode(o.list), true));
+  URLGUARD_FAULT_POINT("publish.checkpoint.after-archive");
   for (int li = 0; li < kLayerKindCount; ++li) {
     if (rec.universe[li] == 0) rec.universe[li] = bo.universe_override[li];
   }
   SizeEmptyLayers(&rec, counts.total(), counts.ip_prefixes, o.fp_rate);
   // 5. The record, last: from here on the checkpoint exists and the next version adopts it.
   URLGUARD_FAULT_POINT("publish.checkpoint.before-record");
-  return WriteCheckpointRecord(env, JoinPath(private_dir, CheckpointRecordFileName(version)), rec);
+  // Written whole as `X.checkpoint.tmp` first, so the kill tests can stop the process on either side of the
+  // rename that makes the checkpoint exist (a stray .tmp is removed by PruneFormat2Files).
+  const std::string record_path = JoinPath(private_dir, CheckpointRecordFileName(version));
+  URLGUARD_RETURN_IF_ERROR(WriteCheckpointRecord(env, record_path + ".tmp", rec));
+  URLGUARD_FAULT_POINT("publish.checkpoint.before-record-rename");
+  URLGUARD_RETURN_IF_ERROR(env->RenameFile(record_path + ".tmp", record_path));
+  URLGUARD_FAULT_POINT("publish.checkpoint.after-record-rename");
+  return env->SyncDir(private_dir);
 }
 
 Result<bool> MakeCheckpointIfDue(Env* env, const PublishOptions& o, uint64_t version) {
