@@ -57,6 +57,15 @@ CREATE TABLE list_versions (
   CONSTRAINT list_versions_state_sha256_length CHECK (octet_length(state_sha256) = 32)
 );
 )sql"},
+    // The change log (StreamChanges) reads the rows whose added_version or removed_version lies in a version
+    // range: these two indexes make that a pair of index range scans, O(changes), instead of a scan of the list.
+    // Rows never published (added_version NULL) or live (removed_version NULL) are left out of the index that
+    // cannot match them.
+    {2, "change-log indexes on entries (list, added_version) and (list, removed_version)",
+     R"sql(
+CREATE INDEX entries_added_version ON entries (list, added_version) WHERE added_version IS NOT NULL;
+CREATE INDEX entries_removed_version ON entries (list, removed_version) WHERE removed_version IS NOT NULL;
+)sql"},
 };
 
 // pg_advisory_lock keys: the migration lock, and one per list (hashtextextended of a prefixed name).
@@ -98,7 +107,19 @@ Result<std::unique_ptr<PgState>> PgState::Open(const std::string& conninfo) {
   auto conn = PgConnection::Connect(conninfo);
   if (!conn.ok()) return conn.status();
   std::unique_ptr<PgState> s(new PgState(std::move(conn).value()));
-  URLGUARD_RETURN_IF_ERROR(s->Migrate());
+  URLGUARD_RETURN_IF_ERROR(s->Migrate(kPgSchemaVersion));
+  return s;
+}
+
+Result<std::unique_ptr<PgState>> PgState::OpenAtSchemaVersionForTesting(const std::string& conninfo,
+                                                                        int schema_version) {
+  if (schema_version < 1 || schema_version > kPgSchemaVersion) {
+    return Status::InvalidArgument("schema version " + std::to_string(schema_version) + " out of range");
+  }
+  auto conn = PgConnection::Connect(conninfo);
+  if (!conn.ok()) return conn.status();
+  std::unique_ptr<PgState> s(new PgState(std::move(conn).value()));
+  URLGUARD_RETURN_IF_ERROR(s->Migrate(schema_version));
   return s;
 }
 
@@ -115,7 +136,7 @@ Result<int> PgState::SchemaVersion() {
   return static_cast<int>(r->int64(0, 0));
 }
 
-Status PgState::Migrate() {
+Status PgState::Migrate(int target_version) {
   URLGUARD_RETURN_IF_ERROR(conn_->Run("SELECT pg_advisory_lock(" + std::to_string(kMigrationLockKey) + ")"));
   Status result = [&]() -> Status {
     URLGUARD_RETURN_IF_ERROR(conn_->Run(
@@ -129,7 +150,7 @@ Status PgState::Migrate() {
                                         ": upgrade urlguard");
     }
     for (const Migration& m : kMigrations) {
-      if (m.version <= *current) continue;
+      if (m.version <= *current || m.version > target_version) continue;
       URLGUARD_RETURN_IF_ERROR(conn_->Run("BEGIN"));
       Status s = conn_->Run(m.sql);
       if (s.ok()) {
@@ -392,6 +413,65 @@ Status PgState::StreamVersion(const std::string& list, uint64_t version,
                               const std::function<void(const PgLiveEntry&)>& fn) {
   URLGUARD_RETURN_IF_ERROR(conn_->Run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"));
   Status s = StreamLive(list, version, fn);
+  if (s.ok()) s = conn_->Run("COMMIT");
+  if (!s.ok()) (void)conn_->Run("ROLLBACK");
+  return s;
+}
+
+Status PgState::StreamChanges(const std::string& list, uint64_t from_version, uint64_t to_version,
+                              const std::function<void(const PgChangedEntry&)>& fn) {
+  if (!IsValidListName(list)) return Status::InvalidArgument("invalid list name: " + list);
+  if (from_version > to_version) return Status::InvalidArgument("change log from a version after its end");
+  const int64_t from = static_cast<int64_t>(from_version), to = static_cast<int64_t>(to_version);
+  URLGUARD_RETURN_IF_ERROR(conn_->Run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"));
+  Status s = [&]() -> Status {
+    // In this snapshot: `to` must be the newest committed version (see the header) and `from` committed.
+    auto newest = conn_->Exec(
+        "SELECT coalesce(max(version), 0), count(*) FILTER (WHERE version = $2) FROM list_versions WHERE list = $1",
+        {PgParam::Text(list), PgParam::Int(from)});
+    if (!newest.ok()) return newest.status();
+    const int64_t latest = newest->int64(0, 0);
+    if (latest < to || to == 0) return Status::NotFound(list + " version " + std::to_string(to) + " is not committed");
+    if (latest > to) {
+      return Status::FailedPrecondition(list + " version " + std::to_string(latest) + " was committed after " +
+                                        std::to_string(to) + ": the change log reads to the newest version only");
+    }
+    if (from != 0 && newest->int64(0, 1) != 1) {
+      return Status::NotFound(list + " version " + std::to_string(from) + " is not committed");
+    }
+    // Spec (docs/postgres-schema.md, "The change log"): the rows added in (from, to], then the rows removed in
+    // (from, to] that the first branch did not return (added at or before from). Each branch is one range scan
+    // of a migration-2 index; `live` is the row's presence at the newest version.
+    URLGUARD_RETURN_IF_ERROR(conn_->Run(
+        "DECLARE changes NO SCROLL CURSOR FOR"
+        " SELECT sha256, layer, threat, removed_version IS NULL FROM ("
+        "  SELECT sha256, layer, threat, removed_version FROM entries"
+        "   WHERE list = $1 AND added_version > $2 AND added_version <= $3"
+        "  UNION ALL"
+        "  SELECT sha256, layer, threat, removed_version FROM entries"
+        "   WHERE list = $1 AND removed_version > $2 AND removed_version <= $3 AND added_version <= $2"
+        " ) c ORDER BY sha256",
+        {PgParam::Text(list), PgParam::Int(from), PgParam::Int(to)}));
+    const std::string fetch = "FETCH " + std::to_string(kPgFetchRows) + " FROM changes";
+    for (;;) {
+      auto r = conn_->Exec(fetch);
+      if (!r.ok()) return r.status();
+      for (int i = 0; i < r->rows(); ++i) {
+        PgChangedEntry e;
+        const std::string sha = r->bytes(i, 0);
+        if (sha.size() != 32) return Status::Corruption("PostgreSQL entries: a sha256 that is not 32 bytes");
+        std::memcpy(e.sha256.data(), sha.data(), 32);
+        const int64_t layer = r->int64(i, 1);
+        if (layer < 0 || layer >= kLayerKindCount) return Status::Corruption("PostgreSQL entries: bad layer");
+        e.layer = static_cast<LayerKind>(layer);
+        e.threat = std::string(r->value(i, 2));
+        e.live = r->value(i, 3) == "t";
+        fn(e);
+      }
+      if (r->rows() < kPgFetchRows) break;
+    }
+    return conn_->Run("CLOSE changes");
+  }();
   if (s.ok()) s = conn_->Run("COMMIT");
   if (!s.ok()) (void)conn_->Run("ROLLBACK");
   return s;
