@@ -73,6 +73,24 @@ constexpr int64_t kMigrationLockKey = 0x75726c6775617264;  // "urlguard"
 const char kListLockSql[] = "SELECT pg_advisory_lock(hashtextextended('urlguard-publish:' || $1, 0))";
 const char kListUnlockSql[] = "SELECT pg_advisory_unlock(hashtextextended('urlguard-publish:' || $1, 0))";
 
+// Spec (docs/postgres-schema.md, "The change log"): the rows added in ($2, $3], then the rows removed in
+// ($2, $3] that the first branch did not return (added at or before $2). Each branch is one range scan of a
+// migration-2 index; the last column is the row's presence at the newest version $3.
+constexpr char kChangeLogSql[] =
+    "SELECT sha256, layer, threat, removed_version IS NULL FROM ("
+    "  SELECT sha256, layer, threat, removed_version FROM entries"
+    "   WHERE list = $1 AND added_version > $2 AND added_version <= $3"
+    "  UNION ALL"
+    "  SELECT sha256, layer, threat, removed_version FROM entries"
+    "   WHERE list = $1 AND removed_version > $2 AND removed_version <= $3 AND added_version <= $2"
+    " ) c ORDER BY sha256";
+
+// A cursor is planned for its first 10 % of rows by default (cursor_tuple_fraction 0.1): for the change log's
+// ORDER BY that can favour walking the primary key (list, sha256) in order and filtering, a scan of the whole
+// list. StreamChanges reads every row, so it asks for the plan with the least total cost: the two index range
+// scans and a sort of the changes.
+constexpr char kChangeLogCursorSetup[] = "SET LOCAL cursor_tuple_fraction = 1.0";
+
 std::string DigestBytes(const Sha256Digest& d) { return std::string(reinterpret_cast<const char*>(d.data()), d.size()); }
 
 Result<PgLiveEntry> LiveEntryFromRow(const PgResult& r, int row) {
@@ -439,19 +457,9 @@ Status PgState::StreamChanges(const std::string& list, uint64_t from_version, ui
     if (from != 0 && newest->int64(0, 1) != 1) {
       return Status::NotFound(list + " version " + std::to_string(from) + " is not committed");
     }
-    // Spec (docs/postgres-schema.md, "The change log"): the rows added in (from, to], then the rows removed in
-    // (from, to] that the first branch did not return (added at or before from). Each branch is one range scan
-    // of a migration-2 index; `live` is the row's presence at the newest version.
-    URLGUARD_RETURN_IF_ERROR(conn_->Run(
-        "DECLARE changes NO SCROLL CURSOR FOR"
-        " SELECT sha256, layer, threat, removed_version IS NULL FROM ("
-        "  SELECT sha256, layer, threat, removed_version FROM entries"
-        "   WHERE list = $1 AND added_version > $2 AND added_version <= $3"
-        "  UNION ALL"
-        "  SELECT sha256, layer, threat, removed_version FROM entries"
-        "   WHERE list = $1 AND removed_version > $2 AND removed_version <= $3 AND added_version <= $2"
-        " ) c ORDER BY sha256",
-        {PgParam::Text(list), PgParam::Int(from), PgParam::Int(to)}));
+    URLGUARD_RETURN_IF_ERROR(conn_->Run(kChangeLogCursorSetup));
+    URLGUARD_RETURN_IF_ERROR(conn_->Run(std::string("DECLARE changes NO SCROLL CURSOR FOR ") + kChangeLogSql,
+                                        {PgParam::Text(list), PgParam::Int(from), PgParam::Int(to)}));
     const std::string fetch = "FETCH " + std::to_string(kPgFetchRows) + " FROM changes";
     for (;;) {
       auto r = conn_->Exec(fetch);
@@ -475,6 +483,24 @@ Status PgState::StreamChanges(const std::string& list, uint64_t from_version, ui
   if (s.ok()) s = conn_->Run("COMMIT");
   if (!s.ok()) (void)conn_->Run("ROLLBACK");
   return s;
+}
+
+Result<std::string> PgState::ExplainChanges(const std::string& list, uint64_t from_version, uint64_t to_version) {
+  // The plan of the cursor exactly as StreamChanges declares it (a cursor is planned for its first rows unless
+  // told otherwise, see kChangeLogCursorSetup).
+  URLGUARD_RETURN_IF_ERROR(conn_->Run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"));
+  Status setup = conn_->Run(kChangeLogCursorSetup);
+  Result<PgResult> r = setup.ok() ? Result<PgResult>(PgResult()) : Result<PgResult>(setup);
+  if (setup.ok()) {
+    r = conn_->Exec(std::string("EXPLAIN DECLARE changes NO SCROLL CURSOR FOR ") + kChangeLogSql,
+                    {PgParam::Text(list), PgParam::Int(static_cast<int64_t>(from_version)),
+                     PgParam::Int(static_cast<int64_t>(to_version))});
+  }
+  (void)conn_->Run("ROLLBACK");
+  if (!r.ok()) return r.status();
+  std::string out;
+  for (int i = 0; i < r->rows(); ++i) out += std::string(r->value(i, 0)) + "\n";
+  return out;
 }
 
 Result<CommittedVersion> PgState::ReadVersion(const std::string& list, uint64_t version) {

@@ -164,6 +164,9 @@ class PgState : public VersionStore {
   // kUnavailable, kInternal, kCorruption (a malformed row).
   Status StreamChanges(const std::string& list, uint64_t from_version, uint64_t to_version,
                        const std::function<void(const PgChangedEntry&)>& fn);
+  // PostgreSQL's plan (EXPLAIN, one line per row) for StreamChanges' query: what docs/postgres-schema.md shows
+  // and the tests check (index scans on entries_added_version and entries_removed_version, no Seq Scan).
+  Result<std::string> ExplainChanges(const std::string& list, uint64_t from_version, uint64_t to_version);
   // The manifest and signature bytes of a committed version (kNotFound when not committed).
   Result<CommittedVersion> ReadVersion(const std::string& list, uint64_t version);
 

@@ -122,6 +122,7 @@ Result<std::shared_ptr<const PgHashSource::ListTable>> PgHashSource::LoadList(co
   uint64_t rows = 0;
   Status s = state_->StreamVersion(info.list, info.version, [&](const PgLiveEntry& e) {
     ++rows;
+    if (options_.on_row_read) options_.on_row_read();
     if (!problem.ok()) return;
     auto it = threat_index.find(e.threat);
     if (it == threat_index.end()) {
@@ -185,6 +186,7 @@ Result<std::shared_ptr<const PgHashSource::ListTable>> PgHashSource::LoadChanges
   uint64_t rows = 0;
   Status s = state_->StreamChanges(info.list, old.version, info.version, [&](const PgChangedEntry& e) {
     ++rows;
+    if (options_.on_row_read) options_.on_row_read();
     if (!problem.ok()) return;
     if (!changes.empty() && !(changes.back().o.record.sha256 < e.sha256)) {
       problem = Status::Corruption(info.list + ": change log not in sha256 order");

@@ -32,6 +32,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -59,6 +60,9 @@ struct PgHashSourceOptions {
   // fold_min_records) records.
   uint64_t fold_min_records = uint64_t{1} << 20;
   uint64_t fold_base_divisor = 8;
+  // Called for every row read from PostgreSQL, on the refresh thread, before the load it belongs to completes
+  // (tests: take PostgreSQL down in the middle of a load). Empty: nothing.
+  std::function<void()> on_row_read;
 };
 
 // What the source has done since it opened (for tests and the bench; the same numbers as the metrics).
