@@ -57,14 +57,20 @@ CREATE TABLE list_versions (
   CONSTRAINT list_versions_state_sha256_length CHECK (octet_length(state_sha256) = 32)
 );
 )sql"},
-    // The change log (StreamChanges) reads the rows whose added_version or removed_version lies in a version
-    // range: these two indexes make that a pair of index range scans, O(changes), instead of a scan of the list.
-    // Rows never published (added_version NULL) or live (removed_version NULL) are left out of the index that
-    // cannot match them.
-    {2, "change-log indexes on entries (list, added_version) and (list, removed_version)",
+    // The change log (StreamChanges) reads the rows whose added_version, removed_version or threat_version lies
+    // in a version range: these indexes make that three index range scans, O(changes), instead of a scan of the
+    // list. Rows that cannot match (never published, live, threat never changed) are left out of each index.
+    // A threat change of a live entry becomes a version event: ingest flags it (threat_changed), the next
+    // publish stamps threat_version (found through entries_threat_changed, O(flagged)).
+    // ADD COLUMN with a constant default rewrites nothing (PostgreSQL >= 11).
+    {2, "change log: threat_changed, threat_version and the indexes on added, removed and threat versions",
      R"sql(
+ALTER TABLE entries ADD COLUMN threat_changed boolean NOT NULL DEFAULT false;
+ALTER TABLE entries ADD COLUMN threat_version bigint;
 CREATE INDEX entries_added_version ON entries (list, added_version) WHERE added_version IS NOT NULL;
 CREATE INDEX entries_removed_version ON entries (list, removed_version) WHERE removed_version IS NOT NULL;
+CREATE INDEX entries_threat_version ON entries (list, threat_version) WHERE threat_version IS NOT NULL;
+CREATE INDEX entries_threat_changed ON entries (list) WHERE threat_changed;
 )sql"},
 };
 
@@ -73,9 +79,10 @@ constexpr int64_t kMigrationLockKey = 0x75726c6775617264;  // "urlguard"
 const char kListLockSql[] = "SELECT pg_advisory_lock(hashtextextended('urlguard-publish:' || $1, 0))";
 const char kListUnlockSql[] = "SELECT pg_advisory_unlock(hashtextextended('urlguard-publish:' || $1, 0))";
 
-// Spec (docs/postgres-schema.md, "The change log"): the rows added in ($2, $3], then the rows removed in
-// ($2, $3] that the first branch did not return (added at or before $2). Each branch is one range scan of a
-// migration-2 index; the last column is the row's presence at the newest version $3.
+// Spec (docs/postgres-schema.md, "The change log"): the rows added in ($2, $3]; the rows removed in ($2, $3]
+// that the first branch did not return (added at or before $2); the live rows added at or before $2 whose
+// threat changed in ($2, $3]. Each branch is one range scan of a migration-2 index and no row matches two; the
+// last column is the row's presence at the newest version $3.
 constexpr char kChangeLogSql[] =
     "SELECT sha256, layer, threat, removed_version IS NULL FROM ("
     "  SELECT sha256, layer, threat, removed_version FROM entries"
@@ -83,6 +90,10 @@ constexpr char kChangeLogSql[] =
     "  UNION ALL"
     "  SELECT sha256, layer, threat, removed_version FROM entries"
     "   WHERE list = $1 AND removed_version > $2 AND removed_version <= $3 AND added_version <= $2"
+    "  UNION ALL"
+    "  SELECT sha256, layer, threat, removed_version FROM entries"
+    "   WHERE list = $1 AND threat_version > $2 AND threat_version <= $3 AND added_version <= $2"
+    "    AND removed_version IS NULL"
     " ) c ORDER BY sha256";
 
 // A cursor is planned for its first 10 % of rows by default (cursor_tuple_fraction 0.1): for the change log's
@@ -244,6 +255,7 @@ Result<PgIngestReport> PgState::IngestFeed(const std::string& list, const std::s
             " FROM ingest_batch"
             " ON CONFLICT (list, sha256) DO UPDATE SET"
             "  last_seen = greatest(e.last_seen, EXCLUDED.last_seen), seen_count = e.seen_count + 1,"
+            "  threat_changed = e.threat_changed OR e.threat <> EXCLUDED.threat,"
             "  threat = EXCLUDED.threat, listed = true,"
             "  feeds = CASE WHEN $2 = ANY(e.feeds) THEN e.feeds ELSE e.feeds || $2 END"
             " RETURNING (xmax = 0) AS inserted)"
@@ -369,13 +381,17 @@ Status PgState::StreamNextVersion(const std::string& list, uint64_t version,
   // Spec (docs/postgres-schema.md): newly listed or re-listed entries are added at V; unlisted live ones are
   // removed at V.
   URLGUARD_RETURN_IF_ERROR(conn_->Run(
-      "UPDATE entries SET added_version = $2, removed_version = NULL WHERE list = $1 AND listed"
+      "UPDATE entries SET added_version = $2, removed_version = NULL, threat_changed = false WHERE list = $1 AND listed"
       " AND (added_version IS NULL OR removed_version IS NOT NULL)",
       params));
   URLGUARD_RETURN_IF_ERROR(conn_->Run(
       "UPDATE entries SET removed_version = $2 WHERE list = $1 AND NOT listed"
       " AND added_version IS NOT NULL AND removed_version IS NULL",
       params));
+  // Spec: an entry whose threat an ingest changed since the last version has its threat changed at V (the change
+  // log reads it; for an entry added or removed at V it changes nothing).
+  URLGUARD_RETURN_IF_ERROR(conn_->Run(
+      "UPDATE entries SET threat_version = $2, threat_changed = false WHERE list = $1 AND threat_changed", params));
   return StreamLive(list, version, fn);
 }
 

@@ -6,13 +6,16 @@
 // pinned by fixtures/golden/postgres_schema_v2.txt; v1 by postgres_schema_v1.txt) holds
 //   - entries:        one row per (list, key): expression, sha256, layer, threat, the feeds that list it
 //                     (provenance), first/last seen, how many ingest runs saw it (the shared "seen before?"
-//                     count), and the versions that added and removed it;
+//                     count), the versions that added and removed it, and the version that last changed
+//                     its threat while it stayed live (threat_changed flags an ingest's change until the next
+//                     publish stamps threat_version);
 //   - list_versions:  one row per committed version: the exact manifest and signature bytes, the snapshot's
 //                     state sha256, the live entry count, when, and the oldest first_seen it publishes;
 //   - schema_migrations: which migrations ran.
 // The full hashes of version V are the entries live at V (added_version <= V and not removed at or before V).
-// The change log from a version to the newest (StreamChanges) is read through the (list, added_version) and
-// (list, removed_version) indexes of migration 2, so a verify server pays for what changed, not for the list.
+// The change log from a version to the newest (StreamChanges) is read through the (list, added_version),
+// (list, removed_version) and (list, threat_version) indexes of migration 2, so a verify server pays for what
+// changed, not for the list.
 //
 // Ingestion (IngestFeed) is incremental and batched: each batch is COPYed into a temporary table and merged
 // with one INSERT ... ON CONFLICT DO UPDATE; a feed's whole dump is one transaction, so a dump that fails
@@ -150,7 +153,7 @@ class PgState : public VersionStore {
   // The change log of `list` from committed `from_version` (0: the empty list before version 1) to committed
   // `to_version`, which must be the list's newest committed version: calls `fn`, in sha256 order, fetched
   // kPgFetchRows at a time, for every entry whose row changed in (from, to] (its added_version or
-  // removed_version lies in the range), with its presence at `to`. Applied with set semantics to the full
+  // removed_version lies in the range, or it stayed live and its threat_version does), with its presence at `to`. Applied with set semantics to the full
   // hashes of `from` ((from \ deletes) ∪ puts, a put replacing the record of the same sha256), it gives exactly
   // the full hashes of `to`. One read-only REPEATABLE READ snapshot; costs O(changes) through the indexes of
   // migration 2 (docs/postgres-schema.md, "The change log").
@@ -165,7 +168,8 @@ class PgState : public VersionStore {
   Status StreamChanges(const std::string& list, uint64_t from_version, uint64_t to_version,
                        const std::function<void(const PgChangedEntry&)>& fn);
   // PostgreSQL's plan (EXPLAIN, one line per row) for StreamChanges' query: what docs/postgres-schema.md shows
-  // and the tests check (index scans on entries_added_version and entries_removed_version, no Seq Scan).
+  // and the tests check (index scans on entries_added_version, entries_removed_version and
+  // entries_threat_version, no Seq Scan).
   Result<std::string> ExplainChanges(const std::string& list, uint64_t from_version, uint64_t to_version);
   // The manifest and signature bytes of a committed version (kNotFound when not committed).
   Result<CommittedVersion> ReadVersion(const std::string& list, uint64_t version);

@@ -197,6 +197,20 @@ TEST_F(PgChanges, ChangeLogMatchesABruteForceModelForEveryRange) {
       Add("phishing", fresh);
       Remove("phishing", fresh);
     }
+    if (step % 4 == 2) {  // some listed entries change threat: a change of this version, presence unchanged
+      std::vector<PgIngestEntry> retyped;
+      for (const PoolKey* k : pick(30)) {
+        auto it = listed_["phishing"].find(k->sha256);
+        if (it == listed_["phishing"].end()) continue;
+        PgIngestEntry e = k->entry;
+        e.threat = it->second.second == "phishing" ? "malware" : "phishing";
+        it->second.second = e.threat;
+        retyped.push_back(e);
+      }
+      ASSERT_FALSE(retyped.empty());
+      auto r = state_->IngestFeed("phishing", "f", retyped, 1'700'000'000, /*replace_feed=*/false);
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+    }
     // Another list changes too: its rows must never appear in this list's log.
     Add("other", pick(5));
     Publish("other");
@@ -214,8 +228,9 @@ TEST_F(PgChanges, ChangeLogMatchesABruteForceModelForEveryRange) {
         const Model empty;
         const Model& before = v == 1 ? empty : versions_["phishing"][v - 1];
         const Model& after = versions_["phishing"][v];
-        for (const auto& [sha, _] : before) {
-          if (after.count(sha) == 0) touched.insert(sha);
+        for (const auto& [sha, value] : before) {
+          auto it = after.find(sha);
+          if (it == after.end() || it->second != value) touched.insert(sha);
         }
         for (const auto& [sha, _] : after) {
           if (before.count(sha) == 0) touched.insert(sha);
@@ -279,6 +294,7 @@ TEST_F(PgChanges, ChangeLogPlanUsesTheMigrationIndexes) {
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
   EXPECT_NE(plan->find("entries_added_version"), std::string::npos) << *plan;
   EXPECT_NE(plan->find("entries_removed_version"), std::string::npos) << *plan;
+  EXPECT_NE(plan->find("entries_threat_version"), std::string::npos) << *plan;
   EXPECT_EQ(plan->find("Seq Scan"), std::string::npos) << *plan;
   EXPECT_EQ(plan->find("entries_pkey"), std::string::npos) << *plan;
   std::printf("change-log plan, 20 000 entries, 150 changes:\n%s", plan->c_str());
@@ -300,20 +316,33 @@ TEST_F(PgChanges, AVersion1DatabaseMigratesToVersion2WithItsData) {
   EXPECT_EQ(PgState::OpenAtSchemaVersionForTesting(conninfo, kPgSchemaVersion + 1).status().code(),
             StatusCode::kInvalidArgument);
 
-  // Two versions published by the v1 code path.
-  state_ = std::move(v1).value();
+  // Two versions as the v1 code left them (its rows, written by SQL: today's ingest and publish write v2
+  // columns): keys 0..29 added at 1, 30..39 added at 2, 0..4 removed at 2.
   const std::vector<PoolKey> pool = Pool(40, "migrate");
-  std::vector<const PoolKey*> a, b, gone;
-  for (size_t i = 0; i < 30; ++i) a.push_back(&pool[i]);
-  for (size_t i = 30; i < 40; ++i) b.push_back(&pool[i]);
-  for (size_t i = 0; i < 5; ++i) gone.push_back(&pool[i]);
-  Add("phishing", a);
-  Publish("phishing");
-  Add("phishing", b);
-  Remove("phishing", gone);
-  Publish("phishing");
+  PgConnection* c = (*v1)->connection();
+  for (size_t i = 0; i < pool.size(); ++i) {
+    const PoolKey& k = pool[i];
+    Status s = c->Run(
+        "INSERT INTO entries (list, sha256, expression, layer, threat, feeds, first_seen, last_seen, listed,"
+        " added_version, removed_version) VALUES ('phishing', $1, $2, $3, $4, ARRAY['f'], now(), now(), $5, $6, $7)",
+        {PgParam::Bytes(std::string_view(reinterpret_cast<const char*>(k.sha256.data()), 32)),
+         PgParam::Text(k.entry.key.expression), PgParam::Int(static_cast<int>(k.entry.key.layer)),
+         PgParam::Text(k.entry.threat), PgParam::Text(i < 5 ? "false" : "true"), PgParam::Int(i < 30 ? 1 : 2),
+         i < 5 ? PgParam::Int(2) : PgParam::Null()});
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    if (i < 30) versions_["phishing"][1][k.sha256] = {k.entry.key.layer, k.entry.threat};
+    if (i >= 5) versions_["phishing"][2][k.sha256] = {k.entry.key.layer, k.entry.threat};
+  }
+  for (int v = 1; v <= 2; ++v) {
+    Status s = c->Run(
+        "INSERT INTO list_versions (list, version, manifest, signature, state_sha256, entries)"
+        " VALUES ('phishing', $1, 'm', 's', $2, $3)",
+        {PgParam::Int(v), PgParam::Bytes(std::string(32, '\0')), PgParam::Int(v == 1 ? 30 : 35)});
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
 
-  // Opened by this code: migrated to v2, the same data, the change log works on the old rows.
+  // Opened by this code: migrated to v2, the same data, the change log works on the old rows, and the next
+  // version is published with v2's columns.
   auto v2 = PgState::Open(conninfo);
   ASSERT_TRUE(v2.ok()) << v2.status().ToString();
   version = (*v2)->SchemaVersion();
@@ -333,6 +362,14 @@ TEST_F(PgChanges, AVersion1DatabaseMigratesToVersion2WithItsData) {
   ASSERT_EQ(latest->size(), 1u);
   EXPECT_EQ((*latest)[0].version, 2u);
   EXPECT_EQ((*latest)[0].entries, 35u);
+  listed_["phishing"] = versions_["phishing"][2];
+  Add("phishing", {&pool[0]});
+  Remove("phishing", {&pool[39]});
+  EXPECT_EQ(Publish("phishing"), 3u);
+  for (uint64_t from = 0; from <= 3; ++from) {
+    std::vector<PgChangedEntry> rows;
+    EXPECT_EQ(Apply("phishing", from, 3, &rows), versions_["phishing"][3]) << from;
+  }
 }
 
 // Every record a source returns for `prefixes`, as comparable values, and the versions it answered for.
@@ -382,6 +419,18 @@ class PgChangesServer : public PgChanges {
       if (listed_["phishing"].count(k.sha256) != 0 && (*rng)() % 6 == 0) remove.push_back(&k);
     }
     Remove("phishing", remove);
+    // A few listed entries change threat (presence unchanged): answers must show the new one.
+    std::vector<PgIngestEntry> retyped;
+    for (const PoolKey& k : pool) {
+      auto it = listed_["phishing"].find(k.sha256);
+      if (it == listed_["phishing"].end() || (*rng)() % 20 != 0) continue;
+      PgIngestEntry e = k.entry;
+      e.threat = it->second.second == "phishing" ? "social_engineering" : "phishing";
+      it->second.second = e.threat;
+      retyped.push_back(e);
+    }
+    auto r = state_->IngestFeed("phishing", "f", retyped, 1'700'000'000, /*replace_feed=*/false);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
     Publish("phishing");
   }
   std::vector<uint32_t> Prefixes(const std::vector<PoolKey>& pool, std::mt19937_64* rng) {
