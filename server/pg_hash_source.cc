@@ -169,7 +169,6 @@ Result<std::shared_ptr<const PgHashSource::ListTable>> PgHashSource::LoadChanges
       info.oldest_first_seen_unix != 0 ? std::max<int64_t>(0, info.created_unix - info.oldest_first_seen_unix) : 0;
   t->threats = old.threats;  // append-only: the base's threat indexes stay valid
   t->base = old.base;
-  t->change_logs = old.change_logs + 1;
   std::map<std::string, uint16_t, std::less<>> threat_index;
   for (size_t i = 0; i < t->threats.size(); ++i) threat_index.emplace(t->threats[i], static_cast<uint16_t>(i));
   const std::vector<Record>& base = *old.base;
@@ -324,7 +323,7 @@ Status PgHashSource::Lookup(std::span<const uint32_t> prefixes, VerifyLookup* ou
 
 std::vector<LoadedListVersion> PgHashSource::Loaded() const {
   std::vector<LoadedListVersion> out;
-  for (const auto& l : Current()->lists) out.push_back({l->name, l->version, l->records, l->change_logs});
+  for (const auto& l : Current()->lists) out.push_back({l->name, l->version, l->records, 0});
   return out;
 }
 

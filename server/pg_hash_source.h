@@ -119,7 +119,6 @@ class PgHashSource : public VerifyHashSource {
     std::shared_ptr<const std::vector<Record>> base;  // sorted by sha256, unique; shared by successive tables
     std::vector<OverlayRecord> overlay;  // sorted by sha256, unique: puts hide and replace, deletes hide base
     uint64_t records = 0;                // records at `version` (base - deletes - replaced + puts)
-    uint64_t change_logs = 0;            // change logs merged since the base was loaded or folded
   };
   struct Table {
     std::vector<std::shared_ptr<const ListTable>> lists;  // sorted by name
