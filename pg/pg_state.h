@@ -175,7 +175,7 @@ class PgState : public VersionStore {
   Result<CommittedVersion> ReadVersion(const std::string& list, uint64_t version);
 
   // The schema as PostgreSQL's catalog describes it (tables, columns, constraints, indexes), one item a line,
-  // sorted: what fixtures/golden/postgres_schema_v<kPgSchemaVersion>.txt pins.
+  // sorted: what fixtures/golden/postgres_schema_v2.txt pins (one golden file per kPgSchemaVersion).
   Result<std::string> DumpSchema();
 
   // Tests only (the migration test): connects and migrates no further than `schema_version` (<=

@@ -119,8 +119,8 @@ std::string ReadGolden(const std::string& path) {
   }
   return out;
 }
-// fixtures/golden/postgres_schema_v<N>.txt pins schema version N (tests/pg_changes_test.cc checks the older ones
-// through a migration).
+// One golden file per schema version: fixtures/golden/postgres_schema_v2.txt pins version 2, the current one
+// (tests/pg_changes_test.cc checks fixtures/golden/postgres_schema_v1.txt through a migration).
 std::string SchemaGoldenPath(int version) {
   return testing::SourcePath("fixtures/golden/postgres_schema_v" + std::to_string(version) + ".txt");
 }
