@@ -23,7 +23,8 @@
 //
 // Why memory and not a query per request (measured, docs/verify-server.md): a query per verify request costs a
 // round trip and a backend's CPU, and PostgreSQL being down would mean no answers at all; an in-memory table
-// costs 36 bytes per record (twice that while a new version loads) and answers without leaving the process.
+// costs 36 bytes per record (twice that during a full load or a fold; a change-log load adds only the new
+// overlay) and answers without leaving the process.
 //
 // Thread safety: Lookup(), Loaded() and AppendMetrics() from any number of threads; Refresh() from one thread at
 // a time (refresh_mutex_), concurrently with lookups.
