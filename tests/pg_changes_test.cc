@@ -525,6 +525,50 @@ TEST_F(PgChangesServer, OverlayFoldsIntoANewBaseAndAnswersTheSame) {
       << text.text();
 }
 
+TEST_F(PgChangesServer, AChangeLogThatDoesNotAddUpIsLoadedWholeAndABadVersionNotAtAll) {
+  const std::vector<PoolKey> pool = Pool(80, "fallback");
+  std::vector<const PoolKey*> first, second, third;
+  for (size_t i = 0; i < 50; ++i) first.push_back(&pool[i]);
+  for (size_t i = 50; i < 60; ++i) second.push_back(&pool[i]);
+  for (size_t i = 60; i < 70; ++i) third.push_back(&pool[i]);
+  Add("phishing", first);
+  Publish("phishing");
+  auto source = PgHashSource::Open(conninfo_);
+  ASSERT_TRUE(source.ok()) << source.status().ToString();
+  std::vector<uint32_t> prefixes;
+  for (const PoolKey& k : pool) prefixes.push_back(Prefix32(k.sha256));
+
+  // Version 2's change log misses an entry (its row claims an older added_version): the count check catches it
+  // and the version is loaded whole, in the same refresh.
+  Add("phishing", second);
+  Publish("phishing");
+  ASSERT_TRUE(state_->connection()
+                  ->Run("UPDATE entries SET added_version = 1 WHERE sha256 = $1",
+                        {PgParam::Bytes(std::string_view(reinterpret_cast<const char*>(pool[55].sha256.data()), 32))})
+                  .ok());
+  Status s = (*source)->Refresh();
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  PgHashSourceStats stats = (*source)->stats();
+  EXPECT_EQ(stats.change_log_fallbacks, 1u);
+  EXPECT_EQ(stats.full_loads, 2u);
+  EXPECT_EQ(stats.change_loads, 0u);
+  EXPECT_EQ((*source)->Loaded().at(0).version, 2u);
+  EXPECT_EQ(LookupAll(**source, prefixes).first, Expected(Current(), prefixes));
+
+  // Version 3's row counts one entry too many: neither the change log nor a full load adds up, so version 3 is
+  // never answered for; version 2 keeps answering.
+  Add("phishing", third);
+  Publish("phishing");
+  ASSERT_TRUE(state_->connection()->Run("UPDATE list_versions SET entries = entries + 1 WHERE version = 3").ok());
+  s = (*source)->Refresh();
+  EXPECT_EQ(s.code(), StatusCode::kCorruption) << s.ToString();
+  EXPECT_EQ((*source)->Loaded().at(0).version, 2u);
+  EXPECT_EQ(LookupAll(**source, prefixes).first, Expected({{"phishing", versions_["phishing"][2]}}, prefixes));
+  stats = (*source)->stats();
+  EXPECT_EQ(stats.change_log_fallbacks, 2u);
+  EXPECT_EQ(stats.full_loads, 2u);
+}
+
 TEST_F(PgChangesServer, PostgresDownMidChangeLogKeepsTheOldVersionAnswering) {
   // More changes than one FETCH (kPgFetchRows) returns, so PostgreSQL stops between two fetches of the log.
   const size_t n = kPgFetchRows + 5000;
