@@ -57,12 +57,50 @@ CREATE TABLE list_versions (
   CONSTRAINT list_versions_state_sha256_length CHECK (octet_length(state_sha256) = 32)
 );
 )sql"},
+    // The change log (StreamChanges) reads the rows whose added_version, removed_version or threat_version lies
+    // in a version range: these indexes make that three index range scans, O(changes), instead of a scan of the
+    // list. Rows that cannot match (never published, live, threat never changed) are left out of each index.
+    // A threat change of a live entry becomes a version event: ingest flags it (threat_changed), the next
+    // publish stamps threat_version (found through entries_threat_changed, O(flagged)).
+    // ADD COLUMN with a constant default rewrites nothing (PostgreSQL >= 11).
+    {2, "change log: threat_changed, threat_version and the indexes on added, removed and threat versions",
+     R"sql(
+ALTER TABLE entries ADD COLUMN threat_changed boolean NOT NULL DEFAULT false;
+ALTER TABLE entries ADD COLUMN threat_version bigint;
+CREATE INDEX entries_added_version ON entries (list, added_version) WHERE added_version IS NOT NULL;
+CREATE INDEX entries_removed_version ON entries (list, removed_version) WHERE removed_version IS NOT NULL;
+CREATE INDEX entries_threat_version ON entries (list, threat_version) WHERE threat_version IS NOT NULL;
+CREATE INDEX entries_threat_changed ON entries (list) WHERE threat_changed;
+)sql"},
 };
 
 // pg_advisory_lock keys: the migration lock, and one per list (hashtextextended of a prefixed name).
 constexpr int64_t kMigrationLockKey = 0x75726c6775617264;  // "urlguard"
 const char kListLockSql[] = "SELECT pg_advisory_lock(hashtextextended('urlguard-publish:' || $1, 0))";
 const char kListUnlockSql[] = "SELECT pg_advisory_unlock(hashtextextended('urlguard-publish:' || $1, 0))";
+
+// Spec (docs/postgres-schema.md, "The change log"): the rows added in ($2, $3]; the rows removed in ($2, $3]
+// that the first branch did not return (added at or before $2); the live rows added at or before $2 whose
+// threat changed in ($2, $3]. Each branch is one range scan of a migration-2 index and no row matches two; the
+// last column is the row's presence at the newest version $3.
+constexpr char kChangeLogSql[] =
+    "SELECT sha256, layer, threat, removed_version IS NULL FROM ("
+    "  SELECT sha256, layer, threat, removed_version FROM entries"
+    "   WHERE list = $1 AND added_version > $2 AND added_version <= $3"
+    "  UNION ALL"
+    "  SELECT sha256, layer, threat, removed_version FROM entries"
+    "   WHERE list = $1 AND removed_version > $2 AND removed_version <= $3 AND added_version <= $2"
+    "  UNION ALL"
+    "  SELECT sha256, layer, threat, removed_version FROM entries"
+    "   WHERE list = $1 AND threat_version > $2 AND threat_version <= $3 AND added_version <= $2"
+    "    AND removed_version IS NULL"
+    " ) c ORDER BY sha256";
+
+// A cursor is planned for its first 10 % of rows by default (cursor_tuple_fraction 0.1): for the change log's
+// ORDER BY that can favour walking the primary key (list, sha256) in order and filtering, a scan of the whole
+// list. StreamChanges reads every row, so it asks for the plan with the least total cost: the two index range
+// scans and a sort of the changes.
+constexpr char kChangeLogCursorSetup[] = "SET LOCAL cursor_tuple_fraction = 1.0";
 
 std::string DigestBytes(const Sha256Digest& d) { return std::string(reinterpret_cast<const char*>(d.data()), d.size()); }
 
@@ -98,7 +136,19 @@ Result<std::unique_ptr<PgState>> PgState::Open(const std::string& conninfo) {
   auto conn = PgConnection::Connect(conninfo);
   if (!conn.ok()) return conn.status();
   std::unique_ptr<PgState> s(new PgState(std::move(conn).value()));
-  URLGUARD_RETURN_IF_ERROR(s->Migrate());
+  URLGUARD_RETURN_IF_ERROR(s->Migrate(kPgSchemaVersion));
+  return s;
+}
+
+Result<std::unique_ptr<PgState>> PgState::OpenAtSchemaVersionForTesting(const std::string& conninfo,
+                                                                        int schema_version) {
+  if (schema_version < 1 || schema_version > kPgSchemaVersion) {
+    return Status::InvalidArgument("schema version " + std::to_string(schema_version) + " out of range");
+  }
+  auto conn = PgConnection::Connect(conninfo);
+  if (!conn.ok()) return conn.status();
+  std::unique_ptr<PgState> s(new PgState(std::move(conn).value()));
+  URLGUARD_RETURN_IF_ERROR(s->Migrate(schema_version));
   return s;
 }
 
@@ -115,7 +165,7 @@ Result<int> PgState::SchemaVersion() {
   return static_cast<int>(r->int64(0, 0));
 }
 
-Status PgState::Migrate() {
+Status PgState::Migrate(int target_version) {
   URLGUARD_RETURN_IF_ERROR(conn_->Run("SELECT pg_advisory_lock(" + std::to_string(kMigrationLockKey) + ")"));
   Status result = [&]() -> Status {
     URLGUARD_RETURN_IF_ERROR(conn_->Run(
@@ -129,7 +179,7 @@ Status PgState::Migrate() {
                                         ": upgrade urlguard");
     }
     for (const Migration& m : kMigrations) {
-      if (m.version <= *current) continue;
+      if (m.version <= *current || m.version > target_version) continue;
       URLGUARD_RETURN_IF_ERROR(conn_->Run("BEGIN"));
       Status s = conn_->Run(m.sql);
       if (s.ok()) {
@@ -205,6 +255,7 @@ Result<PgIngestReport> PgState::IngestFeed(const std::string& list, const std::s
             " FROM ingest_batch"
             " ON CONFLICT (list, sha256) DO UPDATE SET"
             "  last_seen = greatest(e.last_seen, EXCLUDED.last_seen), seen_count = e.seen_count + 1,"
+            "  threat_changed = e.threat_changed OR e.threat <> EXCLUDED.threat,"
             "  threat = EXCLUDED.threat, listed = true,"
             "  feeds = CASE WHEN $2 = ANY(e.feeds) THEN e.feeds ELSE e.feeds || $2 END"
             " RETURNING (xmax = 0) AS inserted)"
@@ -330,13 +381,17 @@ Status PgState::StreamNextVersion(const std::string& list, uint64_t version,
   // Spec (docs/postgres-schema.md): newly listed or re-listed entries are added at V; unlisted live ones are
   // removed at V.
   URLGUARD_RETURN_IF_ERROR(conn_->Run(
-      "UPDATE entries SET added_version = $2, removed_version = NULL WHERE list = $1 AND listed"
+      "UPDATE entries SET added_version = $2, removed_version = NULL, threat_changed = false WHERE list = $1 AND listed"
       " AND (added_version IS NULL OR removed_version IS NOT NULL)",
       params));
   URLGUARD_RETURN_IF_ERROR(conn_->Run(
       "UPDATE entries SET removed_version = $2 WHERE list = $1 AND NOT listed"
       " AND added_version IS NOT NULL AND removed_version IS NULL",
       params));
+  // Spec: an entry whose threat an ingest changed since the last version has its threat changed at V (the change
+  // log reads it; for an entry added or removed at V it changes nothing).
+  URLGUARD_RETURN_IF_ERROR(conn_->Run(
+      "UPDATE entries SET threat_version = $2, threat_changed = false WHERE list = $1 AND threat_changed", params));
   return StreamLive(list, version, fn);
 }
 
@@ -395,6 +450,73 @@ Status PgState::StreamVersion(const std::string& list, uint64_t version,
   if (s.ok()) s = conn_->Run("COMMIT");
   if (!s.ok()) (void)conn_->Run("ROLLBACK");
   return s;
+}
+
+Status PgState::StreamChanges(const std::string& list, uint64_t from_version, uint64_t to_version,
+                              const std::function<void(const PgChangedEntry&)>& fn) {
+  if (!IsValidListName(list)) return Status::InvalidArgument("invalid list name: " + list);
+  if (from_version > to_version) return Status::InvalidArgument("change log from a version after its end");
+  const int64_t from = static_cast<int64_t>(from_version), to = static_cast<int64_t>(to_version);
+  URLGUARD_RETURN_IF_ERROR(conn_->Run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"));
+  Status s = [&]() -> Status {
+    // In this snapshot: `to` must be the newest committed version (see the header) and `from` committed.
+    auto newest = conn_->Exec(
+        "SELECT coalesce(max(version), 0), count(*) FILTER (WHERE version = $2) FROM list_versions WHERE list = $1",
+        {PgParam::Text(list), PgParam::Int(from)});
+    if (!newest.ok()) return newest.status();
+    const int64_t latest = newest->int64(0, 0);
+    if (latest < to || to == 0) return Status::NotFound(list + " version " + std::to_string(to) + " is not committed");
+    if (latest > to) {
+      return Status::FailedPrecondition(list + " version " + std::to_string(latest) + " was committed after " +
+                                        std::to_string(to) + ": the change log reads to the newest version only");
+    }
+    if (from != 0 && newest->int64(0, 1) != 1) {
+      return Status::NotFound(list + " version " + std::to_string(from) + " is not committed");
+    }
+    URLGUARD_RETURN_IF_ERROR(conn_->Run(kChangeLogCursorSetup));
+    URLGUARD_RETURN_IF_ERROR(conn_->Run(std::string("DECLARE changes NO SCROLL CURSOR FOR ") + kChangeLogSql,
+                                        {PgParam::Text(list), PgParam::Int(from), PgParam::Int(to)}));
+    const std::string fetch = "FETCH " + std::to_string(kPgFetchRows) + " FROM changes";
+    for (;;) {
+      auto r = conn_->Exec(fetch);
+      if (!r.ok()) return r.status();
+      for (int i = 0; i < r->rows(); ++i) {
+        PgChangedEntry e;
+        const std::string sha = r->bytes(i, 0);
+        if (sha.size() != 32) return Status::Corruption("PostgreSQL entries: a sha256 that is not 32 bytes");
+        std::memcpy(e.sha256.data(), sha.data(), 32);
+        const int64_t layer = r->int64(i, 1);
+        if (layer < 0 || layer >= kLayerKindCount) return Status::Corruption("PostgreSQL entries: bad layer");
+        e.layer = static_cast<LayerKind>(layer);
+        e.threat = std::string(r->value(i, 2));
+        e.live = r->value(i, 3) == "t";
+        fn(e);
+      }
+      if (r->rows() < kPgFetchRows) break;
+    }
+    return conn_->Run("CLOSE changes");
+  }();
+  if (s.ok()) s = conn_->Run("COMMIT");
+  if (!s.ok()) (void)conn_->Run("ROLLBACK");
+  return s;
+}
+
+Result<std::string> PgState::ExplainChanges(const std::string& list, uint64_t from_version, uint64_t to_version) {
+  // The plan of the cursor exactly as StreamChanges declares it (a cursor is planned for its first rows unless
+  // told otherwise, see kChangeLogCursorSetup).
+  URLGUARD_RETURN_IF_ERROR(conn_->Run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"));
+  Status setup = conn_->Run(kChangeLogCursorSetup);
+  Result<PgResult> r = setup.ok() ? Result<PgResult>(PgResult()) : Result<PgResult>(setup);
+  if (setup.ok()) {
+    r = conn_->Exec(std::string("EXPLAIN DECLARE changes NO SCROLL CURSOR FOR ") + kChangeLogSql,
+                    {PgParam::Text(list), PgParam::Int(static_cast<int64_t>(from_version)),
+                     PgParam::Int(static_cast<int64_t>(to_version))});
+  }
+  (void)conn_->Run("ROLLBACK");
+  if (!r.ok()) return r.status();
+  std::string out;
+  for (int i = 0; i < r->rows(); ++i) out += std::string(r->value(i, 0)) + "\n";
+  return out;
 }
 
 Result<CommittedVersion> PgState::ReadVersion(const std::string& list, uint64_t version) {

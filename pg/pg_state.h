@@ -2,15 +2,20 @@
 // Copyright urlguard authors.
 //
 // PgState: the publisher's source of truth in PostgreSQL 15 (`--state postgresql://...`), for a fleet of
-// publishers and verify servers (docs/architecture.md §8). The schema (version 1, docs/postgres-schema.md,
-// pinned by fixtures/golden/postgres_schema_v1.txt) holds
+// publishers and verify servers (docs/architecture.md §8). The schema (version 2, docs/postgres-schema.md,
+// pinned by fixtures/golden/postgres_schema_v2.txt; v1 by postgres_schema_v1.txt) holds
 //   - entries:        one row per (list, key): expression, sha256, layer, threat, the feeds that list it
 //                     (provenance), first/last seen, how many ingest runs saw it (the shared "seen before?"
-//                     count), and the versions that added and removed it;
+//                     count), the versions that added and removed it, and the version that last changed
+//                     its threat while it stayed live (threat_changed flags an ingest's change until the next
+//                     publish stamps threat_version);
 //   - list_versions:  one row per committed version: the exact manifest and signature bytes, the snapshot's
 //                     state sha256, the live entry count, when, and the oldest first_seen it publishes;
 //   - schema_migrations: which migrations ran.
 // The full hashes of version V are the entries live at V (added_version <= V and not removed at or before V).
+// The change log from a version to the newest (StreamChanges) is read through the (list, added_version),
+// (list, removed_version) and (list, threat_version) indexes of migration 2, so a verify server pays for what
+// changed, not for the list.
 //
 // Ingestion (IngestFeed) is incremental and batched: each batch is COPYed into a temporary table and merged
 // with one INSERT ... ON CONFLICT DO UPDATE; a feed's whole dump is one transaction, so a dump that fails
@@ -42,7 +47,7 @@ namespace urlguard {
 // The schema version this code writes and reads (schema_migrations' highest row). A database at a higher
 // version is refused (kFailedPrecondition): an older binary must not write a newer schema.
 // Changes the schema: add a migration, bump this and the golden test (URLGUARD_UPDATE_GOLDEN=1).
-constexpr int kPgSchemaVersion = 1;
+constexpr int kPgSchemaVersion = 2;
 // Rows per COPY batch during ingestion (one temp-table COPY plus one INSERT ... ON CONFLICT each).
 constexpr size_t kPgIngestBatchRows = 50000;
 // How many times IngestFeed runs a feed's transaction that PostgreSQL rolled back as a deadlock victim or a
@@ -77,6 +82,14 @@ struct PgLiveEntry {
   EntryKey key;
   std::string threat;
   Sha256Digest sha256{};
+};
+
+// An entry whose presence changed in a change log (StreamChanges), streamed in sha256 order.
+struct PgChangedEntry {
+  Sha256Digest sha256{};
+  LayerKind layer = LayerKind::kDomain;
+  std::string threat;  // the entry's threat when `live`; the last one it had otherwise (meaningless)
+  bool live = false;   // present at the change log's to_version (a put); false: absent at it (a delete)
 };
 
 // A committed version as verify servers see it.
@@ -137,18 +150,44 @@ class PgState : public VersionStore {
   Result<std::vector<PgVersionInfo>> LatestVersions();
   // The entries live at committed `version` of `list`, in sha256 order (one read-only snapshot).
   Status StreamVersion(const std::string& list, uint64_t version, const std::function<void(const PgLiveEntry&)>& fn);
+  // The change log of `list` from committed `from_version` (0: the empty list before version 1) to committed
+  // `to_version`, which must be the list's newest committed version: calls `fn`, in sha256 order, fetched
+  // kPgFetchRows at a time, for every entry whose row changed in (from, to] (its added_version or
+  // removed_version lies in the range, or it stayed live and its threat_version does), with its presence at `to`. Applied with set semantics to the full
+  // hashes of `from` ((from \ deletes) ∪ puts, a put replacing the record of the same sha256), it gives exactly
+  // the full hashes of `to`. One read-only REPEATABLE READ snapshot; costs O(changes) through the indexes of
+  // migration 2 (docs/postgres-schema.md, "The change log").
+  // Why only to the newest: a row keeps only its last (added, removed) interval, so a version after `to` could
+  // have overwritten what the row said at `to`; at the newest version the row is exact.
+  // The log may hold more than the entries whose presence differs: an entry added and removed inside the range
+  // comes as a delete (the row cannot tell whether an earlier interval, overwritten by the re-add, covered
+  // `from`), and one removed and re-added inside it comes as a put. Both are no-ops under set semantics.
+  // Failures: kInvalidArgument (list name, from > to), kNotFound (`from` or `to` not committed),
+  // kFailedPrecondition (`to` is no longer the newest committed version: read LatestVersions again),
+  // kUnavailable, kInternal, kCorruption (a malformed row).
+  Status StreamChanges(const std::string& list, uint64_t from_version, uint64_t to_version,
+                       const std::function<void(const PgChangedEntry&)>& fn);
+  // PostgreSQL's plan (EXPLAIN, one line per row) for StreamChanges' query: what docs/postgres-schema.md shows
+  // and the tests check (index scans on entries_added_version, entries_removed_version and
+  // entries_threat_version, no Seq Scan).
+  Result<std::string> ExplainChanges(const std::string& list, uint64_t from_version, uint64_t to_version);
   // The manifest and signature bytes of a committed version (kNotFound when not committed).
   Result<CommittedVersion> ReadVersion(const std::string& list, uint64_t version);
 
   // The schema as PostgreSQL's catalog describes it (tables, columns, constraints, indexes), one item a line,
-  // sorted: what fixtures/golden/postgres_schema_v1.txt pins.
+  // sorted: what fixtures/golden/postgres_schema_v2.txt pins (one golden file per kPgSchemaVersion).
   Result<std::string> DumpSchema();
+
+  // Tests only (the migration test): connects and migrates no further than `schema_version` (<=
+  // kPgSchemaVersion), as an older urlguard would have left the database. Same failures as Open.
+  static Result<std::unique_ptr<PgState>> OpenAtSchemaVersionForTesting(const std::string& conninfo,
+                                                                        int schema_version);
 
   PgConnection* connection() { return conn_.get(); }
 
  private:
   explicit PgState(std::unique_ptr<PgConnection> conn) : conn_(std::move(conn)) {}
-  Status Migrate();
+  Status Migrate(int target_version);
   Status StreamLive(const std::string& list, uint64_t version, const std::function<void(const PgLiveEntry&)>& fn);
 
   std::unique_ptr<PgConnection> conn_;

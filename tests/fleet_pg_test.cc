@@ -119,8 +119,14 @@ std::string ReadGolden(const std::string& path) {
   }
   return out;
 }
-constexpr char kGoldenHeader[] =
-    "# PgState::DumpSchema() of a database migrated to schema version 1 (docs/postgres-schema.md).\n"
+// One golden file per schema version: fixtures/golden/postgres_schema_v2.txt pins version 2, the current one
+// (tests/pg_changes_test.cc checks fixtures/golden/postgres_schema_v1.txt through a migration).
+std::string SchemaGoldenPath(int version) {
+  return testing::SourcePath("fixtures/golden/postgres_schema_v" + std::to_string(version) + ".txt");
+}
+const std::string kGoldenHeader =
+    "# PgState::DumpSchema() of a database migrated to schema version " + std::to_string(kPgSchemaVersion) +
+    " (docs/postgres-schema.md).\n"
     "# Compared by tests/fleet_pg_test.cc; regenerate with URLGUARD_UPDATE_GOLDEN=1 only with a new migration.\n";
 
 TEST_F(FleetPg, SchemaMatchesGoldenAndMigratesFromEmpty) {
@@ -138,7 +144,7 @@ TEST_F(FleetPg, SchemaMatchesGoldenAndMigratesFromEmpty) {
   EXPECT_EQ(*v, kPgSchemaVersion);
   auto dump = (*state)->DumpSchema();
   ASSERT_TRUE(dump.ok()) << dump.status().ToString();
-  const std::string golden = testing::SourcePath("fixtures/golden/postgres_schema_v1.txt");
+  const std::string golden = SchemaGoldenPath(kPgSchemaVersion);
   if (std::getenv("URLGUARD_UPDATE_GOLDEN") != nullptr) testing::WriteFileOrDie(golden, kGoldenHeader + *dump);
   EXPECT_EQ(*dump, ReadGolden(golden)) << "the PostgreSQL schema changed: add a migration, bump kPgSchemaVersion and "
                                           "regenerate the golden file with URLGUARD_UPDATE_GOLDEN=1";
