@@ -36,6 +36,11 @@ bool IsToken(std::string_view s) {
   return true;
 }
 
+// An unsigned number in canonical decimal ("0", "17"; no leading zeros): a delta has one spelling.
+bool ParseCanonicalU64(std::string_view s, uint64_t* out) {
+  return !s.empty() && (s.size() == 1 || s[0] != '0') && ParseU64(s, out);
+}
+
 // A signed count in canonical decimal: "0", "17", "-3" (no sign on zero, no leading zeros), |n| <= INT64_MAX.
 bool ParseI64(std::string_view s, int64_t* out) {
   const bool negative = !s.empty() && s[0] == '-';
@@ -284,9 +289,9 @@ Result<EntryListDelta> ParseEntryListDelta(std::string_view bytes) {
       if (line_no == 2) {
         d.list = value;
       } else if (line_no == 3) {
-        if (!ParseU64(value, &d.version) || d.version < 2) return bad("bad version (a delta's is at least 2)");
+        if (!ParseCanonicalU64(value, &d.version) || d.version < 2) return bad("bad version (a delta's is at least 2)");
       } else if (line_no == 4) {
-        if (!ParseU64(value, &base) || base != d.version - 1) return bad("the base must be version - 1");
+        if (!ParseCanonicalU64(value, &base) || base != d.version - 1) return bad("the base must be version - 1");
       } else if (!ParseI64(value, &d.url_entries_change)) {
         return bad("bad url-entries-change");
       }
@@ -294,7 +299,7 @@ Result<EntryListDelta> ParseEntryListDelta(std::string_view bytes) {
     }
     if (key == "end") {
       uint64_t n = 0;
-      if (!ParseU64(value, &n) || n != changes) return bad("\"end\" count does not match the changes read");
+      if (!ParseCanonicalU64(value, &n) || n != changes) return bad("\"end\" count does not match the changes read");
       ended = true;
       continue;
     }

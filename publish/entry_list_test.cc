@@ -141,6 +141,8 @@ TEST(EntryListDeltaTest, RefusesDamage) {
   corrupt("url-entries-change -2", "url-entries-change -0");
   corrupt("url-entries-change -2", "url-entries-change 02");
   corrupt("url-entries-change -2", "url-entries-change 9223372036854775808");
+  corrupt("version 8", "version 08");
+  corrupt("end 6", "end 06");
   corrupt("list phishing\nversion 8", "version 8\nlist phishing");           // header out of order
   corrupt("+domain a.example\n-domain b.example", "-domain b.example\n+domain a.example");  // not ascending
   corrupt("-domain b.example", "-domain a.example");                         // added and removed
