@@ -303,7 +303,8 @@ Result<EntryListDelta> ParseEntryListDelta(std::string_view bytes) {
       ended = true;
       continue;
     }
-    const char op = key.empty() ? ' ' : key[0];
+    if (key.size() < 2) return bad("unexpected keyword");
+    const char op = key[0];
     const std::string_view kind = key.substr(1);
     const int k = kind == "domain" ? 0 : kind == "ip" ? 1 : -1;
     if ((op != '+' && op != '-') || k < 0) return bad("unexpected keyword");

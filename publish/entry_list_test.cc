@@ -150,6 +150,8 @@ TEST(EntryListDeltaTest, RefusesDamage) {
   corrupt("+ip 198.51.100.0/24", "+ip 198.51.100.0/33");
   corrupt("+ip 198.51.100.0/24", "ip 198.51.100.0/24");
   corrupt("+domain a.example", "*domain a.example");
+  corrupt("+domain a.example", " a.example");  // an empty keyword (found by fuzz/entry_list_delta_fuzz.cc)
+  corrupt("+domain a.example", "+ a.example");
   corrupt("+domain a.example", "+domain a example");
   EXPECT_FALSE(ParseEntryListDelta(good + "+domain late.example\n").ok());
 }
