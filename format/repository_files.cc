@@ -99,6 +99,11 @@ std::string PrivateSnapshotFileName(uint64_t version) {
   return std::to_string(version) + kSnapshotFileSuffix;
 }
 std::string EntryListFileName(uint64_t version) { return std::to_string(version) + ".entries"; }
+std::string EntryListDeltaFileName(uint64_t version) { return std::to_string(version) + ".entries-delta"; }
+std::optional<uint64_t> ParseEntryListFileName(std::string_view name) { return ParseNumberedName(name, ".entries"); }
+std::optional<uint64_t> ParseEntryListDeltaFileName(std::string_view name) {
+  return ParseNumberedName(name, ".entries-delta");
+}
 std::string StateFileName(uint64_t version) { return std::to_string(version) + ".state"; }
 std::string StateDeltaFileName(uint64_t version) { return std::to_string(version) + ".delta"; }
 std::string FullHashFileName(uint64_t version) { return std::to_string(version) + ".ugh"; }

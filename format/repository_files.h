@@ -25,7 +25,8 @@
 //     lists/                             PrivateListsDir
 //       LIST/                            PrivateListDir
 //         V.ugs                          PrivateSnapshotFileName(V); ParsePrivateSnapshotFileName
-//         V.entries                      EntryListFileName(V)
+//         V.entries                      EntryListFileName(V); ParseEntryListFileName
+//         V.entries-delta                EntryListDeltaFileName(V); ParseEntryListDeltaFileName (format 2)
 //         V.state                        StateFileName(V); ParseStateFileName: a base state
 //         V.delta                        StateDeltaFileName(V); ParseStateDeltaFileName (publish/state_delta.h)
 //         V.ugh                          FullHashFileName(V); ParseFullHashFileName
@@ -130,6 +131,12 @@ inline constexpr char kSnapshotFileSuffix[] = ".ugs";
 std::string PrivateSnapshotFileName(uint64_t version);
 // "V.entries": version V's domain and ip entries in clear (publish/entry_list.h).
 std::string EntryListFileName(uint64_t version);
+// "V.entries-delta": what an incremental version V of manifest format 2 changed in the entry list of V - 1
+// (publish/entry_list.h): the DNS export reads the newest V.entries plus the deltas after it.
+std::string EntryListDeltaFileName(uint64_t version);
+// V of "V.entries" (resp. "V.entries-delta"), as ParsePrivateSnapshotFileName; "V.entries.tmp" is neither.
+std::optional<uint64_t> ParseEntryListFileName(std::string_view name);
+std::optional<uint64_t> ParseEntryListDeltaFileName(std::string_view name);
 // "V.state": every entry of version V as a sorted record (publish/state_file.h).
 std::string StateFileName(uint64_t version);
 // "V.delta": the effective change of version V against V-1 (publish/state_delta.h); the state of a version is

@@ -57,6 +57,8 @@ std::vector<Golden> Goldens() {
        "R/private/lists/phishing/17.ugs"},
       {"private/lists/LIST/V.entries", JoinPath(priv, EntryListFileName(17)),
        "R/private/lists/phishing/17.entries"},
+      {"private/lists/LIST/V.entries-delta", JoinPath(priv, EntryListDeltaFileName(17)),
+       "R/private/lists/phishing/17.entries-delta"},
       {"private/lists/LIST/V.state", JoinPath(priv, StateFileName(17)), "R/private/lists/phishing/17.state"},
       {"private/lists/LIST/V.delta", JoinPath(priv, StateDeltaFileName(17)), "R/private/lists/phishing/17.delta"},
       {"private/lists/LIST/V.ugh", JoinPath(priv, FullHashFileName(17)), "R/private/lists/phishing/17.ugh"},
@@ -156,6 +158,8 @@ TEST(RepositoryFiles, PrivateNumberedNamesParse) {
     EXPECT_EQ(ParseFullHashFileName(FullHashFileName(v)), v);
     EXPECT_EQ(ParseStateFileName(StateFileName(v)), v);
     EXPECT_EQ(ParseStateDeltaFileName(StateDeltaFileName(v)), v);
+    EXPECT_EQ(ParseEntryListFileName(EntryListFileName(v)), v);
+    EXPECT_EQ(ParseEntryListDeltaFileName(EntryListDeltaFileName(v)), v);
   }
   EXPECT_EQ(ParsePrivateSnapshotFileName("007.ugs"), 7u);  // leading zeros are accepted (they always were)
   EXPECT_EQ(ParseFullHashFileName("0000000000000000001.ugh"), 1u);
@@ -200,6 +204,14 @@ TEST(RepositoryFiles, PrivateNumberedNamesRefuseEverythingElse) {
   for (const char* name : {"", ".delta", "1.delta.tmp", "1.state", "1.ugh", "-1.delta", "10000000000000000000.delta",
                            "1.DELTA"}) {
     EXPECT_FALSE(ParseStateDeltaFileName(name).has_value()) << name;
+  }
+  for (const char* name : {"", ".entries", "1.entries.tmp", "1.entries-delta", "1.ugs", "-1.entries", "1.ENTRIES",
+                           "10000000000000000000.entries"}) {
+    EXPECT_FALSE(ParseEntryListFileName(name).has_value()) << name;
+  }
+  for (const char* name : {"", ".entries-delta", "1.entries-delta.tmp", "1.entries", "1.delta", "x1.entries-delta",
+                           "10000000000000000000.entries-delta"}) {
+    EXPECT_FALSE(ParseEntryListDeltaFileName(name).has_value()) << name;
   }
   for (const char* name :
        {"", ".body", "x.body", "1.body.tmp", "1.bod", "-1.body", "10000000000000000000.body", "1.BODY"}) {

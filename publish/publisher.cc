@@ -621,8 +621,10 @@ struct EffectiveChange {
   uint64_t puts = 0, deletes = 0;
 };
 
+// `added_seen_keys` (optional) receives the seen filter's key (SeenKeyFor) of every added entry, in the added order.
 Result<EffectiveChange> ComputeEffectiveChange(const LsmState& previous, KeySorter* added,
-                                               const std::vector<std::string>& added_names, KeySorter* removed) {
+                                               const std::vector<std::string>& added_names, KeySorter* removed,
+                                               std::vector<uint64_t>* added_seen_keys = nullptr) {
   EffectiveChange out;
   std::vector<uint16_t> name_of_put;  // per record: the added name's id (puts only)
   KeyRecord a, r;
@@ -631,6 +633,11 @@ Result<EffectiveChange> ComputeEffectiveChange(const LsmState& previous, KeySort
   while (have_a || have_r) {
     const int c = !have_a ? 1 : !have_r ? -1 : CompareEntry(a, r);
     if (c <= 0) {  // added (perhaps removed too: the added record stays)
+      if (added_seen_keys != nullptr) {
+        Sha256Digest sha;
+        std::memcpy(sha.data(), a.sha256, 32);
+        added_seen_keys->push_back(DigestPrefix64(sha));
+      }
       std::optional<KeyRecord> old = previous.Find(a.layer, a.key, a.sha256);
       if (!old || previous.threats()[old->threat] != added_names[a.threat]) {
         KeyRecord put = a;
@@ -666,6 +673,65 @@ Result<EffectiveChange> ComputeEffectiveChange(const LsmState& previous, KeySort
                                                         added_names[rec.threat]) - out.threats.begin());
   }
   return out;
+}
+
+// The entry-list delta of an incremental version (publish/entry_list.h, V.entries-delta): the domain and ip
+// entries in clear that it adds (absent at V - 1) and removes (present at V - 1), found by looking each added or
+// removed name up in the state before the version, and the change of the url-layer count. O(changes log N), as
+// the effective change it mirrors: the names are checked against its counts, so the DNS export can never drift
+// from what the snapshot lists.
+Result<EntryListDelta> EntryListDeltaOf(const LsmState& before, const EffectiveChange& change, ClearSorter* added,
+                                        ClearSorter* removed, const std::string& list, uint64_t version) {
+  EntryListDelta d;
+  d.list = list;
+  d.version = version;
+  auto present = [&](const ClearRecord& c) {
+    // The entry's expression as ingest made it (publish/ingest.cc, RecordEntry): a domain's has its final '/'.
+    std::string expression(c.view());
+    if (c.kind == 0) expression += '/';
+    const Sha256Digest sha = Sha256(expression);
+    const uint8_t layer = static_cast<uint8_t>(c.kind == 0 ? LayerKind::kDomain : LayerKind::kIp);
+    return before.Find(layer, LocalKeyFor(expression, sha), sha.data()).has_value();
+  };
+  ClearRecord a, r;
+  URLGUARD_ASSIGN_OR_RETURN(bool have_a, added->Next(&a));
+  URLGUARD_ASSIGN_OR_RETURN(bool have_r, removed->Next(&r));
+  ClearLess less;
+  while (have_a || have_r) {
+    const bool take_a = have_a && (!have_r || !less(r, a));
+    const bool both = take_a && have_r && !less(a, r);  // added and removed: the added entry stays
+    const ClearRecord& c = take_a ? a : r;
+    if (take_a != present(c)) {
+      std::vector<std::string>& to = c.kind == 0 ? (take_a ? d.added_domains : d.removed_domains)
+                                                 : (take_a ? d.added_ip_ranges : d.removed_ip_ranges);
+      to.emplace_back(c.view());
+    }
+    if (take_a) {
+      URLGUARD_ASSIGN_OR_RETURN(have_a, added->Next(&a));
+    }
+    if (!take_a || both) {
+      URLGUARD_ASSIGN_OR_RETURN(have_r, removed->Next(&r));
+    }
+  }
+  uint64_t dns_puts = 0, dns_deletes = 0;
+  int64_t urls = 0;
+  for (const KeyRecord& rec : change.records) {
+    const bool put = rec.reserved == static_cast<uint8_t>(DeltaOp::kPut);
+    if (put && before.Find(rec.layer, rec.key, rec.sha256)) continue;  // another threat name only
+    if (rec.layer == static_cast<uint8_t>(LayerKind::kUrl)) {
+      urls += put ? 1 : -1;
+    } else {
+      ++(put ? dns_puts : dns_deletes);
+    }
+  }
+  d.url_entries_change = urls;
+  if (dns_puts != d.added_domains.size() + d.added_ip_ranges.size() ||
+      dns_deletes != d.removed_domains.size() + d.removed_ip_ranges.size()) {
+    return Status::Internal("version " + std::to_string(version) + " of " + list + ": the entries in clear disagree "
+                            "with the effective change (" + std::to_string(dns_puts) + " added, " +
+                            std::to_string(dns_deletes) + " removed)");
+  }
+  return d;
 }
 
 Status WriteStateDelta(Env* env, const std::string& path, const std::string& list, uint64_t version,
@@ -849,6 +915,12 @@ void PruneFormat2Files(Env* env, const std::string& private_dir, uint64_t checkp
   auto names = env->ListDir(private_dir);
   if (!names.ok()) return;
   bool removed_one = false;
+  // Entry lists (the DNS export's, publish/entry_list.h): the newest V.entries at or below the checkpoint starts
+  // every chain the export may still need; older lists and the deltas up to it go.
+  uint64_t entries_base = 0;
+  for (const std::string& n : *names) {
+    if (auto v = ParseEntryListFileName(n); v && *v <= checkpoint) entries_base = std::max(entries_base, *v);
+  }
   for (const std::string& n : *names) {
     bool drop = false;
     // A temporary file ("V.state.tmp", "V.checkpoint.tmp", a snapshot's "V.ugs.tmp.*" spills) of a version at or
@@ -862,6 +934,8 @@ void PruneFormat2Files(Env* env, const std::string& private_dir, uint64_t checkp
     if (auto v = ParseEpochMapFileName(n)) drop = *v + 1 < version;
     if (auto v = ParseArchiveFileName(n)) drop = *v < checkpoint;
     if (auto v = ParseCheckpointRecordFileName(n)) drop = *v < checkpoint;
+    if (auto v = ParseEntryListFileName(n)) drop = *v < entries_base;
+    if (auto v = ParseEntryListDeltaFileName(n)) drop = *v <= entries_base;
     if (!drop) continue;
     (void)env->RemoveFile(JoinPath(private_dir, n));
     if (!removed_one) URLGUARD_FAULT_POINT("publish.prune.after-first-removal");
@@ -910,6 +984,13 @@ Status MakeCheckpoint(Env* env, const PublishOptions& o, uint64_t version) {
   URLGUARD_FAULT_POINT("publish.checkpoint.after-state-base");
   URLGUARD_RETURN_IF_ERROR(CompactFullHashes(env, private_dir, o.list, version));
   URLGUARD_FAULT_POINT("publish.checkpoint.after-full-hash-base");
+  // The DNS export's entry list too, so its chain of deltas stays short (a list published before entry lists were
+  // kept has none: its export says so, its checkpoints go on).
+  if (Status folded = FoldEntryList(env, private_dir, o.list, version);
+      !folded.ok() && folded.code() != StatusCode::kNotFound) {
+    return folded;
+  }
+  URLGUARD_FAULT_POINT("publish.checkpoint.after-entry-list");
 
   // 3. The snapshot, from the new base: counts first (the writer needs them up front), then the stream.
   const std::string state_path = JoinPath(private_dir, StateFileName(version));
@@ -1142,8 +1223,9 @@ Result<PublishReport> PublishRangeVersion(Env* env, const SigningKey& key, const
   // 2. The effective change, by lookups in the state at `last`; the version's delta.
   run.phase(PublishPhase::kSortMerge, "effective change");
   URLGUARD_ASSIGN_OR_RETURN(auto before, LsmState::Open(env, run.private_dir, o.list, last));
+  std::vector<uint64_t> seen_keys;  // the added entries' keys in the seen filter (step 6)
   URLGUARD_ASSIGN_OR_RETURN(EffectiveChange change,
-                            ComputeEffectiveChange(*before, &keys, threats.names(), &removed_keys));
+                            ComputeEffectiveChange(*before, &keys, threats.names(), &removed_keys, &seen_keys));
   report.delta_puts = change.puts;
   report.delta_deletes = change.deletes;
   run.phase(PublishPhase::kWrite, "state delta");
@@ -1153,6 +1235,12 @@ Result<PublishReport> PublishRangeVersion(Env* env, const SigningKey& key, const
   run.phase(PublishPhase::kWrite, "full-hash delta");
   URLGUARD_RETURN_IF_ERROR(
       WriteFullHashDelta(env, JoinPath(run.private_dir, FullHashDeltaFileName(version)), o.list, version, change));
+  // The DNS export's change (publish/entry_list.h): V.entries-delta, read after the newest V.entries.
+  run.phase(PublishPhase::kWrite, "entry list delta");
+  URLGUARD_ASSIGN_OR_RETURN(EntryListDelta entries_delta,
+                            EntryListDeltaOf(*before, change, &clear, &removed_clear, o.list, version));
+  URLGUARD_RETURN_IF_ERROR(WriteFileAtomic(env, JoinPath(run.private_dir, EntryListDeltaFileName(version)),
+                                           SerializeEntryListDelta(std::move(entries_delta)), /*private_file=*/true));
 
   // 3. The checkpoint this version names (a newer one than the previous manifest's is adopted here).
   const uint64_t checkpoint = NewestCheckpoint(env, run.private_dir, last);
@@ -1235,6 +1323,34 @@ Result<PublishReport> PublishRangeVersion(Env* env, const SigningKey& key, const
   std::sort(m.diffs.begin(), m.diffs.end(), [](const ManifestDiff& a, const ManifestDiff& b) {
     return a.to_version != b.to_version ? a.to_version < b.to_version : a.from_version < b.from_version;
   });
+
+  // The seen filter records the version's added entries as a full version records its whole run (QueryAndRecordSeen:
+  // every key queried before any is recorded), under the repository's seen lock, before the commit. Loading and
+  // saving seen.bin costs what the filter holds (docs/seen-filter-format.md), not what the list holds.
+  {
+    run.phase(PublishPhase::kWrite, "seen filter");
+    std::sort(seen_keys.begin(), seen_keys.end());
+    seen_keys.erase(std::unique(seen_keys.begin(), seen_keys.end()), seen_keys.end());
+    {
+      URLGUARD_ASSIGN_OR_RETURN(auto spool, RunFileWriter::Create(env, JoinPath(run.tmp_dir, kSeenRunFileName)));
+      for (uint64_t k : seen_keys) URLGUARD_RETURN_IF_ERROR(spool->Append(&k, sizeof(k)));
+      URLGUARD_RETURN_IF_ERROR(spool->Close());
+    }
+    const std::string seen_path = SeenFilterPath(o.repo_dir);
+    URLGUARD_ASSIGN_OR_RETURN(auto seen_lock, LockFileWaiting(env, SeenLockPath(o.repo_dir), kSeenLockWaitMillis));
+    auto loaded = SeenFilter::Load(env, seen_path);
+    if (!loaded.ok() && loaded.status().code() != StatusCode::kNotFound) return loaded.status();
+    SeenFilter filter = loaded.ok() ? std::move(loaded).value()
+                                    : SeenFilter::Create(kSeenInitialCapacity, kSeenFpRate, kSeenCountEps,
+                                                         kSeenCountDelta);
+    SeenRunSummary seen_run;
+    seen_run.keys = seen_run.distinct = seen_keys.size();
+    URLGUARD_RETURN_IF_ERROR(QueryAndRecordSeen(env, run.tmp_dir, &filter, &seen_run));
+    report.new_keys = seen_run.new_keys;
+    report.seen_before = seen_run.seen_before;
+    run.phase(PublishPhase::kWrite, "seen filter save");
+    URLGUARD_RETURN_IF_ERROR(filter.Save(env, seen_path));
+  }
 
   // 6. Commit; then the index and what no manifest names any more.
   report.manifest_path = JoinPath(run.public_dir, kManifestFileName);

@@ -363,19 +363,11 @@ Result<RpzFileReport> ExportRpzFile(Env* env, const std::string& repo, const std
   }
   auto manifest = ParseManifest(*manifest_bytes);
   if (!manifest.ok()) return manifest.status().WithContext(manifest_path);
-  const std::string entries_path = JoinPath(PrivateListDir(repo, list), EntryListFileName(manifest->version));
-  auto entries = ReadEntryList(env, entries_path);
-  if (!entries.ok()) {
-    if (entries.status().code() == StatusCode::kNotFound) {
-      return Status::NotFound("no entry list for " + list + " version " + std::to_string(manifest->version) +
-                              " (" + entries_path + "): it was published without one; publish once more");
-    }
-    return entries.status();
-  }
-  if (entries->list != list || entries->version != manifest->version) {
-    return Status::Corruption(entries_path + " describes " + entries->list + " version " +
-                              std::to_string(entries->version));
-  }
+  // The entries of that version: the newest V.entries at or below it plus the entry-list deltas of the format 2
+  // incremental versions after it (publish/entry_list.h), applied in order; a missing or damaged link fails the
+  // export, never a partial zone.
+  auto entries = ReadEntryListAt(env, PrivateListDir(repo, list), list, manifest->version);
+  if (!entries.ok()) return entries.status();
   RpzFileReport report;
   auto zone = RenderRpzZone(*entries, options, &report.stats);
   if (!zone.ok()) return zone.status();

@@ -128,11 +128,12 @@ struct RpzFileReport {
   RpzZoneStats stats;
 };
 
-// Exports the version of `list` that REPO's public manifest names: reads its entry list
-// (REPO/private/lists/LIST/V.entries), renders the zone and writes it atomically to `out_path` (empty:
-// PublicRpzPath). Failures: kInvalidArgument (list name, options), kNotFound (no published version, or a
-// version published before the publisher kept entry lists: publish once more), kCorruption (manifest or
-// entry list), read and write errors.
+// Exports the version V of `list` that REPO's public manifest names: reads its entries (ReadEntryListAt: the
+// newest REPO/private/lists/LIST/B.entries with B <= V, then the V.entries-delta files of B+1..V in order),
+// renders the zone and writes it atomically to `out_path` (empty: PublicRpzPath). Failures: kInvalidArgument
+// (list name, options), kNotFound (no published version; a version published before the publisher kept entry
+// lists; a delta of the chain missing: publish in full once more), kCorruption (manifest, entry list or a delta
+// that does not apply), read and write errors. A failure writes nothing.
 Result<RpzFileReport> ExportRpzFile(Env* env, const std::string& repo, const std::string& list,
                                     const RpzZoneOptions& options, const std::string& out_path);
 

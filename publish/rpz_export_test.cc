@@ -6,8 +6,10 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <set>
 
 #include "platform/env.h"
+#include "format/manifest.h"
 #include "publish/publisher.h"
 #include "signing/signer.h"
 #include "urlguard/publish.h"
@@ -351,6 +353,145 @@ TEST(RpzExportTest, ExportRpzReadsAllowlistFiles) {
   EXPECT_EQ(testing::ReadFileOrDie(r->path), zone);
   o.allowlist_paths = {dir + "/missing.txt"};
   EXPECT_EQ(ExportRpz(o).status().code(), StatusCode::kNotFound);
+}
+
+// Manifest format 2 (issue 17): incremental versions write only what changed (V.entries-delta). The export after
+// each one must equal, byte for byte, the export of a full rebuild of the same content, through a checkpoint that
+// folds the entry list and the prune after it; a missing or damaged delta fails the export instead of a partial
+// zone; the seen filter records what incremental versions add.
+TEST(RpzExportTest, Format2IncrementalVersionsExportLikeFullRebuilds) {
+  Env* env = Env::Default();
+  const std::string dir = testing::ScratchDir("rpz_export_format2_test");
+  SigningKey key = std::move(SigningKey::Generate()).value();
+  const std::string inc_repo = dir + "/inc", full_repo = dir + "/full";
+  const std::string priv = inc_repo + "/private/lists/phishing";
+  std::set<std::string> content = {"evil.example", "old.example", "203.0.113.0/24", "http://x.example/a",
+                                   "http://[2001:db8::7]/", "a.b.example"};
+  auto write_lines = [&](const std::string& path, const std::vector<std::string>& lines) {
+    std::string text;
+    for (const std::string& l : lines) text += l + "\n";
+    testing::WriteFileOrDie(path, text);
+  };
+  auto options = [&](const std::string& repo, int64_t now) {
+    PublishOptions o;
+    o.repo_dir = repo;
+    o.list = "phishing";
+    o.now_unix = now;
+    o.manifest_format = kManifestFormat2;
+    o.checkpoint_changes = uint64_t{1} << 40;
+    return o;
+  };
+  RpzZoneOptions zo;
+  zo.origin = "phishing.rpz.urlguard.";
+  int64_t now = 1'700'000'000;
+  auto full_version = [&]() {
+    write_lines(dir + "/full.txt", std::vector<std::string>(content.begin(), content.end()));
+    PublishOptions o = options(full_repo, now);
+    o.manifest_format = 1;
+    o.inputs = {*ParseFeedSpec("plain:" + dir + "/full.txt")};
+    auto r = Publish(env, key, o);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+  };
+  auto expect_same_zone = [&](uint64_t version) {
+    auto a = ExportRpzFile(env, inc_repo, "phishing", zo, dir + "/inc.rpz");
+    ASSERT_TRUE(a.ok()) << a.status().ToString();
+    auto b = ExportRpzFile(env, full_repo, "phishing", zo, dir + "/full.rpz");
+    ASSERT_TRUE(b.ok()) << b.status().ToString();
+    EXPECT_EQ(a->version, version);
+    EXPECT_EQ(b->version, version);
+    EXPECT_EQ(testing::ReadFileOrDie(dir + "/inc.rpz"), testing::ReadFileOrDie(dir + "/full.rpz"))
+        << "version " << version;
+  };
+
+  write_lines(dir + "/first.txt", std::vector<std::string>(content.begin(), content.end()));
+  PublishOptions first = options(inc_repo, now);
+  first.inputs = {*ParseFeedSpec("plain:" + dir + "/first.txt")};
+  ASSERT_TRUE(Publish(env, key, first).ok());
+  full_version();
+  expect_same_zone(1);
+
+  struct Step {
+    std::vector<std::string> add, remove;
+    bool checkpoint = false;
+  };
+  const std::vector<Step> steps = {
+      // New domains and ranges (v4 and v6), a url entry, an entry listed already (a no-op), a removal of a name
+      // never listed, and an entry both added and removed (it stays).
+      {{"new.example", "198.51.100.0/24", "2001:db8:1::/48", "http://y.example/b", "evil.example", "both.example"},
+       {"old.example", "never.example", "both.example"}},
+      {{"c.example", "http://z.example/c"}, {"203.0.113.0/24", "http://x.example/a", "a.b.example"}},
+      // The checkpoint folds the entry list (4.entries) after this version.
+      {{"old.example", "192.0.2.0/25"}, {"new.example"}, true},
+      {{"d.example"}, {"2001:db8:1::/48", "http://[2001:db8::7]/"}},
+      {{"203.0.113.0/24"}, {"c.example"}},
+  };
+  uint64_t version = 1;
+  for (const Step& step : steps) {
+    ++version;
+    now += 60;
+    write_lines(dir + "/add.txt", step.add);
+    write_lines(dir + "/remove.txt", step.remove);
+    PublishOptions o = options(inc_repo, now);
+    o.add_inputs = {*ParseFeedSpec("plain:" + dir + "/add.txt")};
+    o.remove_inputs = {*ParseFeedSpec("plain:" + dir + "/remove.txt")};
+    if (step.checkpoint) o.checkpoint_changes = 0;
+    auto r = Publish(env, key, o);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ASSERT_EQ(r->version, version);
+    EXPECT_EQ(r->checkpointed, step.checkpoint);
+    EXPECT_TRUE(env->FileExists(priv + "/" + std::to_string(version) + ".entries-delta"));
+    std::set<std::string> added;
+    for (const std::string& a : step.add) added.insert(a);
+    for (const std::string& x : step.remove) {
+      if (added.count(x) == 0) content.erase(x);
+    }
+    uint64_t listed_before = 0;
+    for (const std::string& a : added) listed_before += content.count(a);
+    for (const std::string& a : added) content.insert(a);
+    if (version == 2) {
+      // Every added entry is a key of the seen filter: evil.example was in version 1's run, the others are new.
+      EXPECT_EQ(r->new_keys, added.size() - 1);
+      EXPECT_EQ(r->seen_before, 1u);
+      EXPECT_EQ(listed_before, 1u);
+    }
+    full_version();
+    expect_same_zone(version);
+    if (step.checkpoint) {
+      EXPECT_TRUE(env->FileExists(priv + "/" + std::to_string(version) + ".entries"));
+    }
+  }
+  // The prune after the checkpoint (version 4) dropped the lists and deltas no chain needs.
+  EXPECT_FALSE(env->FileExists(priv + "/1.entries"));
+  EXPECT_FALSE(env->FileExists(priv + "/3.entries-delta"));
+  EXPECT_FALSE(env->FileExists(priv + "/4.entries-delta"));
+  EXPECT_TRUE(env->FileExists(priv + "/5.entries-delta"));
+
+  // What incremental versions added reads as seen (urlguard-publish seen).
+  auto seen = SeenCounts(env, inc_repo, {"d.example", "192.0.2.0/25", "https://never-listed.example/"});
+  ASSERT_TRUE(seen.ok()) << seen.status().ToString();
+  EXPECT_GE((*seen)[0], 1);
+  EXPECT_GE((*seen)[1], 1);
+  EXPECT_EQ((*seen)[2], 0);
+
+  // A missing delta: a clear error naming it, and the zone that was there stays.
+  const std::string zone_before = testing::ReadFileOrDie(dir + "/inc.rpz");
+  const std::string delta6 = priv + "/6.entries-delta";
+  const std::string delta6_bytes = testing::ReadFileOrDie(delta6);
+  ASSERT_TRUE(env->RemoveFile(delta6).ok());
+  auto missing = ExportRpzFile(env, inc_repo, "phishing", zo, dir + "/inc.rpz");
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(missing.status().message().find("6.entries-delta"), std::string::npos) << missing.status().ToString();
+  EXPECT_NE(missing.status().message().find("publish it in full once more"), std::string::npos);
+  // A damaged one (cut short), and one that does not apply (it removes a name version 5 does not list).
+  testing::WriteFileOrDie(delta6, delta6_bytes.substr(0, delta6_bytes.size() - 4));
+  EXPECT_EQ(ExportRpzFile(env, inc_repo, "phishing", zo, dir + "/inc.rpz").status().code(), StatusCode::kCorruption);
+  std::string wrong = delta6_bytes;
+  wrong.replace(wrong.find("-domain c.example"), 17, "-domain x.example");
+  testing::WriteFileOrDie(delta6, wrong);
+  EXPECT_EQ(ExportRpzFile(env, inc_repo, "phishing", zo, dir + "/inc.rpz").status().code(), StatusCode::kCorruption);
+  EXPECT_EQ(testing::ReadFileOrDie(dir + "/inc.rpz"), zone_before);
+  testing::WriteFileOrDie(delta6, delta6_bytes);
+  expect_same_zone(6);
 }
 
 }  // namespace

@@ -420,6 +420,7 @@ const char* const kCheckpointPoints[] = {
     "publish.compact.after-rename",
     "publish.checkpoint.after-state-base",
     "publish.checkpoint.after-full-hash-base",
+    "publish.checkpoint.after-entry-list",
     "publish.checkpoint.after-private-snapshot",
     "publish.checkpoint.after-snapshot",
     "publish.checkpoint.after-archive",
