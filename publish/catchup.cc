@@ -4,6 +4,7 @@
 #include "publish/catchup.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <cstring>
 
@@ -174,6 +175,56 @@ RangeDiff EpochMap::Diff(const RangeDiffTarget& target, uint64_t from) const {
     (e.present ? d.layers.back().present : d.layers.back().absent).push_back(e.fingerprint);
   }
   return d;
+}
+
+std::vector<RangeDiff> EpochMap::Diffs(const RangeDiffTarget& target, std::span<const uint64_t> froms) const {
+  const size_t n = froms.size();
+  for (size_t i = 0; i < n; ++i) {
+    assert(froms[i] >= checkpoint_ && froms[i] < version_);
+    assert(i == 0 || froms[i - 1] < froms[i]);
+  }
+  // Histogram of the entries by (layer, presence, last version), then per range the suffix over the versions after
+  // its start: the exact length of every output vector before anything is pushed.
+  const size_t versions = version_ - checkpoint_;
+  std::vector<uint64_t> hist(size_t{kLayerKindCount} * 2 * versions, 0);
+  auto slot = [versions](int layer, bool present) { return (static_cast<size_t>(layer) * 2 + (present ? 1 : 0)) * versions; };
+  for (const EpochEntry& e : entries_) ++hist[slot(static_cast<int>(e.layer), e.present) + (e.last_version - checkpoint_ - 1)];
+  std::vector<RangeDiff> out(n);
+  // layer_index[i][k]: position of layer k in out[i].layers, or -1.
+  std::vector<std::array<int, kLayerKindCount>> layer_index(n);
+  for (size_t i = 0; i < n; ++i) {
+    RangeDiff& d = out[i];
+    d.list_name = target.list;
+    d.from_version = froms[i];
+    d.to_version = target.version;
+    layer_index[i].fill(-1);
+    for (int k = 0; k < kLayerKindCount; ++k) {
+      uint64_t count[2] = {0, 0};
+      for (int p = 0; p < 2; ++p) {
+        const uint64_t* h = hist.data() + slot(k, p == 1);
+        for (size_t v = froms[i] - checkpoint_; v < versions; ++v) count[p] += h[v];
+      }
+      if (count[0] + count[1] == 0) continue;
+      RangeLayerDiff l;
+      l.layer = static_cast<LayerKind>(k);
+      l.universe = target.universe[k];
+      l.new_count = target.count[k];
+      l.absent.reserve(count[0]);
+      l.present.reserve(count[1]);
+      layer_index[i][k] = static_cast<int>(d.layers.size());
+      d.layers.push_back(std::move(l));
+    }
+  }
+  // Entries ascend by (layer, fingerprint), so every output vector receives its values in ascending order. The
+  // ranges an entry belongs to are those starting before its last version: a prefix of `froms`.
+  for (const EpochEntry& e : entries_) {
+    const int k = static_cast<int>(e.layer);
+    for (size_t i = 0; i < n && froms[i] < e.last_version; ++i) {
+      RangeLayerDiff& l = out[i].layers[static_cast<size_t>(layer_index[i][k])];
+      (e.present ? l.present : l.absent).push_back(e.fingerprint);
+    }
+  }
+  return out;
 }
 
 std::vector<uint64_t> EpochMap::Anchors(double ratio) const { return PlanAnchors(checkpoint_, touched_counts_, ratio); }

@@ -1101,7 +1101,6 @@ Result<PublishReport> PublishRangeVersion(Env* env, const SigningKey& key, const
   run.phase(PublishPhase::kWrite, "state delta");
   URLGUARD_RETURN_IF_ERROR(
       WriteStateDelta(env, JoinPath(run.private_dir, StateDeltaFileName(version)), o.list, version, change));
-  URLGUARD_ASSIGN_OR_RETURN(auto after, LsmState::Open(env, run.private_dir, o.list, version));
   run.phase(PublishPhase::kWrite, "full-hash delta");
   URLGUARD_RETURN_IF_ERROR(
       WriteFullHashDelta(env, JoinPath(run.private_dir, FullHashDeltaFileName(version)), o.list, version, change));
@@ -1119,7 +1118,7 @@ Result<PublishReport> PublishRangeVersion(Env* env, const SigningKey& key, const
   if (map.version() != last) return Status::Corruption("epoch map of version " + std::to_string(last));
   if (map.checkpoint() < checkpoint) map.Rebase(checkpoint);
   URLGUARD_ASSIGN_OR_RETURN(std::vector<TouchedFingerprint> touched,
-                            TouchedFingerprintsOf(*before, *after, change.records, rec.universe));
+                            TouchedFingerprintsOf(*before, change.records, rec.universe));
   URLGUARD_RETURN_IF_ERROR(map.Apply(version, touched));
   report.touched = touched.size();
   for (const TouchedFingerprint& t : touched) {
@@ -1174,8 +1173,12 @@ Result<PublishReport> PublishRangeVersion(Env* env, const SigningKey& key, const
   target.universe = rec.universe;
   for (int li = 0; li < kLayerKindCount; ++li) target.count[li] = map.sums()[li].count;
   run.phase(PublishPhase::kWrite, "range diffs");
-  for (uint64_t a : map.Anchors(o.catchup_ratio)) {
-    auto md = WriteRangeDiffFile(env, run.public_dir, map.Diff(target, a));
+  const std::vector<uint64_t> anchors = map.Anchors(o.catchup_ratio);
+  std::vector<RangeDiff> diffs = map.Diffs(target, anchors);  // one pass over the map for every anchor
+  for (size_t ai = 0; ai < anchors.size(); ++ai) {
+    const uint64_t a = anchors[ai];
+    auto md = WriteRangeDiffFile(env, run.public_dir, diffs[ai]);
+    std::vector<RangeLayerDiff>().swap(diffs[ai].layers);  // written: give its memory back
     if (!md.ok() && md.status().code() == StatusCode::kResourceExhausted && a != checkpoint) continue;
     URLGUARD_RETURN_IF_ERROR(md.status());
     m.diffs.push_back(*md);
