@@ -87,7 +87,8 @@ class EpochMap {
 
   // Records version `version` (== version() + 1): `touched` sorted by (layer, fingerprint), each once.
   // Fingerprints whose presence changed move the digest sums. kInvalidArgument for a version out of order, an
-  // unsorted list, or a `before` that disagrees with the map (a fingerprint the map says is present, or absent).
+  // unsorted list, or a `before` that disagrees with the map (a fingerprint the map says is present, or absent);
+  // the map is unchanged then.
   Status Apply(uint64_t version, std::span<const TouchedFingerprint> touched);
 
   // Moves the checkpoint to `checkpoint` (checkpoint() <= it <= version()): forgets what was last touched at or
@@ -122,8 +123,9 @@ class EpochMap {
 
   std::string Encode(std::string_view list) const;
   // Checks magic, format, the list name, sizes against the byte count (before allocating), the SHA-256 trailer,
-  // sorted unique entries with last_version in (checkpoint, version]. kCorruption naming the problem.
-  static Result<EpochMap> Decode(std::string_view bytes, std::string_view list);
+  // sorted unique entries with last_version in (checkpoint, version]. kCorruption naming the problem. `room`:
+  // entries to reserve beyond the file's, so that an Apply of up to that many fingerprints merges in place.
+  static Result<EpochMap> Decode(std::string_view bytes, std::string_view list, size_t room = 0);
 
   uint64_t checkpoint() const { return checkpoint_; }
   uint64_t version() const { return version_; }

@@ -205,6 +205,38 @@ TEST(EpochMap, RefusesOutOfOrderVersionsAndContradictions) {
   EXPECT_EQ(map.version(), 4u);
 }
 
+TEST(EpochMap, ARefusedVersionLeavesTheMapAsItWas) {
+  // Apply checks everything before it merges (in place when the vector has room: Decode's `room`): a contradiction
+  // found late in the list must not leave the earlier fingerprints merged.
+  EpochMap map(3, {LayerSetSum{2, 0}, {}, {}});
+  std::vector<TouchedFingerprint> t = {{LayerKind::kDomain, 5, false, true}, {LayerKind::kDomain, 9, true, true}};
+  ASSERT_TRUE(map.Apply(4, t).ok());
+  for (size_t room : {size_t{0}, size_t{100}}) {
+    auto decoded = EpochMap::Decode(map.Encode("phishing"), "phishing", room);
+    ASSERT_TRUE(decoded.ok());
+    EpochMap m = std::move(decoded).value();
+    const std::vector<EpochEntry> entries = m.entries();
+    const auto sums = m.sums();
+    std::vector<TouchedFingerprint> late = {{LayerKind::kDomain, 1, false, true},   // fine
+                                            {LayerKind::kDomain, 7, false, true},   // fine
+                                            {LayerKind::kDomain, 9, false, false}}; // the map says present
+    EXPECT_EQ(m.Apply(5, late).code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(m.entries(), entries);
+    EXPECT_EQ(m.sums(), sums);
+    EXPECT_EQ(m.version(), 4u);
+    // And an accepted one merges new, known and trailing fingerprints in order.
+    std::vector<TouchedFingerprint> ok = {{LayerKind::kDomain, 1, false, true},
+                                          {LayerKind::kDomain, 9, true, false},
+                                          {LayerKind::kUrl, 2, false, true}};
+    ASSERT_TRUE(m.Apply(5, ok).ok());
+    const std::vector<EpochEntry> want = {{1, 5, LayerKind::kDomain, true},
+                                          {5, 4, LayerKind::kDomain, true},
+                                          {9, 5, LayerKind::kDomain, false},
+                                          {2, 5, LayerKind::kUrl, true}};
+    EXPECT_EQ(m.entries(), want) << "room " << room;
+  }
+}
+
 // Pins the file format (docs/versions.md "Epoch map file").
 TEST(EpochMap, GoldenBytes) {
   EpochMap map(41, {LayerSetSum{10, 0x1111}, LayerSetSum{0, 0}, LayerSetSum{2, 0x2222}});

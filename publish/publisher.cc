@@ -714,9 +714,12 @@ uint64_t NewestCheckpoint(Env* env, const std::string& private_dir, uint64_t at)
   return newest;
 }
 
-Result<EpochMap> ReadEpochFile(Env* env, const std::string& path, const std::string& list) {
-  URLGUARD_ASSIGN_OR_RETURN(std::string bytes, env->ReadFile(path, size_t{1} << 36));
-  auto map = EpochMap::Decode(bytes, list);
+// Mapped, not read: the file is immutable once renamed into place, and a copy of it (24 bytes per fingerprint
+// touched since the checkpoint) was fresh memory to fault in on every version. `room`: EpochMap::Decode's.
+Result<EpochMap> ReadEpochFile(Env* env, const std::string& path, const std::string& list, size_t room = 0) {
+  URLGUARD_ASSIGN_OR_RETURN(std::unique_ptr<MappedFile> file, env->MapReadOnly(path));
+  auto map = EpochMap::Decode(
+      std::string_view(reinterpret_cast<const char*>(file->data()), file->size()), list, room);
   if (!map.ok()) return Status::Corruption(path + ": " + map.status().message());
   return map;
 }
@@ -1114,7 +1117,8 @@ Result<PublishReport> PublishRangeVersion(Env* env, const SigningKey& key, const
 
   // 4. The touched fingerprints and the epoch map.
   run.phase(PublishPhase::kWrite, "epoch map");
-  URLGUARD_ASSIGN_OR_RETURN(EpochMap map, ReadEpochFile(env, JoinPath(run.private_dir, EpochMapFileName(last)), o.list));
+  URLGUARD_ASSIGN_OR_RETURN(EpochMap map, ReadEpochFile(env, JoinPath(run.private_dir, EpochMapFileName(last)), o.list,
+                                                        change.records.size()));  // room for this version's touched
   if (map.version() != last) return Status::Corruption("epoch map of version " + std::to_string(last));
   if (map.checkpoint() < checkpoint) map.Rebase(checkpoint);
   URLGUARD_ASSIGN_OR_RETURN(std::vector<TouchedFingerprint> touched,
