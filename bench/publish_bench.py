@@ -15,6 +15,11 @@ incremental version `publish --add --remove` with changes/2 new entries added an
 (issue 17: a version should cost what changed). With --baseline, the same on a repository built and published by
 that binary (e.g. main's), in the same run.
 
+--epoch-versions K (with --manifest-format 2): K untimed versions of --changes changes each (their own entries)
+before the timed one, so it runs deep into an epoch (docs/scale.md §7: a version's cost grows with the
+fingerprints touched since the checkpoint; K = 20 at 50 k changes is about 1 M). --keep-repo DIR keeps the timed
+run's repository (and its change files) to profile the next version by hand, e.g. under valgrind --tool=callgrind.
+
 --stages prints each run's per-step wall and CPU time (urlguard-publish with URLGUARD_PUBLISH_STAGES=1). Every
 line also gives the CPU time per entry and the load average at the end of the run (the machine may be shared: wall
 time is only meaningful at a low load; CPU time much less depends on it).
