@@ -36,8 +36,8 @@ Result<std::vector<TouchedFingerprint>> TouchedFingerprintsOf(const LsmState& be
 // The same from `before` and the change alone, without the state at V: a fingerprint is present after when one
 // of the change's records in its key range is a put, or when `before` holds more entries in the range than the
 // change deletes there (a delete always names an entry of `before`: state_delta.h). What a version calls: opening
-// the state at V read and sorted every delta since the base a second time (about 0.4 s of a 50 k-change version
-// 20 versions after a checkpoint, measured in callgrind: docs/scale.md §7). `change` must be the effective change
+// the state at V read and sorted every delta since the base a second time (0.44 s of CPU of a 50 k-change version
+// 20 versions after a checkpoint, URLGUARD_PUBLISH_STAGES: docs/scale.md §7). `change` must be the effective change
 // against `before` (ComputeEffectiveChange); kCorruption for a record with a bad layer or op.
 Result<std::vector<TouchedFingerprint>> TouchedFingerprintsOf(const LsmState& before,
                                                               std::span<const KeyRecord> change,
