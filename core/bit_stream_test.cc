@@ -75,8 +75,8 @@ TEST(BitWriterTest, UnaryAndRiceLayout) {
 }
 
 TEST(BitWriterTest, MatchesABitAtATimeReference) {
-  // The writer flushes 32-bit words; the bytes must be those of appending one bit at a time, LSB first, for any
-  // mix of widths, at every length (bit_count() included) and after Finish pads the last byte.
+  // The writer flushes 32-bit words; the bytes must be those of appending one bit at a time, LSB first, for
+  // any mix of widths, at every length (bit_count() included) and after Finish pads the last byte.
   std::mt19937_64 rng(17);
   for (int trial = 0; trial < 200; ++trial) {
     BitWriter w;

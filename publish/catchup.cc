@@ -74,8 +74,8 @@ Status EpochMap::Apply(uint64_t version, std::span<const TouchedFingerprint> tou
       return Status::InvalidArgument("epoch map: touched fingerprints not sorted and unique");
     }
   }
-  // First a read-only pass: check every `before` against the map, move the sums, count the new fingerprints. Only
-  // then is the map changed, so a refused version leaves it as it was.
+  // First a read-only pass: check every `before` against the map, move the sums, count the new fingerprints.
+  // Only then is the map changed, so a refused version leaves it as it was.
   std::array<LayerSetSum, kLayerKindCount> sums = sums_;
   size_t fresh = 0;
   size_t i = 0;
@@ -104,20 +104,21 @@ Status EpochMap::Apply(uint64_t version, std::span<const TouchedFingerprint> tou
       }
     }
   }
-  // Then the merge, from the back, in place: both are sorted, and the map's vector usually has the room (Decode's
-  // `room`), so the version costs no second copy of the map (fresh pages to fault in were a third of the epoch
-  // step's time at 1 M touched fingerprints).
+  // Then the merge, from the back, in place: both are sorted, and the map's vector usually has the room
+  // (Decode's `room`), so the version costs no second copy of the map (fresh pages to fault in were a third
+  // of the epoch step's time at 1 M touched fingerprints).
   const size_t n = entries_.size();
   entries_.resize(n + fresh);
-  size_t old_end = n;            // entries_[0, old_end) are the map's not yet placed
-  size_t write = n + fresh;      // entries_[write, n + fresh) are placed
+  size_t old_end = n;        // entries_[0, old_end) are the map's not yet placed
+  size_t write = n + fresh;  // entries_[write, n + fresh) are placed
   for (size_t j = touched.size(); j-- > 0;) {
     const TouchedFingerprint& f = touched[j];
     while (old_end > 0 && !EntryLess(entries_[old_end - 1], f.layer, f.fingerprint) &&
            !(entries_[old_end - 1].layer == f.layer && entries_[old_end - 1].fingerprint == f.fingerprint)) {
       entries_[--write] = entries_[--old_end];
     }
-    if (old_end > 0 && entries_[old_end - 1].layer == f.layer && entries_[old_end - 1].fingerprint == f.fingerprint) {
+    if (old_end > 0 && entries_[old_end - 1].layer == f.layer &&
+        entries_[old_end - 1].fingerprint == f.fingerprint) {
       --old_end;  // replaced by the version's record
     }
     entries_[--write] = {f.fingerprint, version, f.layer, f.after};
@@ -203,12 +204,15 @@ std::vector<RangeDiff> EpochMap::Diffs(const RangeDiffTarget& target, std::span<
     assert(froms[i] >= checkpoint_ && froms[i] < version_);
     assert(i == 0 || froms[i - 1] < froms[i]);
   }
-  // Histogram of the entries by (layer, presence, last version), then per range the suffix over the versions after
-  // its start: the exact length of every output vector before anything is pushed.
+  // Histogram of the entries by (layer, presence, last version), then per range the suffix over the versions
+  // after its start: the exact length of every output vector before anything is pushed.
   const size_t versions = version_ - checkpoint_;
   std::vector<uint64_t> hist(size_t{kLayerKindCount} * 2 * versions, 0);
-  auto slot = [versions](int layer, bool present) { return (static_cast<size_t>(layer) * 2 + (present ? 1 : 0)) * versions; };
-  for (const EpochEntry& e : entries_) ++hist[slot(static_cast<int>(e.layer), e.present) + (e.last_version - checkpoint_ - 1)];
+  auto slot = [versions](int layer, bool present) {
+    return (static_cast<size_t>(layer) * 2 + (present ? 1 : 0)) * versions;
+  };
+  for (const EpochEntry& e : entries_)
+    ++hist[slot(static_cast<int>(e.layer), e.present) + (e.last_version - checkpoint_ - 1)];
   std::vector<RangeDiff> out(n);
   // layer_index[i][k]: position of layer k in out[i].layers, or -1.
   std::vector<std::array<int, kLayerKindCount>> layer_index(n);
@@ -235,8 +239,8 @@ std::vector<RangeDiff> EpochMap::Diffs(const RangeDiffTarget& target, std::span<
       d.layers.push_back(std::move(l));
     }
   }
-  // Entries ascend by (layer, fingerprint), so every output vector receives its values in ascending order. The
-  // ranges an entry belongs to are those starting before its last version: a prefix of `froms`.
+  // Entries ascend by (layer, fingerprint), so every output vector receives its values in ascending order.
+  // The ranges an entry belongs to are those starting before its last version: a prefix of `froms`.
   for (const EpochEntry& e : entries_) {
     const int k = static_cast<int>(e.layer);
     for (size_t i = 0; i < n && froms[i] < e.last_version; ++i) {

@@ -124,7 +124,8 @@ TEST(EpochMap, RangeDiffsBringEveryEarlierStateToTheNewest) {
     for (const std::vector<uint64_t>& froms : {anchors, every}) {
       std::vector<RangeDiff> all = map.Diffs(target, froms);
       ASSERT_EQ(all.size(), froms.size());
-      for (size_t i = 0; i < froms.size(); ++i) EXPECT_EQ(all[i], map.Diff(target, froms[i])) << "from " << froms[i];
+      for (size_t i = 0; i < froms.size(); ++i)
+        EXPECT_EQ(all[i], map.Diff(target, froms[i])) << "from " << froms[i];
     }
     for (uint64_t f = checkpoint; f < v; ++f) {
       uint64_t a = *(std::upper_bound(anchors.begin(), anchors.end(), f) - 1);
@@ -206,10 +207,11 @@ TEST(EpochMap, RefusesOutOfOrderVersionsAndContradictions) {
 }
 
 TEST(EpochMap, ARefusedVersionLeavesTheMapAsItWas) {
-  // Apply checks everything before it merges (in place when the vector has room: Decode's `room`): a contradiction
-  // found late in the list must not leave the earlier fingerprints merged.
+  // Apply checks everything before it merges (in place when the vector has room: Decode's `room`): a
+  // contradiction found late in the list must not leave the earlier fingerprints merged.
   EpochMap map(3, {LayerSetSum{2, 0}, {}, {}});
-  std::vector<TouchedFingerprint> t = {{LayerKind::kDomain, 5, false, true}, {LayerKind::kDomain, 9, true, true}};
+  std::vector<TouchedFingerprint> t = {{LayerKind::kDomain, 5, false, true},
+                                       {LayerKind::kDomain, 9, true, true}};
   ASSERT_TRUE(map.Apply(4, t).ok());
   for (size_t room : {size_t{0}, size_t{100}}) {
     auto decoded = EpochMap::Decode(map.Encode("phishing"), "phishing", room);
@@ -217,9 +219,9 @@ TEST(EpochMap, ARefusedVersionLeavesTheMapAsItWas) {
     EpochMap m = std::move(decoded).value();
     const std::vector<EpochEntry> entries = m.entries();
     const auto sums = m.sums();
-    std::vector<TouchedFingerprint> late = {{LayerKind::kDomain, 1, false, true},   // fine
-                                            {LayerKind::kDomain, 7, false, true},   // fine
-                                            {LayerKind::kDomain, 9, false, false}}; // the map says present
+    std::vector<TouchedFingerprint> late = {{LayerKind::kDomain, 1, false, true},    // fine
+                                            {LayerKind::kDomain, 7, false, true},    // fine
+                                            {LayerKind::kDomain, 9, false, false}};  // the map says present
     EXPECT_EQ(m.Apply(5, late).code(), StatusCode::kInvalidArgument);
     EXPECT_EQ(m.entries(), entries);
     EXPECT_EQ(m.sums(), sums);

@@ -156,10 +156,11 @@ Result<std::unique_ptr<LsmState>> LsmState::Open(Env* env, const std::string& pr
   // seq first), then one per entry. Threat ids are mapped into the union table.
   std::map<std::string, uint16_t, std::less<>> ids;
   for (size_t i = 0; i < s->threats_.size(); ++i) ids.emplace(s->threats_[i], static_cast<uint16_t>(i));
-  // Each delta's records ascend (its reader checks): the overlay is a k-way merge of the delta files read side by
-  // side, one sorted run per version, newest first among equal entries, keeping the first (newest) record of each
-  // entry. Reading every delta whole, then sorting (or merging) them, then folding cost three overlay-sized arrays
-  // of fresh pages: a tenth of a version's CPU 20 versions after a base, most of it page faults (docs/scale.md §7).
+  // Each delta's records ascend (its reader checks): the overlay is a k-way merge of the delta files read
+  // side by side, one sorted run per version, newest first among equal entries, keeping the first (newest)
+  // record of each entry. Reading every delta whole, then sorting (or merging) them, then folding cost three
+  // overlay-sized arrays of fresh pages: a tenth of a version's CPU 20 versions after a base, most of it page
+  // faults (docs/scale.md §7).
   struct Run {
     std::unique_ptr<StateDeltaReader> reader;
     std::vector<uint16_t> threat_ids;  // the delta's threat ids -> threats_
@@ -167,7 +168,8 @@ Result<std::unique_ptr<LsmState>> LsmState::Open(Env* env, const std::string& pr
   };
   std::vector<Run> runs;
   runs.reserve(version - *base);
-  // Reads the next record of run i into its head; false at its end (then its count and checksum are verified).
+  // Reads the next record of run i into its head; false at its end (then its count and checksum are
+  // verified).
   auto advance = [&runs](size_t i) -> Result<bool> {
     Run& run = runs[i];
     DeltaOp op;
@@ -211,7 +213,8 @@ Result<std::unique_ptr<LsmState>> LsmState::Open(Env* env, const std::string& pr
     std::pop_heap(heap.begin(), heap.end(), later);
     const size_t i = heap.back();
     const KeyRecord& r = runs[i].head;
-    if (s->overlay_.empty() || CompareEntry(s->overlay_.back(), r) != 0) {  // else an older change of the entry kept
+    if (s->overlay_.empty() ||
+        CompareEntry(s->overlay_.back(), r) != 0) {  // else an older change of the entry kept
       s->overlay_.push_back(r);
       s->overlay_.back().seq = 0;
     }

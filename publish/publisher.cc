@@ -718,8 +718,8 @@ uint64_t NewestCheckpoint(Env* env, const std::string& private_dir, uint64_t at)
 // touched since the checkpoint) was fresh memory to fault in on every version. `room`: EpochMap::Decode's.
 Result<EpochMap> ReadEpochFile(Env* env, const std::string& path, const std::string& list, size_t room = 0) {
   URLGUARD_ASSIGN_OR_RETURN(std::unique_ptr<MappedFile> file, env->MapReadOnly(path));
-  auto map = EpochMap::Decode(
-      std::string_view(reinterpret_cast<const char*>(file->data()), file->size()), list, room);
+  auto map = EpochMap::Decode(std::string_view(reinterpret_cast<const char*>(file->data()), file->size()),
+                              list, room);
   if (!map.ok()) return Status::Corruption(path + ": " + map.status().message());
   return map;
 }
@@ -1117,8 +1117,9 @@ Result<PublishReport> PublishRangeVersion(Env* env, const SigningKey& key, const
 
   // 4. The touched fingerprints and the epoch map.
   run.phase(PublishPhase::kWrite, "epoch map");
-  URLGUARD_ASSIGN_OR_RETURN(EpochMap map, ReadEpochFile(env, JoinPath(run.private_dir, EpochMapFileName(last)), o.list,
-                                                        change.records.size()));  // room for this version's touched
+  URLGUARD_ASSIGN_OR_RETURN(EpochMap map,
+                            ReadEpochFile(env, JoinPath(run.private_dir, EpochMapFileName(last)), o.list,
+                                          change.records.size()));  // room for this version's touched
   if (map.version() != last) return Status::Corruption("epoch map of version " + std::to_string(last));
   if (map.checkpoint() < checkpoint) map.Rebase(checkpoint);
   URLGUARD_ASSIGN_OR_RETURN(std::vector<TouchedFingerprint> touched,

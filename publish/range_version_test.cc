@@ -18,8 +18,8 @@
 
 #include "core/byte_io.h"
 #include "core/diff_codec.h"
-#include "core/snapshot.h"
 #include "core/set_digest.h"
+#include "core/snapshot.h"
 #include "format/bounded_inflate.h"
 #include "format/repository_files.h"
 #include "publish/key_record.h"
@@ -246,9 +246,9 @@ TEST_F(Format2Test, IncrementalVersionsWriteOnlyTheirChangeAndEveryClientCatches
 }
 
 TEST_F(Format2Test, TouchedFingerprintsFromTheStateBeforeEqualThoseFromBothStates) {
-  // A version derives the presence after it from the state before and its change (no second LsmState::Open). Tiny
-  // universes make many entries share a fingerprint: a fingerprint whose change only deletes stays present when
-  // the state before holds another of its entries.
+  // A version derives the presence after it from the state before and its change (no second LsmState::Open).
+  // Tiny universes make many entries share a fingerprint: a fingerprint whose change only deletes stays
+  // present when the state before holds another of its entries.
   Start();
   for (int v = 2; v <= 6; ++v) ASSERT_TRUE(Step(40).ok());
   const std::string priv = repo_ + "/private/lists/phishing";
@@ -279,7 +279,6 @@ TEST_F(Format2Test, TouchedFingerprintsFromTheStateBeforeEqualThoseFromBothState
   auto refused = TouchedFingerprintsOf(**before, std::span<const KeyRecord>(&bad, 1), {64, 64, 64});
   EXPECT_EQ(refused.status().code(), StatusCode::kCorruption);
 }
-
 
 TEST_F(Format2Test, CheckpointsMadeBesidePublishingAreAdoptedAndServeClientsBehindThem) {
   Start();
