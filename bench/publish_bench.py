@@ -15,6 +15,11 @@ incremental version `publish --add --remove` with changes/2 new entries added an
 (issue 17: a version should cost what changed). With --baseline, the same on a repository built and published by
 that binary (e.g. main's), in the same run.
 
+--epoch-versions K (with --manifest-format 2): K untimed versions of --changes changes each (their own entries)
+before the timed one, so it runs deep into an epoch (docs/scale.md §7: a version's cost grows with the
+fingerprints touched since the checkpoint; K = 20 at 50 k changes is about 1 M). --keep-repo DIR keeps the timed
+run's repository (and its change files) to profile the next version by hand, e.g. under valgrind --tool=callgrind.
+
 --stages prints each run's per-step wall and CPU time (urlguard-publish with URLGUARD_PUBLISH_STAGES=1). Every
 line also gives the CPU time per entry and the load average at the end of the run (the machine may be shared: wall
 time is only meaningful at a low load; CPU time much less depends on it).
@@ -50,15 +55,17 @@ def write_feed(path, n):
         f.write("".join(buf))
 
 
-def write_changes(add_path, remove_path, n, changes):
-    """changes/2 entries never listed (added) and changes/2 entries of write_feed(n) (removed), evenly spread."""
+def write_changes(add_path, remove_path, n, changes, round_=0):
+    """changes/2 entries never listed (added) and changes/2 entries of write_feed(n) (removed), evenly spread.
+    Rounds 0, 1, ... (fewer than n / (changes/2)) add and remove disjoint entries: one version each."""
     half = changes // 2
     with open(add_path, "w") as f:
-        f.write("".join("https://added%d.example/new\n" % i for i in range(half)))
+        tag = "" if round_ == 0 else "r%d-" % round_
+        f.write("".join("https://added%s%d.example/new\n" % (tag, i) for i in range(half)))
     step = max(1, n // half)
     with open(remove_path, "w") as f:
         buf = []
-        for i in range(0, n, step):
+        for i in range(round_ % step, n, step):
             if len(buf) == half:
                 break
             x = (i * 2654435761) % (4 * n + 7)
@@ -110,6 +117,13 @@ def main():
     ap.add_argument("--manifest-format", type=int, default=1, choices=(1, 2),
                     help="--incremental: publish the list in this manifest format (2: docs/versions.md); with 2, "
                          "the same binary in format 1 is measured too, as the baseline of the same run")
+    ap.add_argument("--epoch-versions", type=int, default=0,
+                    help="--incremental --manifest-format 2: publish this many versions of --changes changes each "
+                         "(untimed, each its own entries) before the timed one, so it runs that deep into an epoch "
+                         "(issue 17: a version's cost grows with the fingerprints touched since the checkpoint); "
+                         "--checkpoint-changes is raised so that no checkpoint interrupts them")
+    ap.add_argument("--keep-repo", help="--incremental: copy the repository of the timed run here afterwards (to "
+                    "profile its next version, e.g. under valgrind --tool=callgrind)")
     ap.add_argument("--skip-format1", action="store_true",
                     help="--incremental --manifest-format 2: leave out the format 1 baseline (its 100 M run takes "
                          "minutes)")
@@ -156,7 +170,7 @@ def incremental(a):
         feed = os.path.join(work, "feed.txt")
         write_feed(feed, a.entries)
         add, remove = os.path.join(work, "add.txt"), os.path.join(work, "remove.txt")
-        write_changes(add, remove, a.entries, a.changes)
+        write_changes(add, remove, a.entries, a.changes, a.epoch_versions)
         subprocess.run([a.publish, "keygen", "--out", work], check=True, stdout=subprocess.DEVNULL)
         key = os.path.join(work, "urlguard-ed25519.pem")
         n = "%.0f M" % (a.entries / 1e6) if a.entries >= 1_000_000 else str(a.entries)
@@ -170,7 +184,18 @@ def incremental(a):
             repo = os.path.join(work, "repo-" + name.replace(" ", "-"))
             extra = ["--manifest-format", "2"] if fmt == 2 else []
             run_publish(exe, repo, key, feed, 2, a.budget, extra=extra)  # the list's first version (not timed here)
-            res[name] = run_publish(exe, repo, key, feed, 2, a.budget, a.stages, (add, remove))
+            inc_extra = []
+            if fmt == 2 and a.epoch_versions:
+                inc_extra = ["--checkpoint-changes", str(2 * a.changes * (a.epoch_versions + 2))]
+                for r in range(a.epoch_versions):
+                    padd, premove = os.path.join(work, "add%d.txt" % r), os.path.join(work, "remove%d.txt" % r)
+                    write_changes(padd, premove, a.entries, a.changes, r)
+                    run_publish(exe, repo, key, feed, 2, a.budget, change=(padd, premove), extra=inc_extra)
+            res[name] = run_publish(exe, repo, key, feed, 2, a.budget, a.stages, (add, remove), extra=inc_extra)
+            if a.keep_repo and name == "this":
+                shutil.copytree(repo, a.keep_repo)
+                for f in ("add.txt", "remove.txt", "urlguard-ed25519.pem"):
+                    shutil.copy(os.path.join(work, f), a.keep_repo)
             shutil.rmtree(repo, ignore_errors=True)
         w, c, r, load = res["this"]
         if as_json:

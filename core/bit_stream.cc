@@ -35,13 +35,15 @@ void BitWriter::WriteBits(uint64_t value, int count) {
     WriteBits(value >> 32, count - 32);
     return;
   }
-  // acc_bits_ < 8 and count <= 32: the shifted value fits in the 64-bit accumulator.
+  // acc_bits_ < 32 and count <= 32: the shifted value fits in the 64-bit accumulator.
   acc_ |= (value & LowMask(count)) << acc_bits_;
   acc_bits_ += count;
-  while (acc_bits_ >= 8) {
-    bytes_.push_back(static_cast<char>(acc_ & 0xff));
-    acc_ >>= 8;
-    acc_bits_ -= 8;
+  if (acc_bits_ >= 32) {  // a whole 32-bit word, little-endian: one append instead of one per byte
+    const char word[4] = {static_cast<char>(acc_ & 0xff), static_cast<char>((acc_ >> 8) & 0xff),
+                          static_cast<char>((acc_ >> 16) & 0xff), static_cast<char>((acc_ >> 24) & 0xff)};
+    bytes_.append(word, 4);
+    acc_ >>= 32;
+    acc_bits_ -= 32;
   }
 }
 
@@ -61,7 +63,10 @@ void BitWriter::WriteRice(uint64_t value, int k) {
 }
 
 std::string BitWriter::Finish() {
-  if (acc_bits_ > 0) bytes_.push_back(static_cast<char>(acc_ & 0xff));  // upper bits are zero padding
+  for (; acc_bits_ > 0; acc_bits_ -= 8) {  // the last byte's upper bits are zero padding
+    bytes_.push_back(static_cast<char>(acc_ & 0xff));
+    acc_ >>= 8;
+  }
   acc_ = 0;
   acc_bits_ = 0;
   std::string out;

@@ -71,7 +71,8 @@ class BitWriter {
  private:
   std::string bytes_;  // whole bytes written
   uint64_t acc_ = 0;   // pending bits, the oldest at bit 0; bits at and above acc_bits_ are zero
-  int acc_bits_ = 0;   // number of pending bits, < 8 between calls
+  int acc_bits_ = 0;   // number of pending bits, < 32 between calls (flushed a 32-bit word at a time: a byte
+                      // per push_back was most of a range diff's Rice coding)
 };
 
 // Reads bits LSB-first from a byte string it does not own (`bytes` must outlive the reader). Every read is

@@ -74,6 +74,50 @@ TEST(BitWriterTest, UnaryAndRiceLayout) {
   EXPECT_EQ(w.Finish(), Bytes({0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x3f}));
 }
 
+TEST(BitWriterTest, MatchesABitAtATimeReference) {
+  // The writer flushes 32-bit words; the bytes must be those of appending one bit at a time, LSB first, for
+  // any mix of widths, at every length (bit_count() included) and after Finish pads the last byte.
+  std::mt19937_64 rng(17);
+  for (int trial = 0; trial < 200; ++trial) {
+    BitWriter w;
+    std::vector<bool> bits;
+    const int ops = static_cast<int>(rng() % 64);
+    for (int i = 0; i < ops; ++i) {
+      const int count = static_cast<int>(rng() % 65);
+      const uint64_t value = count == 64 ? rng() : rng() & ((uint64_t{1} << count) - 1);
+      switch (rng() % 3) {
+        case 0:
+          w.WriteBits(value, count);
+          for (int b = 0; b < count; ++b) bits.push_back(((value >> b) & 1) != 0);
+          break;
+        case 1: {
+          const uint64_t q = rng() % 80;
+          w.WriteUnary(q);
+          bits.insert(bits.end(), q, true);
+          bits.push_back(false);
+          break;
+        }
+        default: {
+          const int k = static_cast<int>(rng() % (kMaxRiceParameter + 1));
+          const uint64_t v = (rng() % 100) << k | (rng() & ((uint64_t{1} << k) - 1));
+          w.WriteRice(v, k);
+          bits.insert(bits.end(), v >> k, true);
+          bits.push_back(false);
+          for (int b = 0; b < k; ++b) bits.push_back(((v >> b) & 1) != 0);
+          break;
+        }
+      }
+      ASSERT_EQ(w.bit_count(), bits.size());
+    }
+    std::string want((bits.size() + 7) / 8, '\0');
+    for (size_t i = 0; i < bits.size(); ++i) {
+      if (bits[i]) want[i / 8] = static_cast<char>(want[i / 8] | (1 << (i % 8)));
+    }
+    EXPECT_EQ(w.Finish(), want) << "trial " << trial;
+    EXPECT_EQ(w.bit_count(), 0u);
+  }
+}
+
 TEST(BitReaderTest, ReadPastEndFails) {
   const std::string bytes = Bytes({0xff, 0x01});
   BitReader r(bytes);

@@ -118,6 +118,15 @@ TEST(EpochMap, RangeDiffsBringEveryEarlierStateToTheNewest) {
     // Any client from the checkpoint on reaches v with the diff from its best anchor, and with any diff from
     // an earlier version too (set semantics).
     std::vector<uint64_t> anchors = map.Anchors(1.3);
+    // One pass for many ranges (what a version writes) equals one filter pass per range.
+    std::vector<uint64_t> every;
+    for (uint64_t f = checkpoint; f < v; ++f) every.push_back(f);
+    for (const std::vector<uint64_t>& froms : {anchors, every}) {
+      std::vector<RangeDiff> all = map.Diffs(target, froms);
+      ASSERT_EQ(all.size(), froms.size());
+      for (size_t i = 0; i < froms.size(); ++i)
+        EXPECT_EQ(all[i], map.Diff(target, froms[i])) << "from " << froms[i];
+    }
     for (uint64_t f = checkpoint; f < v; ++f) {
       uint64_t a = *(std::upper_bound(anchors.begin(), anchors.end(), f) - 1);
       RangeDiff d = map.Diff(target, a);
@@ -195,6 +204,39 @@ TEST(EpochMap, RefusesOutOfOrderVersionsAndContradictions) {
   std::vector<TouchedFingerprint> underflow = {{LayerKind::kIp, 1, true, false}};
   EXPECT_FALSE(map.Apply(5, underflow).ok());
   EXPECT_EQ(map.version(), 4u);
+}
+
+TEST(EpochMap, ARefusedVersionLeavesTheMapAsItWas) {
+  // Apply checks everything before it merges (in place when the vector has room: Decode's `room`): a
+  // contradiction found late in the list must not leave the earlier fingerprints merged.
+  EpochMap map(3, {LayerSetSum{2, 0}, {}, {}});
+  std::vector<TouchedFingerprint> t = {{LayerKind::kDomain, 5, false, true},
+                                       {LayerKind::kDomain, 9, true, true}};
+  ASSERT_TRUE(map.Apply(4, t).ok());
+  for (size_t room : {size_t{0}, size_t{100}}) {
+    auto decoded = EpochMap::Decode(map.Encode("phishing"), "phishing", room);
+    ASSERT_TRUE(decoded.ok());
+    EpochMap m = std::move(decoded).value();
+    const std::vector<EpochEntry> entries = m.entries();
+    const auto sums = m.sums();
+    std::vector<TouchedFingerprint> late = {{LayerKind::kDomain, 1, false, true},    // fine
+                                            {LayerKind::kDomain, 7, false, true},    // fine
+                                            {LayerKind::kDomain, 9, false, false}};  // the map says present
+    EXPECT_EQ(m.Apply(5, late).code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(m.entries(), entries);
+    EXPECT_EQ(m.sums(), sums);
+    EXPECT_EQ(m.version(), 4u);
+    // And an accepted one merges new, known and trailing fingerprints in order.
+    std::vector<TouchedFingerprint> ok = {{LayerKind::kDomain, 1, false, true},
+                                          {LayerKind::kDomain, 9, true, false},
+                                          {LayerKind::kUrl, 2, false, true}};
+    ASSERT_TRUE(m.Apply(5, ok).ok());
+    const std::vector<EpochEntry> want = {{1, 5, LayerKind::kDomain, true},
+                                          {5, 4, LayerKind::kDomain, true},
+                                          {9, 5, LayerKind::kDomain, false},
+                                          {2, 5, LayerKind::kUrl, true}};
+    EXPECT_EQ(m.entries(), want) << "room " << room;
+  }
 }
 
 // Pins the file format (docs/versions.md "Epoch map file").

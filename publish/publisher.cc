@@ -780,9 +780,12 @@ uint64_t NewestCheckpoint(Env* env, const std::string& private_dir, uint64_t at)
   return newest;
 }
 
-Result<EpochMap> ReadEpochFile(Env* env, const std::string& path, const std::string& list) {
-  URLGUARD_ASSIGN_OR_RETURN(std::string bytes, env->ReadFile(path, size_t{1} << 36));
-  auto map = EpochMap::Decode(bytes, list);
+// Mapped, not read: the file is immutable once renamed into place, and a copy of it (24 bytes per fingerprint
+// touched since the checkpoint) was fresh memory to fault in on every version. `room`: EpochMap::Decode's.
+Result<EpochMap> ReadEpochFile(Env* env, const std::string& path, const std::string& list, size_t room = 0) {
+  URLGUARD_ASSIGN_OR_RETURN(std::unique_ptr<MappedFile> file, env->MapReadOnly(path));
+  auto map = EpochMap::Decode(std::string_view(reinterpret_cast<const char*>(file->data()), file->size()),
+                              list, room);
   if (!map.ok()) return Status::Corruption(path + ": " + map.status().message());
   return map;
 }
@@ -1231,7 +1234,6 @@ Result<PublishReport> PublishRangeVersion(Env* env, const SigningKey& key, const
   run.phase(PublishPhase::kWrite, "state delta");
   URLGUARD_RETURN_IF_ERROR(
       WriteStateDelta(env, JoinPath(run.private_dir, StateDeltaFileName(version)), o.list, version, change));
-  URLGUARD_ASSIGN_OR_RETURN(auto after, LsmState::Open(env, run.private_dir, o.list, version));
   run.phase(PublishPhase::kWrite, "full-hash delta");
   URLGUARD_RETURN_IF_ERROR(
       WriteFullHashDelta(env, JoinPath(run.private_dir, FullHashDeltaFileName(version)), o.list, version, change));
@@ -1251,11 +1253,13 @@ Result<PublishReport> PublishRangeVersion(Env* env, const SigningKey& key, const
 
   // 4. The touched fingerprints and the epoch map.
   run.phase(PublishPhase::kWrite, "epoch map");
-  URLGUARD_ASSIGN_OR_RETURN(EpochMap map, ReadEpochFile(env, JoinPath(run.private_dir, EpochMapFileName(last)), o.list));
+  URLGUARD_ASSIGN_OR_RETURN(EpochMap map,
+                            ReadEpochFile(env, JoinPath(run.private_dir, EpochMapFileName(last)), o.list,
+                                          change.records.size()));  // room for this version's touched
   if (map.version() != last) return Status::Corruption("epoch map of version " + std::to_string(last));
   if (map.checkpoint() < checkpoint) map.Rebase(checkpoint);
   URLGUARD_ASSIGN_OR_RETURN(std::vector<TouchedFingerprint> touched,
-                            TouchedFingerprintsOf(*before, *after, change.records, rec.universe));
+                            TouchedFingerprintsOf(*before, change.records, rec.universe));
   URLGUARD_RETURN_IF_ERROR(map.Apply(version, touched));
   report.touched = touched.size();
   for (const TouchedFingerprint& t : touched) {
@@ -1310,8 +1314,12 @@ Result<PublishReport> PublishRangeVersion(Env* env, const SigningKey& key, const
   target.universe = rec.universe;
   for (int li = 0; li < kLayerKindCount; ++li) target.count[li] = map.sums()[li].count;
   run.phase(PublishPhase::kWrite, "range diffs");
-  for (uint64_t a : map.Anchors(o.catchup_ratio)) {
-    auto md = WriteRangeDiffFile(env, run.public_dir, map.Diff(target, a));
+  const std::vector<uint64_t> anchors = map.Anchors(o.catchup_ratio);
+  std::vector<RangeDiff> diffs = map.Diffs(target, anchors);  // one pass over the map for every anchor
+  for (size_t ai = 0; ai < anchors.size(); ++ai) {
+    const uint64_t a = anchors[ai];
+    auto md = WriteRangeDiffFile(env, run.public_dir, diffs[ai]);
+    std::vector<RangeLayerDiff>().swap(diffs[ai].layers);  // written: give its memory back
     if (!md.ok() && md.status().code() == StatusCode::kResourceExhausted && a != checkpoint) continue;
     URLGUARD_RETURN_IF_ERROR(md.status());
     m.diffs.push_back(*md);

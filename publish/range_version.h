@@ -33,8 +33,22 @@ Result<std::vector<TouchedFingerprint>> TouchedFingerprintsOf(const LsmState& be
                                                               std::span<const KeyRecord> change,
                                                               const std::array<uint64_t, kLayerKindCount>& universe);
 
-// Writes one range diff as a public file `public_dir/RangeDiffFileName(from, to)` (zlib, atomically) and returns
-// its manifest entry. kResourceExhausted when the diff exceeds kMaxDiffBytes (the caller leaves it out).
+// The same from `before` and the change alone, without the state at V: a fingerprint is present after when
+// one of the change's records in its key range is a put, or when `before` holds more entries in the range
+// than the change deletes there (a delete always names an entry of `before`: state_delta.h). What a version
+// calls: opening the state at V read and sorted every delta since the base a second time (0.44 s of CPU of a
+// 50 k-change version 20 versions after a checkpoint, URLGUARD_PUBLISH_STAGES: docs/scale.md §7). `change`
+// must be the effective change against `before` (ComputeEffectiveChange); kCorruption for a record with a bad
+// layer or op.
+Result<std::vector<TouchedFingerprint>> TouchedFingerprintsOf(
+    const LsmState& before, std::span<const KeyRecord> change,
+    const std::array<uint64_t, kLayerKindCount>& universe);
+
+// Writes one range diff as a public file `public_dir/RangeDiffFileName(from, to)` (zlib, atomically) and
+// returns its manifest entry. The zlib stream holds stored (level 0) blocks: Rice-coded gaps are at their
+// entropy, and level 1 made files 0.03% larger than their input at a tenth of a version's CPU (docs/scale.md
+// §7); every zlib reader inflates stored blocks. kResourceExhausted when the diff exceeds kMaxDiffBytes (the
+// caller leaves it out).
 Result<ManifestDiff> WriteRangeDiffFile(Env* env, const std::string& public_dir, const RangeDiff& diff);
 
 // The checkpoint record, REPO/private/lists/LIST/X.checkpoint: the format 2 manifest of version X with checkpoint

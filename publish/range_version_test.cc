@@ -18,12 +18,13 @@
 
 #include "core/byte_io.h"
 #include "core/diff_codec.h"
-#include "core/snapshot.h"
 #include "core/set_digest.h"
+#include "core/snapshot.h"
 #include "format/bounded_inflate.h"
 #include "format/repository_files.h"
 #include "publish/key_record.h"
 #include "publish/publisher.h"
+#include "publish/state_delta.h"
 #include "tests/test_util.h"
 #include "url/entry.h"
 
@@ -242,6 +243,41 @@ TEST_F(Format2Test, IncrementalVersionsWriteOnlyTheirChangeAndEveryClientCatches
   }
   // Anchors are geometric: far fewer diffs than versions once the epoch is long.
   EXPECT_LT(ReadManifest(repo_).diffs.size(), 11u);
+}
+
+TEST_F(Format2Test, TouchedFingerprintsFromTheStateBeforeEqualThoseFromBothStates) {
+  // A version derives the presence after it from the state before and its change (no second LsmState::Open).
+  // Tiny universes make many entries share a fingerprint: a fingerprint whose change only deletes stays
+  // present when the state before holds another of its entries.
+  Start();
+  for (int v = 2; v <= 6; ++v) ASSERT_TRUE(Step(40).ok());
+  const std::string priv = repo_ + "/private/lists/phishing";
+  size_t shared_kept = 0;
+  for (uint64_t v = 2; v <= 6; ++v) {
+    auto before = LsmState::Open(Env::Default(), priv, "phishing", v - 1);
+    auto after = LsmState::Open(Env::Default(), priv, "phishing", v);
+    ASSERT_TRUE(before.ok() && after.ok());
+    auto delta = ReadStateDelta(priv + "/" + StateDeltaFileName(v), "phishing", v);
+    ASSERT_TRUE(delta.ok()) << delta.status().ToString();
+    for (uint64_t u : {uint64_t{1}, uint64_t{2}, uint64_t{3}, uint64_t{7}, uint64_t{64}, uint64_t{1} << 40}) {
+      const std::array<uint64_t, kLayerKindCount> universe = {u, u, u};
+      auto both = TouchedFingerprintsOf(**before, **after, delta->records, universe);
+      auto one = TouchedFingerprintsOf(**before, delta->records, universe);
+      ASSERT_TRUE(both.ok() && one.ok());
+      EXPECT_EQ(*one, *both) << "version " << v << " universe " << u;
+      for (const TouchedFingerprint& t : *one) shared_kept += t.before && t.after ? 1 : 0;
+    }
+  }
+  EXPECT_GT(shared_kept, 0u);  // the case the count handles did occur
+  // A record that is neither put nor delete is refused.
+  auto before = LsmState::Open(Env::Default(), priv, "phishing", 6);
+  ASSERT_TRUE(before.ok());
+  KeyRecord bad;
+  bad.layer = 0;
+  bad.key = 12345;
+  bad.reserved = 7;
+  auto refused = TouchedFingerprintsOf(**before, std::span<const KeyRecord>(&bad, 1), {64, 64, 64});
+  EXPECT_EQ(refused.status().code(), StatusCode::kCorruption);
 }
 
 TEST_F(Format2Test, CheckpointsMadeBesidePublishingAreAdoptedAndServeClientsBehindThem) {
