@@ -91,6 +91,40 @@ size_t StageBytes(uint64_t blocks) {
 
 }  // namespace
 
+// ---- insertion order --------------------------------------------------------------------------------------
+
+namespace {
+constexpr uint64_t kFmixMul1 = 0xff51afd7ed558ccdull;
+constexpr uint64_t kFmixMul2 = 0xc4ceb9fe1a85ec53ull;
+// The inverse of an odd number modulo 2^64 (Newton's iteration doubles the correct low bits each step).
+constexpr uint64_t InverseOdd(uint64_t a) {
+  uint64_t x = a;  // correct to 3 bits for any odd a
+  for (int i = 0; i < 5; ++i) x *= 2 - a * x;
+  return x;
+}
+static_assert(kFmixMul1 * InverseOdd(kFmixMul1) == 1 && kFmixMul2 * InverseOdd(kFmixMul2) == 1);
+}  // namespace
+
+uint64_t SeenInsertionRank(uint64_t key) {
+  // murmur3 fmix64.
+  key ^= key >> 33;
+  key *= kFmixMul1;
+  key ^= key >> 33;
+  key *= kFmixMul2;
+  key ^= key >> 33;
+  return key;
+}
+
+uint64_t SeenKeyFromRank(uint64_t rank) {
+  // x ^= x >> 33 is its own inverse (2 * 33 >= 64); the multiplications invert with the inverse constants.
+  rank ^= rank >> 33;
+  rank *= InverseOdd(kFmixMul2);
+  rank ^= rank >> 33;
+  rank *= InverseOdd(kFmixMul1);
+  rank ^= rank >> 33;
+  return rank;
+}
+
 // ---- CountMinSketch ---------------------------------------------------------------------------------------
 
 uint64_t CountMinSketch::WidthFor(double eps) {
@@ -294,6 +328,28 @@ Sighting SeenFilter::Record(uint64_t key) {
   return seen ? Sighting{true, before} : Sighting{false, 0};
 }
 
+Sighting SeenFilter::RecordDeferringBloom(uint64_t key, std::vector<uint64_t>* pending) {
+  const bool in_bloom = BloomMayContain(key);
+  const uint64_t before = cms_.Add(key);
+  if (total_ != UINT64_MAX) ++total_;
+  const bool seen = in_bloom && before > 0;
+  if (!seen && distinct_ != UINT64_MAX) ++distinct_;
+  if (!in_bloom) pending->push_back(key);
+  return seen ? Sighting{true, before} : Sighting{false, 0};
+}
+
+void SeenFilter::InsertDeferred(std::vector<uint64_t>* pending) {
+  // The batch's stage split must not follow the keys' order (see "Insertion order" in the header): rank order.
+  for (uint64_t& k : *pending) k = SeenInsertionRank(k);
+  std::sort(pending->begin(), pending->end());
+  for (uint64_t rank : *pending) {
+    const uint64_t key = SeenKeyFromRank(rank);
+    // Like Record: a key whose bits this batch has set meanwhile stays out, so stage loads count set bits.
+    if (!BloomMayContain(key)) InsertBloom(key);
+  }
+  pending->clear();
+}
+
 SeenRunSummary SeenFilter::RecordRun(std::span<const uint64_t> keys, std::vector<Sighting>* sightings) {
   std::vector<uint64_t> distinct(keys.begin(), keys.end());
   std::sort(distinct.begin(), distinct.end());
@@ -314,7 +370,10 @@ SeenRunSummary SeenFilter::RecordRun(std::span<const uint64_t> keys, std::vector
       ++summary.new_keys;
     }
   }
-  for (uint64_t key : distinct) (void)Record(key);
+  std::vector<uint64_t> pending;
+  pending.reserve(summary.new_keys);
+  for (uint64_t key : distinct) (void)RecordDeferringBloom(key, &pending);
+  InsertDeferred(&pending);
 
   if (sightings != nullptr) {
     sightings->resize(keys.size());
