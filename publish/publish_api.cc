@@ -193,6 +193,7 @@ ListPublishReport ToListPublishReport(const PublishReport& r) {
   out.rejected = r.rejected;
   out.new_keys = r.new_keys;
   out.seen_before = r.seen_before;
+  out.seen_at_checkpoint = r.seen_at_checkpoint;
   for (const FeedProblem& p : r.problems) out.problems.push_back(ToPublic(p));
   out.snapshot_bytes = r.snapshot_bytes;
   out.snapshot_wire_bytes = r.snapshot_wire_bytes;

@@ -28,7 +28,7 @@ static_assert(FieldCount<ListPublishOptions>() == 22,
 
 // Every field of ListPublishReport is filled by ToListPublishReport (checked below); an array counts one per
 // element.
-static_assert(FieldCount<ListPublishReport>() == 25,
+static_assert(FieldCount<ListPublishReport>() == 26,
               "ListPublishReport changed: fill the new field in ToListPublishReport and check it here");
 
 TEST(CopyListPublishOptions, CarriesEveryField) {
@@ -93,6 +93,7 @@ TEST(ToListPublishReport, CarriesEveryField) {
   r.rejected = 403;
   r.new_keys = 404;
   r.seen_before = 405;
+  r.seen_at_checkpoint = true;
   r.problems.push_back({"feed.txt", 17, "bad line"});
   r.snapshot_bytes = 501;
   r.snapshot_wire_bytes = 502;
@@ -116,6 +117,7 @@ TEST(ToListPublishReport, CarriesEveryField) {
   EXPECT_EQ(out.rejected, 403u);
   EXPECT_EQ(out.new_keys, 404u);
   EXPECT_EQ(out.seen_before, 405u);
+  EXPECT_TRUE(out.seen_at_checkpoint);
   ASSERT_EQ(out.problems.size(), 1u);
   EXPECT_EQ(out.problems[0].file, "feed.txt");
   EXPECT_EQ(out.problems[0].line, 17u);

@@ -145,6 +145,9 @@ struct PublishReport {
   uint64_t rejected = 0;             // bad lines and entries that are no URL/domain/IP
   uint64_t new_keys = 0;             // never ingested before (seen filter)
   uint64_t seen_before = 0;
+  // A format 2 incremental version counts neither: the seen filter learns its additions at the next checkpoint
+  // (new_keys and seen_before stay 0).
+  bool seen_at_checkpoint = false;
   std::vector<FeedProblem> problems;  // the first kMaxReportedFeedProblems
   uint64_t snapshot_bytes = 0;
   uint64_t snapshot_wire_bytes = 0;

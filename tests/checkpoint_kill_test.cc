@@ -357,12 +357,11 @@ class Scenario {
     for (const auto& e : std::filesystem::directory_iterator(private_)) {
       const std::string n = e.path().filename();
       EXPECT_EQ(n.find(".tmp"), std::string::npos) << "stray temporary file: " << n;
-      // The lock, and the entry list of the full version 1 (format 2 versions write none: docs/versions.md §7b).
-      if (n == "publish.lock" || n == EntryListFileName(1)) continue;
+      if (n == "publish.lock") continue;
       std::optional<uint64_t> v;
       for (auto parse : {ParseStateFileName, ParseStateDeltaFileName, ParseFullHashFileName, ParseFullHashDeltaFileName,
                          ParsePrivateSnapshotFileName, ParseEpochMapFileName, ParseArchiveFileName,
-                         ParseCheckpointRecordFileName}) {
+                         ParseCheckpointRecordFileName, ParseEntryListFileName, ParseEntryListDeltaFileName}) {
         if (!v) {
           v = parse(n);
         }
@@ -424,6 +423,7 @@ const char* const kCheckpointPoints[] = {
     "publish.checkpoint.after-private-snapshot",
     "publish.checkpoint.after-snapshot",
     "publish.checkpoint.after-archive",
+    "publish.checkpoint.after-seen",
     "publish.checkpoint.before-record",
     "publish.checkpoint.before-record-rename",
     "publish.checkpoint.after-record-rename",

@@ -67,6 +67,18 @@ void ShowProblems(const std::vector<urlguard::FeedLineProblem>& problems, uint64
   if (total > kMaxProblemsShown) std::cerr << "(" << total - kMaxProblemsShown << " more bad lines not shown)\n";
 }
 
+// The report's input line; a format 2 incremental version's new/seen counts come with the next checkpoint.
+void PrintInputLine(const urlguard::ListPublishReport& r) {
+  std::printf("  input: %llu lines, %llu entries, %llu rejected; ", static_cast<unsigned long long>(r.input_lines),
+              static_cast<unsigned long long>(r.input_entries), static_cast<unsigned long long>(r.rejected));
+  if (r.seen_at_checkpoint) {
+    std::printf("new and seen-before counts: the seen filter records this version at the next checkpoint\n");
+  } else {
+    std::printf("%llu new, %llu seen in earlier runs\n", static_cast<unsigned long long>(r.new_keys),
+                static_cast<unsigned long long>(r.seen_before));
+  }
+}
+
 const char* LayerLabel(int i) { return urlguard::LayerName(static_cast<urlguard::Layer>(i)); }
 
 int RunBuild(const std::string& list, const std::vector<std::string>& inputs, const std::string& out,
@@ -189,10 +201,7 @@ int RunPublish(const std::string& repo, const std::string& key_path, const std::
   std::printf("published %s version %llu%s in %.2f s -> %s\n", list.c_str(),
               static_cast<unsigned long long>(r.version), o.emergency ? " (EMERGENCY policy on)" : "",
               progress.Elapsed(), r.manifest_path.c_str());
-  std::printf("  input: %llu lines, %llu entries, %llu rejected; %llu new, %llu seen in earlier runs\n",
-              static_cast<unsigned long long>(r.input_lines), static_cast<unsigned long long>(r.input_entries),
-              static_cast<unsigned long long>(r.rejected), static_cast<unsigned long long>(r.new_keys),
-              static_cast<unsigned long long>(r.seen_before));
+  PrintInputLine(r);
   for (int i = 0; i < 3; ++i) {
     std::printf("  %-6s %10llu entries", LayerLabel(i), static_cast<unsigned long long>(r.entries[i]));
     if (!r.first_version) {
@@ -431,10 +440,7 @@ int RunLoop(urlguard::PublishLoopOptions o, const std::string& every, const std:
       std::printf("  %llu change file%s%s; ingest-to-commit %.1f s\n", static_cast<unsigned long long>(v.files),
                   v.files == 1 ? "" : "s", v.recovered ? " (claimed before a restart)" : "",
                   v.ingest_to_commit_seconds);
-      std::printf("  input: %llu lines, %llu entries, %llu rejected; %llu new, %llu seen in earlier runs\n",
-                  static_cast<unsigned long long>(r.input_lines), static_cast<unsigned long long>(r.input_entries),
-                  static_cast<unsigned long long>(r.rejected), static_cast<unsigned long long>(r.new_keys),
-                  static_cast<unsigned long long>(r.seen_before));
+      PrintInputLine(r);
     }
     for (int i = 0; i < 3; ++i) {
       std::printf("  %-6s %10llu entries  (+%llu added, -%llu removed)\n", LayerLabel(i),

@@ -202,6 +202,9 @@ struct ListPublishReport {
   bool universe_changed = false;     // the list outgrew its filter size: clients download the snapshot once
   uint64_t input_lines = 0, input_entries = 0, rejected = 0;
   uint64_t new_keys = 0, seen_before = 0;
+  // Manifest format 2 incremental versions: the seen filter learns the additions at the next checkpoint, so this
+  // version counts neither new_keys nor seen_before (both 0).
+  bool seen_at_checkpoint = false;
   std::vector<FeedLineProblem> problems;
   uint64_t snapshot_bytes = 0, snapshot_wire_bytes = 0;
   struct Diff {
