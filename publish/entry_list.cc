@@ -491,19 +491,17 @@ Result<EntryList> ReadEntryListAt(Env* env, const std::string& private_dir, cons
   return out;
 }
 
-Status FoldEntryList(Env* env, const std::string& private_dir, const std::string& list, uint64_t version) {
-  URLGUARD_ASSIGN_OR_RETURN(auto chain, EntryListChainReader::Open(env, private_dir, list, version));
-  if (chain->base_version() == version) return Status::Ok();
-  const std::string path = JoinPath(private_dir, EntryListFileName(version));
-  URLGUARD_ASSIGN_OR_RETURN(auto file, CreateTempFile(env, path + ".tmp"));
+Status WriteEntryListFile(Env* env, const std::string& path, const std::string& list, uint64_t version,
+                          uint64_t url_entries, const std::function<Result<bool>(bool* ip, std::string* value)>& next) {
   auto write = [&]() -> Status {
+    URLGUARD_ASSIGN_OR_RETURN(auto file, CreateTempFile(env, path + ".tmp"));
     std::string buf = std::string(kMagicLine) + "\nlist " + list + "\nversion " + std::to_string(version) +
-                      "\nurl-entries " + std::to_string(chain->url_entries()) + "\n";
+                      "\nurl-entries " + std::to_string(url_entries) + "\n";
     uint64_t n = 0;
     bool ip = false;
     std::string value;
     for (;;) {
-      URLGUARD_ASSIGN_OR_RETURN(bool has, chain->Next(&ip, &value));
+      URLGUARD_ASSIGN_OR_RETURN(bool has, next(&ip, &value));
       if (!has) break;
       buf += ip ? "ip " : "domain ";
       buf += value;
@@ -524,6 +522,14 @@ Status FoldEntryList(Env* env, const std::string& private_dir, const std::string
   Status s = write();
   if (!s.ok()) (void)env->RemoveFile(path + ".tmp");
   return s;
+}
+
+Status FoldEntryList(Env* env, const std::string& private_dir, const std::string& list, uint64_t version) {
+  URLGUARD_ASSIGN_OR_RETURN(auto chain, EntryListChainReader::Open(env, private_dir, list, version));
+  if (chain->base_version() == version) return Status::Ok();
+  return WriteEntryListFile(env, JoinPath(private_dir, EntryListFileName(version)), list, version,
+                            chain->url_entries(),
+                            [&](bool* ip, std::string* value) { return chain->Next(ip, value); });
 }
 
 }  // namespace urlguard

@@ -45,6 +45,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -179,6 +180,12 @@ class EntryListChainReader {
 // `list`'s whole entry list at `version` (EntryListChainReader, collected). Errors as EntryListChainReader.
 Result<EntryList> ReadEntryListAt(Env* env, const std::string& private_dir, const std::string& list,
                                   uint64_t version);
+
+// Writes an entry list file at `path` streaming (crash-safe: `path`.tmp, fsync, rename, fsync of the directory;
+// the .tmp is removed on failure): the header, then every (ip range or domain, value) `next` yields until it returns
+// false, in the file's order (domains, then ranges, each sorted byte-wise and unique: the caller's to keep).
+Status WriteEntryListFile(Env* env, const std::string& path, const std::string& list, uint64_t version,
+                          uint64_t url_entries, const std::function<Result<bool>(bool* ip, std::string* value)>& next);
 
 // Writes `version`.entries in `private_dir` from the chain (crash-safe: .tmp, fsync, rename, fsync of the
 // directory), so later exports and publications start from it: what a checkpoint does. No-op when the chain's

@@ -311,29 +311,15 @@ LayerDiff StreamLayerDiff(LayerKind kind, uint64_t universe, const LayerView* ol
 // Writes the DNS export's entry list (publish/entry_list.h) from the merged clear records, streaming.
 Status WriteEntryListFrom(Env* env, const std::string& path, const std::string& list, uint64_t version,
                           uint64_t url_entries, ClearVersionMerge* clear) {
-  URLGUARD_ASSIGN_OR_RETURN(auto file, CreateTempFile(env, path + ".tmp"));
-  std::string buf = "urlguard-entries 1\nlist " + list + "\nversion " + std::to_string(version) +
-                    "\nurl-entries " + std::to_string(url_entries) + "\n";
-  uint64_t n = 0;
   ClearRecord c;
-  for (;;) {
+  return WriteEntryListFile(env, path, list, version, url_entries, [&](bool* ip, std::string* value) -> Result<bool> {
     URLGUARD_ASSIGN_OR_RETURN(bool has, clear->Next(&c));
-    if (!has) break;
-    buf += c.kind == 0 ? "domain " : "ip ";
-    buf += c.view();
-    buf += '\n';
-    ++n;
-    if (buf.size() >= (size_t{1} << 20)) {
-      URLGUARD_RETURN_IF_ERROR(file->Append(buf));
-      buf.clear();
+    if (has) {
+      *ip = c.kind != 0;
+      value->assign(c.view());
     }
-  }
-  buf += "end " + std::to_string(n) + "\n";
-  URLGUARD_RETURN_IF_ERROR(file->Append(buf));
-  URLGUARD_RETURN_IF_ERROR(file->Sync());
-  URLGUARD_RETURN_IF_ERROR(file->Close());
-  URLGUARD_RETURN_IF_ERROR(env->RenameFile(path + ".tmp", path));
-  return env->SyncDir(DirName(path));
+    return has;
+  });
 }
 
 // The version's full-hash file (format/full_hash_file.h) from records in (sha256, layer) order, streaming. Counts
