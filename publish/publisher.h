@@ -50,6 +50,8 @@
 
 namespace urlguard {
 
+class EpochMap;  // publish/catchup.h
+
 // How many problems (bad lines) a report keeps in full; all are counted.
 constexpr size_t kMaxReportedFeedProblems = 200;
 
@@ -112,7 +114,8 @@ struct PublishOptions {
   // version store).
   uint32_t manifest_format = 1;
   // Format 2: a checkpoint (compaction + snapshot) is due when the fingerprints touched since the last one exceed
-  // this (it bounds each version's range diffs); the incremental run that finds it due makes it after its commit
+  // this or an eighth of the list's (at least 64 Ki) (it bounds each version's range diffs, and what a client far
+  // behind downloads after the checkpoint's snapshot); the incremental run that finds it due makes it after its commit
   // unless `checkpoint_inline` is false (the publisher loop runs it on its maintenance thread instead).
   uint64_t checkpoint_changes = uint64_t{1} << 20;
   bool checkpoint_inline = true;
@@ -193,9 +196,13 @@ using ProgressFn = std::function<void(uint64_t entries)>;
 // kFailedPrecondition without an earlier checkpoint; kCorruption when the snapshot disagrees with the versions'
 // digest sums (never published); I/O errors.
 Status MakeCheckpoint(Env* env, const PublishOptions& options, uint64_t version);
-// MakeCheckpoint when the fingerprints touched since the newest checkpoint exceed options.checkpoint_changes (what
-// the publisher loop's maintenance thread calls after each commit). True when it made one.
+// MakeCheckpoint when the fingerprints touched since the newest checkpoint exceed options.checkpoint_changes or an
+// eighth of the list's fingerprints (at least 64 Ki; what the publisher loop's maintenance thread calls after each
+// commit). True when it made one.
 Result<bool> MakeCheckpointIfDue(Env* env, const PublishOptions& options, uint64_t version);
+// The rule MakeCheckpointIfDue and an inline checkpoint apply to `map` (the epoch map of the newest version) when
+// the newest checkpoint is `checkpoint`.
+bool CheckpointDue(const EpochMap& map, uint64_t checkpoint, uint64_t checkpoint_changes);
 
 Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOptions& options,
                               const ProgressFn& progress = nullptr);

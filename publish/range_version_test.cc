@@ -382,3 +382,38 @@ TEST_F(Format2Test, AnIncrementalVersionNeedsAFormat2Predecessor) {
 
 }  // namespace
 }  // namespace urlguard
+
+namespace urlguard {
+namespace {
+
+// `n` fingerprints of layer 0 from `first` on, each added (absent before, present after).
+std::vector<TouchedFingerprint> Added(uint64_t first, uint64_t n) {
+  std::vector<TouchedFingerprint> t(n);
+  for (uint64_t i = 0; i < n; ++i) t[i] = {LayerKind::kDomain, first + i, false, true};
+  return t;
+}
+
+// A checkpoint is due past checkpoint_changes, or past an eighth of the list (never below 64 Ki touched): the second
+// bound keeps what a client far behind downloads (the checkpoint's snapshot plus the range diff from it) near the
+// snapshot for lists small next to checkpoint_changes.
+TEST(CheckpointDueTest, FollowsTheChangesOrAnEighthOfTheList) {
+  std::array<LayerSetSum, kLayerKindCount> sums{};
+  sums[0].count = 1'000'000;
+  EpochMap big(10, sums);
+  ASSERT_TRUE(big.Apply(11, Added(0, 100'000)).ok());  // 1.1 M listed: an eighth is 137.5 k
+  EXPECT_FALSE(CheckpointDue(big, 10, uint64_t{1} << 20));
+  EXPECT_TRUE(CheckpointDue(big, 10, 99'999));  // the configured bound
+  ASSERT_TRUE(big.Apply(12, Added(100'000, 50'000)).ok());  // 150 k touched, 1.15 M listed: an eighth is 143.75 k
+  EXPECT_TRUE(CheckpointDue(big, 10, uint64_t{1} << 20));
+  EXPECT_FALSE(CheckpointDue(big, 11, uint64_t{1} << 20));  // since checkpoint 11: 50 k
+
+  sums[0].count = 1000;  // a small list: the floor
+  EpochMap small(10, sums);
+  ASSERT_TRUE(small.Apply(11, Added(0, 65'536)).ok());
+  EXPECT_FALSE(CheckpointDue(small, 10, uint64_t{1} << 20));
+  ASSERT_TRUE(small.Apply(12, Added(65'536, 1)).ok());
+  EXPECT_TRUE(CheckpointDue(small, 10, uint64_t{1} << 20));
+}
+
+}  // namespace
+}  // namespace urlguard
