@@ -13,6 +13,32 @@ uint32_t Prefix32(const Sha256Digest& d) {
   return (uint32_t{d[0]} << 24) | (uint32_t{d[1]} << 16) | (uint32_t{d[2]} << 8) | uint32_t{d[3]};
 }
 
+// A list version's threat names, each given a 16-bit id the first time it is seen (records store the id).
+class ThreatTable {
+ public:
+  // Starts from `names` (ids 0..n-1 stay valid: a change-log load extends the base's table).
+  ThreatTable(std::vector<std::string>* names, const std::string& list) : names_(names), list_(list) {
+    for (size_t i = 0; i < names_->size(); ++i) index_.emplace((*names_)[i], static_cast<uint16_t>(i));
+  }
+  // The id of `name`; kResourceExhausted past kMaxPgHashSourceThreats names.
+  Result<uint16_t> Id(const std::string& name) {
+    auto it = index_.find(name);
+    if (it != index_.end()) return it->second;
+    if (names_->size() >= kMaxPgHashSourceThreats) {
+      return Status::ResourceExhausted("more than 65535 threat names in " + list_);
+    }
+    const auto id = static_cast<uint16_t>(names_->size());
+    index_.emplace(name, id);
+    names_->push_back(name);
+    return id;
+  }
+
+ private:
+  std::vector<std::string>* names_;
+  const std::string& list_;
+  std::map<std::string, uint16_t, std::less<>> index_;
+};
+
 }  // namespace
 
 Result<std::unique_ptr<PgHashSource>> PgHashSource::Open(const std::string& conninfo, Env* env,
@@ -117,27 +143,23 @@ Result<std::shared_ptr<const PgHashSource::ListTable>> PgHashSource::LoadList(co
   }
   auto records = std::make_shared<std::vector<Record>>();
   records->reserve(info.entries);
-  std::map<std::string, uint16_t, std::less<>> threat_index;
+  ThreatTable threats(&t->threats, info.list);
   Status problem;
   uint64_t rows = 0;
   Status s = state_->StreamVersion(info.list, info.version, [&](const PgLiveEntry& e) {
     ++rows;
     if (options_.on_row_read) options_.on_row_read();
     if (!problem.ok()) return;
-    auto it = threat_index.find(e.threat);
-    if (it == threat_index.end()) {
-      if (t->threats.size() >= kMaxPgHashSourceThreats) {
-        problem = Status::ResourceExhausted("more than 65535 threat names in " + info.list);
-        return;
-      }
-      it = threat_index.emplace(e.threat, static_cast<uint16_t>(t->threats.size())).first;
-      t->threats.push_back(e.threat);
+    Result<uint16_t> threat = threats.Id(e.threat);
+    if (!threat.ok()) {
+      problem = threat.status();
+      return;
     }
     if (records->size() >= budget) {
       problem = Status::ResourceExhausted(info.list + ": over this server's record budget");
       return;
     }
-    records->push_back({e.sha256, static_cast<uint8_t>(e.key.layer), it->second});
+    records->push_back({e.sha256, static_cast<uint8_t>(e.key.layer), *threat});
   });
   rows_read_ += rows;
   if (!s.ok()) return s;
@@ -169,8 +191,7 @@ Result<std::shared_ptr<const PgHashSource::ListTable>> PgHashSource::LoadChanges
       info.oldest_first_seen_unix != 0 ? std::max<int64_t>(0, info.created_unix - info.oldest_first_seen_unix) : 0;
   t->threats = old.threats;  // append-only: the base's threat indexes stay valid
   t->base = old.base;
-  std::map<std::string, uint16_t, std::less<>> threat_index;
-  for (size_t i = 0; i < t->threats.size(); ++i) threat_index.emplace(t->threats[i], static_cast<uint16_t>(i));
+  ThreatTable threats(&t->threats, info.list);
   const std::vector<Record>& base = *old.base;
 
   // The change log normalized against the base, in sha256 order: a put of a record the base holds identically,
@@ -195,16 +216,12 @@ Result<std::shared_ptr<const PgHashSource::ListTable>> PgHashSource::LoadChanges
       problem = Status::ResourceExhausted(info.list + ": over this server's record budget");
       return;
     }
-    auto it = threat_index.find(e.threat);
-    if (it == threat_index.end()) {
-      if (t->threats.size() >= kMaxPgHashSourceThreats) {
-        problem = Status::ResourceExhausted("more than 65535 threat names in " + info.list);
-        return;
-      }
-      it = threat_index.emplace(e.threat, static_cast<uint16_t>(t->threats.size())).first;
-      t->threats.push_back(e.threat);
+    Result<uint16_t> threat = threats.Id(e.threat);
+    if (!threat.ok()) {
+      problem = threat.status();
+      return;
     }
-    Change c{{{e.sha256, static_cast<uint8_t>(e.layer), it->second}, e.live, false}, Op::kAsBase};
+    Change c{{{e.sha256, static_cast<uint8_t>(e.layer), *threat}, e.live, false}, Op::kAsBase};
     auto b = std::lower_bound(base.begin(), base.end(), e.sha256,
                               [](const Record& r, const Sha256Digest& d) { return r.sha256 < d; });
     c.o.in_base = b != base.end() && b->sha256 == e.sha256;
