@@ -3,6 +3,7 @@
 #include "publish/publisher.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -613,6 +614,9 @@ struct EffectiveChange {
   std::vector<KeyRecord> records;
   std::vector<std::string> threats;
   uint64_t puts = 0, deletes = 0;
+  // Per layer, the entries the version adds (absent before; a put may also only change a listed entry's threat)
+  // and removes: what the entry-list delta is checked against.
+  std::array<uint64_t, kLayerKindCount> entries_added{}, entries_removed{};
 };
 
 Result<EffectiveChange> ComputeEffectiveChange(const LsmState& previous, KeySorter* added,
@@ -626,6 +630,7 @@ Result<EffectiveChange> ComputeEffectiveChange(const LsmState& previous, KeySort
     const int c = !have_a ? 1 : !have_r ? -1 : CompareEntry(a, r);
     if (c <= 0) {  // added (perhaps removed too: the added record stays)
       std::optional<KeyRecord> old = previous.Find(a.layer, a.key, a.sha256);
+      if (!old) ++out.entries_added[a.layer];
       if (!old || previous.threats()[old->threat] != added_names[a.threat]) {
         KeyRecord put = a;
         put.seq = 0;
@@ -644,6 +649,7 @@ Result<EffectiveChange> ComputeEffectiveChange(const LsmState& previous, KeySort
         del.reserved = static_cast<uint8_t>(DeltaOp::kDelete);
         out.records.push_back(del);
         ++out.deletes;
+        ++out.entries_removed[r.layer];
       }
       URLGUARD_ASSIGN_OR_RETURN(have_r, removed->Next(&r));
     }
@@ -700,18 +706,15 @@ Result<EntryListDelta> EntryListDeltaOf(const LsmState& before, const EffectiveC
       URLGUARD_ASSIGN_OR_RETURN(have_r, removed->Next(&r));
     }
   }
+  constexpr int kUrl = static_cast<int>(LayerKind::kUrl);
   uint64_t dns_puts = 0, dns_deletes = 0;
-  int64_t urls = 0;
-  for (const KeyRecord& rec : change.records) {
-    const bool put = rec.reserved == static_cast<uint8_t>(DeltaOp::kPut);
-    if (put && before.Find(rec.layer, rec.key, rec.sha256)) continue;  // another threat name only
-    if (rec.layer == static_cast<uint8_t>(LayerKind::kUrl)) {
-      urls += put ? 1 : -1;
-    } else {
-      ++(put ? dns_puts : dns_deletes);
-    }
+  for (int li = 0; li < kLayerKindCount; ++li) {
+    if (li == kUrl) continue;
+    dns_puts += change.entries_added[li];
+    dns_deletes += change.entries_removed[li];
   }
-  d.url_entries_change = urls;
+  d.url_entries_change =
+      static_cast<int64_t>(change.entries_added[kUrl]) - static_cast<int64_t>(change.entries_removed[kUrl]);
   if (dns_puts != d.added_domains.size() + d.added_ip_ranges.size() ||
       dns_deletes != d.removed_domains.size() + d.removed_ip_ranges.size()) {
     return Status::Internal("version " + std::to_string(version) + " of " + list + ": the entries in clear disagree "
