@@ -24,7 +24,8 @@ What it runs (Python 3 stdlib only; every figure below is measured in this one r
      (compaction included). `--manifest-format 2` and a min-wait option are passed when `publish --help`
      lists them. A version's commit time is when this script sees the new manifest.json (polled every 50 ms).
   5. Freshness: every --samples-per-version-th new URL is a sample. Each client syncs at the manifest's pace
-     (its min_wait_seconds, or --client-pace; clients are spread evenly over the pace, as a fleet is), and
+     (urlguardd's rule: its min_wait_seconds plus up to 5 % when under 30 min, or --client-pace; clients are
+     spread evenly over the pace, as a fleet is), and
      after each sync runs `urlguard check --verify` over its pending samples; a local hit the verify server
      cannot confirm yet (UNVERIFIED) is asked again every 0.5 s until the next sync. Latency = first MALICIOUS
      minus ingestion, per (sample, client): p50 / p99. A sample never confirmed within the run counts as
@@ -57,6 +58,7 @@ import http.server
 import json
 import math
 import os
+import random
 import re
 import shlex
 import shutil
@@ -324,7 +326,7 @@ class Features:
         if self.manifest_format2:
             flags += ["--manifest-format", "2"]
         if self.min_wait_flag:
-            flags += [self.min_wait_flag, str(int(interval))]
+            flags += [self.min_wait_flag, str(max(60, int(interval)))]  # the publisher's floor is 60 s
         return flags
 
     def describe(self):
@@ -747,7 +749,13 @@ def live_phase(a, bins, work, repo, key, pub_key, server, feats, r):
         if a.client_pace:
             return a.client_pace
         m = read_manifest(repo)
-        return (m or {}).get("min_wait_seconds") or min_wait["v"]
+        mw = (m or {}).get("min_wait_seconds") or min_wait["v"]
+        # urlguardd's rule (docs/sync-protocol.md §2, sync/scheduler.h PollDelaySeconds): a minimum wait under
+        # 30 min is the cadence c, polled at c plus up to 5 % (c >= 60); else 30 min +- 10 % or the minimum wait.
+        if 0 < mw < 1800:
+            c = max(60, mw)
+            return c + random.random() * max(1, c // 20)
+        return max(mw, 1620 + random.random() * 360)
 
     clients = [Client(c, work, bins, server, pub_key, feeder, pace, 0.0) for c in range(a.clients)]
     for c in clients:  # version 1 from its snapshot (not counted in the bytes per minute)

@@ -160,6 +160,7 @@ void CopyListPublishOptions(const ListPublishOptions& o, PublishOptions* po) {
   po->repo_dir = o.repo_dir;
   po->list = o.list;
   po->expires_in_seconds = o.expires_in_seconds;
+  po->min_wait_seconds = o.min_wait_seconds;
   po->keep = o.keep;
   po->emergency = o.emergency;
   po->fp_rate = o.fp_rate;
@@ -208,6 +209,10 @@ Result<ListPublishReport> PublishList(const ListPublishOptions& o, PublishRefusa
   Env* env = OrDefault(o.env);
   if (!(o.max_removal >= 0.0 && o.max_removal <= 1.0)) {
     return Status::InvalidArgument("--max-removal takes a fraction 0 .. 1");
+  }
+  if (o.min_wait_seconds < kMinPublishMinWaitSeconds || o.min_wait_seconds > kMaxManifestMinWaitSeconds) {
+    return Status::InvalidArgument("the minimum wait must be 60 s .. 24 h, not " +
+                                   std::to_string(o.min_wait_seconds) + " s");
   }
   std::vector<std::string> arguments = o.inputs;
   arguments.insert(arguments.end(), o.add.begin(), o.add.end());

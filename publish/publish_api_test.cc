@@ -17,13 +17,13 @@ namespace {
 using testing::FieldCount;
 
 // Where each ListPublishOptions field goes. Adding a field stops the build here: carry it, then list it.
-//   CopyListPublishOptions (checked below): repo_dir, list, expires_in_seconds, keep, emergency, fp_rate,
-//     default_threat, memory_budget, threads, phase_progress, max_removal, allow_large_removal (cap_removal),
+//   CopyListPublishOptions (checked below): repo_dir, list, expires_in_seconds, min_wait_seconds, keep, emergency,
+//     fp_rate, default_threat, memory_budget, threads, phase_progress, max_removal, allow_large_removal (cap_removal),
 //     manifest_format, checkpoint_changes
 //   PublishList itself: private_key_path (the key), inputs, add, remove (parsed into FeedSpecs), accept (resolved
 //     into accepted_inputs), state (publish/pg_publish.h AttachPgState), env, progress (Publish's argument); the
 //     publisher and CLI tests drive each
-static_assert(FieldCount<ListPublishOptions>() == 22,
+static_assert(FieldCount<ListPublishOptions>() == 23,
               "ListPublishOptions changed: carry the new field and list it in publish/publish_api_test.cc");
 
 // Every field of ListPublishReport is filled by ToListPublishReport (checked below); an array counts one per
@@ -37,6 +37,7 @@ TEST(CopyListPublishOptions, CarriesEveryField) {
   o.repo_dir = "/repo/x";
   o.list = "phish-7";
   o.expires_in_seconds = 7777;
+  o.min_wait_seconds = 61;
   o.keep = 9;
   o.emergency = true;
   o.fp_rate = 0.0123;
@@ -56,6 +57,7 @@ TEST(CopyListPublishOptions, CarriesEveryField) {
   EXPECT_EQ(po.repo_dir, "/repo/x");
   EXPECT_EQ(po.list, "phish-7");
   EXPECT_EQ(po.expires_in_seconds, 7777);
+  EXPECT_EQ(po.min_wait_seconds, 61u);
   EXPECT_EQ(po.keep, 9u);
   EXPECT_TRUE(po.emergency);
   EXPECT_EQ(po.fp_rate, 0.0123);

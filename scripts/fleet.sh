@@ -18,7 +18,8 @@
 #   . DIR/fleet.env; urlguard sync --data-dir d --server "$FLEET_URL" --public-key "$FLEET_PUBKEY" --list phishing --once
 #
 # --every: the loop's cadence (default $URLGUARD_FLEET_EVERY, else 60); below 60 s only for tests (clients are
-# told to poll that often too).
+# told to poll that often too). Every version's manifest, the first one's and the --pg publishers' included, says
+# min_wait_seconds max(60, --every): clients poll at that cadence.
 #
 # --pg: a PostgreSQL 15 cluster in DIR/pg (initdb/pg_ctl, as the `postgres` user when run as root) and the
 # publishers keep their state there (docs/postgres-schema.md): instead of the ingestor and the loop, two publisher
@@ -56,6 +57,8 @@ while [ $# -gt 0 ]; do
     *) echo "fleet.sh: unknown option $1" >&2; exit 4 ;;
   esac
 done
+# The manifests' min_wait_seconds: the cadence clients poll at (docs/sync-protocol.md §2), at least a minute.
+min_wait=$(( every < 60 ? 60 : every ))
 if [ -z "$bin" ]; then
   if [ -x "$src/build/bin/urlguard-server" ]; then bin=$src/build/bin; else bin=$(dirname "$(command -v urlguard-server || echo /usr/bin/x)"); fi
 fi
@@ -132,11 +135,11 @@ publisher_loop() {  # NAME: publishes feeds/phishing.txt whenever its content di
 # One publisher of the fleet (scripts/fleet.sh): publishes the feed when it changed. Two run; the list's lock
 # (or PostgreSQL's) lets one publish at a time; the other one's refusal is logged and retried. Exit status 0 means
 # the version was committed (a later step's failure is only a warning), anything else that nothing was.
-dir=$1 bin=$2 name=$3 state=$4
+dir=$1 bin=$2 name=$3 state=$4 min_wait=$5
 while true; do
   sum=$(sha256sum "$dir/feeds/phishing.txt" | cut -d' ' -f1)
   if [ "$sum" != "$(cat "$dir/state/published.sha" 2> /dev/null)" ]; then
-    args=(publish --repo "$dir/repo" --key "$dir/keys/urlguard-ed25519.pem" --list phishing)
+    args=(publish --repo "$dir/repo" --key "$dir/keys/urlguard-ed25519.pem" --list phishing --min-wait "$min_wait")
     ok=1
     if [ -n "$state" ]; then  # PostgreSQL state: the feed goes into the database, the version comes out of it
       "$bin/urlguard-publish" ingest --state "$state" --list phishing --input "$dir/feeds/phishing.txt" || ok=0
@@ -210,10 +213,10 @@ start() {
       "$bin/urlguard-publish" ingest --state "$pg_url" --list phishing --input "$dir/feeds/phishing.txt" \
           > "$dir/log/publish-initial.log"
       "$bin/urlguard-publish" publish --state "$pg_url" --repo "$dir/repo" --key "$dir/keys/urlguard-ed25519.pem" \
-          --list phishing >> "$dir/log/publish-initial.log"
+          --list phishing --min-wait "$min_wait" >> "$dir/log/publish-initial.log"
     else
       "$bin/urlguard-publish" publish --repo "$dir/repo" --key "$dir/keys/urlguard-ed25519.pem" --list phishing \
-          --input "$dir/feeds/phishing.txt" > "$dir/log/publish-initial.log"
+          --input "$dir/feeds/phishing.txt" --min-wait "$min_wait" > "$dir/log/publish-initial.log"
     fi
     sha256sum "$dir/feeds/phishing.txt" | cut -d' ' -f1 > "$dir/state/published.sha"
   fi
@@ -251,8 +254,8 @@ start() {
 
   if [ -n "$pg_url" ]; then
     publisher_loop
-    spawn publisher-1 "$dir/run/publisher.sh" "$dir" "$bin" publisher-1 "$pg_url"
-    spawn publisher-2 "$dir/run/publisher.sh" "$dir" "$bin" publisher-2 "$pg_url"
+    spawn publisher-1 "$dir/run/publisher.sh" "$dir" "$bin" publisher-1 "$pg_url" "$min_wait"
+    spawn publisher-2 "$dir/run/publisher.sh" "$dir" "$bin" publisher-2 "$pg_url" "$min_wait"
   else
     # A minute cadence (docs/runbook-publishers.md, "A minute cadence"): the ingestor feeds the spool, the loop
     # publishes what arrived once per --every seconds.

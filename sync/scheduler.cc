@@ -177,6 +177,13 @@ int64_t FirstSyncDelaySeconds(double u) {
 
 int64_t PollDelaySeconds(uint32_t min_wait_seconds, double u) {
   u = ClampUniform(u);
+  if (min_wait_seconds > 0 && min_wait_seconds < kPollIntervalSeconds) {
+    // Spec (docs/sync-protocol.md §2): a minimum wait under 30 minutes is the publisher's cadence (the publish
+    // loop sets it to its --every): poll at it, +5 % jitter, never more often than once a minute.
+    const int64_t cadence = std::max<int64_t>(min_wait_seconds, kMinPollIntervalSeconds);
+    const int64_t spread = std::max<int64_t>(1, cadence / 20);
+    return cadence + FloorBelow(u * static_cast<double>(spread), spread);
+  }
   // Spec (docs/architecture.md §5): polling every 30 minutes with jitter; the server's minimum wait wins.
   // 30 min * (1 + 0.1 * (2u - 1)) = 27 min + u * 6 min.
   const int64_t spread = 2 * kPollJitterSeconds;

@@ -7,6 +7,8 @@
 //
 //   first attempt   now + U * 60 s                                   (soon after start, spread out)
 //   after success   now + max(30 min * (0.9 + 0.2 * U), min_wait, Retry-After)
+//                   or, when 0 < min_wait < 30 min (the publisher's cadence):
+//                   now + max(c + floor(U * max(1, c / 20)), Retry-After), c = max(min_wait, 60 s)
 //   after failure   now + max(min(2^(N-1) * 15 min * (1 + U), 24 h), min_wait, Retry-After)
 //                   N = consecutive failures (1 after the first)
 //
@@ -38,6 +40,7 @@ namespace urlguard {
 constexpr int64_t kFirstSyncMaxDelaySeconds = 60;  // first attempt after start: uniform in [0, 60) s
 constexpr int64_t kPollIntervalSeconds = 30 * 60;  // nominal interval between successful polls
 constexpr int64_t kPollJitterSeconds = kPollIntervalSeconds / 10;  // +-10 %: [27 min, 33 min)
+constexpr int64_t kMinPollIntervalSeconds = 60;  // a manifest's shorter minimum wait polls no faster than this
 constexpr int64_t kBackoffBaseSeconds = 15 * 60;                   // the first failure waits 15..30 min
 constexpr int64_t kMaxBackoffSeconds = 24 * 60 * 60;  // the ceiling of every wait (backoff, Retry-After)
 
@@ -52,7 +55,10 @@ UniformSource EnvUniformSource(Env* env);
 int64_t FirstSyncDelaySeconds(double u);
 
 // The delay after a successful poll: max(30 min * (1 + 0.1 * (2u - 1)), min_wait_seconds), computed as
-// 1620 + floor(u * 360), so in [1620, 1980) s unless the manifest's minimum wait is larger.
+// 1620 + floor(u * 360), so in [1620, 1980) s unless the manifest's minimum wait is larger. A minimum wait
+// under 30 min is the publisher's cadence (`urlguard-publish loop --every`): then the delay is that cadence c
+// (at least kMinPollIntervalSeconds) plus up to 5 %: c + floor(u * max(1, c / 20)), e.g. [60, 63) at 60 s.
+// 0 (no manifest installed yet) means the 30-minute default.
 int64_t PollDelaySeconds(uint32_t min_wait_seconds, double u);
 
 // The delay after the N-th consecutive failure (N >= 1): min(floor(2^(N-1) * 15 min * (1 + u)), 24 h), the

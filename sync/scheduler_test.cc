@@ -96,8 +96,34 @@ TEST(PollTest, ServerMinimumWaitWinsWhenLarger) {
   EXPECT_EQ(PollDelaySeconds(7200, kJustBelowOne), 7200);
   EXPECT_EQ(PollDelaySeconds(1900, 0.0), 1900);            // beats 1620 ...
   EXPECT_EQ(PollDelaySeconds(1900, kJustBelowOne), 1979);  // ... but not 1979
-  EXPECT_EQ(PollDelaySeconds(100, 0.5), 1800);
   EXPECT_EQ(PollDelaySeconds(86400, 0.0), 86400);
+}
+
+// A minimum wait under 30 minutes is the publisher's cadence (a `urlguard-publish loop --every 60` list):
+// clients poll at it, or a threat listed now would reach them half an hour later, not within two minutes.
+TEST(PollTest, AShortMinimumWaitIsThePublishersCadence) {
+  EXPECT_EQ(PollDelaySeconds(60, 0.0), 60);
+  EXPECT_EQ(PollDelaySeconds(60, 0.5), 61);
+  EXPECT_EQ(PollDelaySeconds(60, kJustBelowOne), 62);  // +5 %: [60, 63)
+  EXPECT_EQ(PollDelaySeconds(100, 0.5), 102);
+  EXPECT_EQ(PollDelaySeconds(600, kJustBelowOne), 629);
+  EXPECT_EQ(PollDelaySeconds(1799, 0.0), 1799);
+  EXPECT_EQ(PollDelaySeconds(1799, kJustBelowOne), 1887);
+  // Never more often than once a minute, whatever a (signed) manifest asks.
+  EXPECT_EQ(PollDelaySeconds(1, 0.0), kMinPollIntervalSeconds);
+  EXPECT_EQ(PollDelaySeconds(20, kJustBelowOne), 62);
+  for (int i = 0; i < 1000; ++i) {
+    const int64_t d = PollDelaySeconds(60, i / 1000.0);
+    EXPECT_GE(d, 60);
+    EXPECT_LT(d, 63);
+  }
+  // Retry-After still wins over a short cadence, and a failure still backs off.
+  Script script({0.0, 0.0});
+  ListSyncState s;
+  RecordSyncSuccess(&s, 1700000000, /*not_modified=*/true, /*min_wait=*/60, /*retry_after=*/300, script.source());
+  EXPECT_EQ(s.next_attempt_unix, 1700000300);
+  RecordSyncFailure(&s, 1700001000, "x", /*min_wait=*/60, -1, script.source());
+  EXPECT_EQ(s.next_attempt_unix, 1700001000 + kBackoffBaseSeconds);
 }
 
 TEST(FirstSyncTest, WithinTheFirstMinute) {

@@ -9,7 +9,8 @@
 #   - kill -9 between the claim and the commit (fault point publish.loop.after-claim): the restarted loop publishes
 #     the batch once; kill -9 after the commit (publish.loop.after-commit): the restart moves the batch to done/
 #     and publishes no second version;
-#   - an HTML page dropped as a change file goes to SPOOL/rejected/ with a .why, the rest publishes.
+#   - an HTML page dropped as a change file goes to SPOOL/rejected/ with a .why, the rest publishes;
+#   - `publish --min-wait` sets the first version's min_wait_seconds and refuses less than 60 s.
 # Args: BIN_DIR. The kill -9 part needs a build with fault points (URLGUARD_FAULT_POINTS, on in test builds); without
 # them it is skipped (exit 77) after the rest passed.
 set -euo pipefail
@@ -32,8 +33,17 @@ fail() { failed=$((failed + 1)); echo "FAIL: $*"; }
 publish=$bin/urlguard-publish
 "$publish" keygen --out keys > /dev/null
 for i in $(seq 1 50); do echo "base$i.example"; done > base.txt
-"$publish" publish --repo repo --key keys/urlguard-ed25519.pem --list phishing --input plain:base.txt > /dev/null
 manifest=repo/public/v1/lists/phishing/manifest.json
+# `publish --min-wait`: the first version already tells clients the cadence (60 s .. 24 h; less is refused and
+# publishes nothing).
+rc=0
+"$publish" publish --repo repo --key keys/urlguard-ed25519.pem --list phishing --input plain:base.txt \
+  --min-wait 59 > /dev/null 2> minwait.err || rc=$?
+[ "$rc" = 4 ] && grep -q -- "--min-wait takes a duration from 60 s" minwait.err && [ ! -e "$manifest" ] && ok ||
+  fail "publish --min-wait 59: exit $rc, $(cat minwait.err), manifest $(ls "$manifest" 2> /dev/null)"
+"$publish" publish --repo repo --key keys/urlguard-ed25519.pem --list phishing --input plain:base.txt \
+  --min-wait 2m > /dev/null
+grep -q '"min_wait_seconds": 120,' "$manifest" && ok || fail "publish --min-wait 2m: $(grep min_wait "$manifest")"
 version() { sed -n 's/^  "version": \([0-9]*\),*$/\1/p' "$manifest"; }
 domains() { sed -n '/^  "entries": {/,/^  }/s/^    "domain": \([0-9]*\),*$/\1/p' "$manifest"; }
 # As an ingestor: write beside the spool, rename in.

@@ -7,8 +7,8 @@
 //   urlguard-publish keygen  --out DIR
 //   urlguard-publish publish --repo DIR --key PRIVATE.pem --list NAME (--input [FORMAT:]FILE... |
 //                            --add [FORMAT:]FILE... --remove [FORMAT:]FILE...)
-//                            [--expires-in 24h] [--keep K] [--emergency on|off] [--fp-rate P] [--threat T]
-//                            [--accept [FORMAT:]FILE ...] [--max-removal FRACTION] [--allow-large-removal]
+//                            [--expires-in 24h] [--min-wait 30m] [--keep K] [--emergency on|off] [--fp-rate P]
+//                            [--threat T] [--accept [FORMAT:]FILE ...] [--max-removal FRACTION] [--allow-large-removal]
 //   urlguard-publish publish --state postgresql://... --repo DIR --key PRIVATE.pem --list NAME [options as above]
 //   urlguard-publish ingest  --state postgresql://... --list NAME --input [FORMAT:]FILE... [--threat T] [--add-only]
 //                            [--memory-budget BYTES|NM|NG] [--threads N] [--accept [FORMAT:]FILE ...]
@@ -131,7 +131,7 @@ int RunPublish(const std::string& repo, const std::string& key_path, const std::
                const std::string& memory_budget, int threads, const std::vector<std::string>& add,
                const std::vector<std::string>& remove, const std::string& state,
                const std::vector<std::string>& accept, double max_removal, bool allow_large_removal,
-               uint32_t manifest_format, uint64_t checkpoint_changes) {
+               uint32_t manifest_format, uint64_t checkpoint_changes, const std::string& min_wait) {
   // --memory-budget: bytes, or a number with K, M or G (powers of 1024).
   uint64_t budget = 0;
   {
@@ -156,6 +156,11 @@ int RunPublish(const std::string& repo, const std::string& key_path, const std::
     std::cerr << "urlguard-publish: --expires-in takes a duration such as 90m, 24h or 7d\n";
     return 4;
   }
+  auto wait = urlguard::ParseDurationSeconds(min_wait);
+  if (!wait.ok() || *wait < urlguard::kMinPublishMinWaitSeconds || *wait > 24 * 3600) {
+    std::cerr << "urlguard-publish: --min-wait takes a duration from 60 s to 24h, such as 60, 5m or 30m\n";
+    return 4;
+  }
   urlguard::Progress progress;
   urlguard::ListPublishOptions o;
   o.repo_dir = repo;
@@ -163,6 +168,7 @@ int RunPublish(const std::string& repo, const std::string& key_path, const std::
   o.list = list;
   o.inputs = inputs;
   o.expires_in_seconds = *expires;
+  o.min_wait_seconds = static_cast<uint32_t>(*wait);
   o.keep = keep;
   o.emergency = emergency == "on";
   o.fp_rate = fp_rate;
@@ -536,6 +542,10 @@ int main(int argc, char** argv) {
   repeatable(publish->add_option("--remove", remove_feeds,
                                  "incremental version: [FORMAT:]FILE of entries to remove (repeatable)"));
   publish->add_option("--expires-in", expires_in, "how long clients may serve this version (default 24h)");
+  std::string min_wait = "30m";
+  publish->add_option("--min-wait", min_wait,
+                      "the manifest's min_wait_seconds: clients poll this often when it is under 30m, so set it to "
+                      "the interval versions are published at (60 .. 24h; default 30m)");
   publish->add_option("--keep", keep, "diffs from this many previous versions (default 5)");
   publish->add_option("--emergency", emergency, "on: clients treat local hits as malicious without verifying")
       ->check(CLI::IsMember({"on", "off"}));
@@ -698,7 +708,7 @@ int main(int argc, char** argv) {
     }
     return RunPublish(repo, key, list, inputs, expires_in, keep, emergency, fp_rate, threat, memory_budget, threads,
                       add_feeds, remove_feeds, state, accept_inputs, max_removal, allow_large_removal,
-                      manifest_format, checkpoint_changes);
+                      manifest_format, checkpoint_changes, min_wait);
   }
   if (*ingest) return RunIngest(state, list, inputs, threat, add_only, accept_inputs);
   if (*seen) {

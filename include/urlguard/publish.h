@@ -146,6 +146,8 @@ enum class PublishRefusal {
 // The guard's defaults: the feeds file's max_rejected_fraction and max_removal defaults (docs/feeds-file.md §3).
 inline constexpr double kDefaultInputMaxRejectedFraction = 0.25;
 inline constexpr double kDefaultPublishMaxRemoval = 0.1;
+// The smallest ListPublishOptions::min_wait_seconds: clients poll no more often than once a minute.
+inline constexpr uint32_t kMinPublishMinWaitSeconds = 60;
 
 struct ListPublishOptions {
   std::string repo_dir;              // required; created when missing
@@ -157,6 +159,9 @@ struct ListPublishOptions {
   std::vector<std::string> add;
   std::vector<std::string> remove;
   int64_t expires_in_seconds = 24 * 3600;  // how long clients may serve this version
+  // The manifest's min_wait_seconds (60 .. 86400): how often clients poll. Under 1800 it is the cadence clients
+  // poll at (docs/sync-protocol.md §2): set it to the interval versions are published at.
+  uint32_t min_wait_seconds = 1800;
   uint32_t keep = 5;                 // diffs from up to this many previous versions
   bool emergency = false;            // clients treat local hits as malicious without verifying
   double fp_rate = 0.001;
