@@ -57,6 +57,9 @@ void AdviseRandomAccess(const MappedFile& file);
 // Asks the kernel to start reading [offset, offset + length) of `file` now (madvise MADV_WILLNEED): the readahead
 // of a sequential walk over a mapping that AdviseRandomAccess turned off. Never blocks on the reads.
 void PrefetchMappedPages(const MappedFile& file, size_t offset, size_t length);
+// The share of `samples` pages spread evenly over `file` that are in memory (mincore): whether reading ahead is
+// worth its system calls. 1.0 for a MappedFile Env::Default() did not make, or when the kernel does not say.
+double SampleResidentFraction(const MappedFile& file, size_t samples);
 
 // The directory part of `path` ("." when it has none).
 std::string DirName(const std::string& path);

@@ -278,6 +278,52 @@ TEST(ListStateTest, LookupsMatchForKeysThatAreNotUniform) {
   }
 }
 
+// PrefetchLookups runs every key's interpolation search in lockstep and reads their pages ahead: it must end
+// (clustered keys included), skip what the overlay answers, ask for a few pages per key rather than the layer, and
+// change no answer.
+TEST(ListStateTest, PrefetchedLookupsAskForFewPagesAndChangeNoAnswer) {
+  Fixture f;
+  f.Build(20000, 3);  // a base of 20 k entries and two deltas on it
+  auto s = LsmState::Open(Env::Default(), f.dir, kList, 3);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  std::vector<LsmState::LookupKey> keys;
+  uint64_t added_by_deltas = 0;  // their keys are in the overlay: no search
+  for (const auto& [k, v] : f.at[3]) {
+    keys.push_back({std::get<0>(k), std::get<1>(k)});
+    added_by_deltas += f.at[1].count(k) == 0 ? 1 : 0;
+  }
+  ASSERT_GT(added_by_deltas, 0u);
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 5000; ++i) keys.push_back({static_cast<uint8_t>(rng() % 3), rng()});  // mostly absent
+  keys.push_back({7, 1});  // a layer past the last: nothing to search
+  const LsmState::PrefetchStats stats = (*s)->PrefetchLookups(keys, LsmState::Readahead::kAlways);
+  EXPECT_GT(stats.searched, keys.size() / 2);
+  EXPECT_LE(stats.searched, keys.size() - 1 - added_by_deltas);
+  EXPECT_GE(stats.pages, 1u);
+  // A 20 k-record base is about 235 pages: each search narrows to a few of them.
+  EXPECT_LE(stats.pages, 12 * stats.searched);
+  ExpectMatches(**s, f.at[3], &f.gen);
+  // Clustered keys: the bisection after kMaxInterpolations rounds ends the lockstep too.
+  testing::TempDir dir{"lsm-prefetch"};
+  Model m;
+  std::vector<LsmState::LookupKey> clustered;
+  for (int i = 0; i < 5000; ++i) {
+    std::array<uint8_t, 32> sha;
+    for (auto& b : sha) b = static_cast<uint8_t>(rng());
+    const uint64_t key = (rng() % 4) << 62 | (rng() % 64);
+    m[{1, key, sha}] = Value{kNames[0], 0, 0};
+    clustered.push_back({1, key});
+  }
+  WriteBase(JoinPath(dir.path(), StateFileName(1)), 1, m);
+  auto c = LsmState::Open(Env::Default(), dir.path(), kList, 1);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  const LsmState::PrefetchStats cs = (*c)->PrefetchLookups(clustered, LsmState::Readahead::kAlways);
+  EXPECT_EQ(cs.searched, clustered.size());
+  EXPECT_LE(cs.pages, 12 * cs.searched);
+  Gen gen(3);
+  ExpectMatches(**c, m, &gen);
+}
+
 TEST(ListStateTest, CompactionWritesWhatAFullPublishWrites) {
   Fixture f;
   f.Build(3000, 9);

@@ -622,36 +622,55 @@ struct EffectiveChange {
 Result<EffectiveChange> ComputeEffectiveChange(const LsmState& previous, KeySorter* added,
                                                const std::vector<std::string>& added_names, KeySorter* removed) {
   EffectiveChange out;
-  std::vector<uint16_t> name_of_put;  // per record: the added name's id (puts only)
+  // The merged stream in batches: each batch's lookups read their base pages ahead together
+  // (LsmState::PrefetchLookups), so a cold base costs parallel reads rather than one wait per page.
+  constexpr size_t kLookupBatch = 4096;
+  struct Pending {
+    KeyRecord rec;
+    bool added = false;  // an added entry (perhaps removed too: the added record stays); else removed only
+  };
+  std::vector<Pending> batch;
+  std::vector<LsmState::LookupKey> lookups;
+  batch.reserve(kLookupBatch);
+  lookups.reserve(kLookupBatch);
   KeyRecord a, r;
   URLGUARD_ASSIGN_OR_RETURN(bool have_a, added->Next(&a));
   URLGUARD_ASSIGN_OR_RETURN(bool have_r, removed->Next(&r));
   while (have_a || have_r) {
-    const int c = !have_a ? 1 : !have_r ? -1 : CompareEntry(a, r);
-    if (c <= 0) {  // added (perhaps removed too: the added record stays)
-      std::optional<KeyRecord> old = previous.Find(a.layer, a.key, a.sha256);
-      if (!old) ++out.entries_added[a.layer];
-      if (!old || previous.threats()[old->threat] != added_names[a.threat]) {
-        KeyRecord put = a;
-        put.seq = 0;
-        put.reserved = static_cast<uint8_t>(DeltaOp::kPut);
-        out.records.push_back(put);
-        ++out.puts;
+    batch.clear();
+    lookups.clear();
+    while ((have_a || have_r) && batch.size() < kLookupBatch) {
+      const int c = !have_a ? 1 : !have_r ? -1 : CompareEntry(a, r);
+      batch.push_back({c <= 0 ? a : r, c <= 0});
+      lookups.push_back({batch.back().rec.layer, batch.back().rec.key});
+      if (c <= 0) {
+        URLGUARD_ASSIGN_OR_RETURN(have_a, added->Next(&a));
       }
-      URLGUARD_ASSIGN_OR_RETURN(have_a, added->Next(&a));
-      if (c == 0) {
+      if (c >= 0) {
         URLGUARD_ASSIGN_OR_RETURN(have_r, removed->Next(&r));
       }
-    } else {  // removed only
-      if (std::optional<KeyRecord> old = previous.Find(r.layer, r.key, r.sha256)) {
+    }
+    previous.PrefetchLookups(lookups);
+    for (const Pending& p : batch) {
+      const KeyRecord& e = p.rec;
+      std::optional<KeyRecord> old = previous.Find(e.layer, e.key, e.sha256);
+      if (p.added) {
+        if (!old) ++out.entries_added[e.layer];
+        if (!old || previous.threats()[old->threat] != added_names[e.threat]) {
+          KeyRecord put = e;
+          put.seq = 0;
+          put.reserved = static_cast<uint8_t>(DeltaOp::kPut);
+          out.records.push_back(put);
+          ++out.puts;
+        }
+      } else if (old) {
         KeyRecord del = *old;
         del.threat = 0;
         del.reserved = static_cast<uint8_t>(DeltaOp::kDelete);
         out.records.push_back(del);
         ++out.deletes;
-        ++out.entries_removed[r.layer];
+        ++out.entries_removed[e.layer];
       }
-      URLGUARD_ASSIGN_OR_RETURN(have_r, removed->Next(&r));
     }
   }
   // The delta's own threat table: the names its puts use, sorted.
