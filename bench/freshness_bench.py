@@ -329,6 +329,12 @@ class Features:
             flags += [self.min_wait_flag, str(max(60, int(interval)))]  # the publisher's floor is 60 s
         return flags
 
+    def loop_flags(self, interval):
+        """publish_flags that `loop --help` lists (the loop sets min_wait_seconds from --every itself)."""
+        f = self.publish_flags(interval)
+        return [x for i in range(0, len(f), 2) if re.search(re.escape(f[i]) + r"\b", self.loop_help)
+                for x in f[i:i + 2]]
+
     def describe(self):
         return "loop %s, --manifest-format 2 %s, min-wait option %s" % (
             "yes" if self.loop else "no (publish --add --remove per version)",
@@ -745,32 +751,38 @@ def live_phase(a, bins, work, repo, key, pub_key, server, feats, r):
     v1 = watcher.version
     min_wait = {"v": (read_manifest(repo) or {}).get("min_wait_seconds", 1800)}
 
-    def pace():
+    def nominal_pace():
+        """The pace without its jitter: --client-pace, or the manifest's cadence (at least 60 s) or 30 min."""
         if a.client_pace:
             return a.client_pace
         m = read_manifest(repo)
         mw = (m or {}).get("min_wait_seconds") or min_wait["v"]
+        return max(60, mw) if 0 < mw < 1800 else max(mw, 1800)
+
+    def pace():
+        if a.client_pace:
+            return a.client_pace
         # urlguardd's rule (docs/sync-protocol.md §2, sync/scheduler.h PollDelaySeconds): a minimum wait under
         # 30 min is the cadence c, polled at c plus up to 5 % (c >= 60); else 30 min +- 10 % or the minimum wait.
-        if 0 < mw < 1800:
-            c = max(60, mw)
+        c = nominal_pace()
+        if c < 1800:
             return c + random.random() * max(1, c // 20)
-        return max(mw, 1620 + random.random() * 360)
+        return max(c, 1620 + random.random() * 360)
 
     clients = [Client(c, work, bins, server, pub_key, feeder, pace, 0.0) for c in range(a.clients)]
     for c in clients:  # version 1 from its snapshot (not counted in the bytes per minute)
         rc, line, _ = c.sync()
         if rc != 0:
             raise SystemExit("freshness_bench: first sync failed: " + line)
-    log("clients synced version %d; client pace %s s (%s)" % (v1, pace(), "--client-pace" if a.client_pace else
-                                                              "the manifest's min_wait_seconds"))
+    log("clients synced version %d; client pace %s s (%s)" % (v1, nominal_pace(), "--client-pace" if a.client_pace else
+                                                              "the manifest's min_wait_seconds, plus up to 5 % as urlguardd"))
     loop_log = os.path.join(work, "loop.log")
     t_start = time.time()
     t_start_box[0] = t_start
     feeder.start()
     if feats.loop:
         cmd = [bins["urlguard-publish"], "loop", "--repo", repo, "--key", key, "--list", LIST, "--spool", spool,
-               "--every", str(int(a.interval)), "--expires-in", "7d"] + feats.publish_flags(a.interval)
+               "--every", str(int(a.interval)), "--expires-in", "7d"] + feats.loop_flags(a.interval)
         lf = open(loop_log, "w")
         # The full command first; if the loop refuses it at once (an option it does not take, or an interval
         # under its minimum), the required options only; then this script publishes by itself.
@@ -834,7 +846,7 @@ def live_phase(a, bins, work, repo, key, pub_key, server, feats, r):
                 os.unlink(rem)
         t_last = time.time()
         # Wait until every client confirmed every sample (or the grace of two paces runs out).
-        grace = max(2 * a.interval + 60, min(2 * pace() + 30, a.max_grace))
+        grace = max(2 * a.interval + 60, min(2 * nominal_pace() + 30, a.max_grace))
         deadline = time.time() + grace
         while time.time() < deadline:
             with feeder.lock:
@@ -872,7 +884,7 @@ def live_phase(a, bins, work, repo, key, pub_key, server, feats, r):
     r["latency_p99_s"] = percentile(lat, 99)
     r["latency_max_s"] = max(lat) if lat else None
     r["run_s"] = t_end - t_start
-    r["client_pace_s"] = pace()
+    r["client_pace_s"] = nominal_pace()
     live = {v: i for v, i in versions.items() if v > v1}
     commits = sorted(i["t_commit"] for i in live.values() if "t_commit" in i)
     r["versions"] = len(live)
