@@ -2,7 +2,7 @@
 // Copyright urlguard authors.
 //
 // `urlguardd`: the sync daemon. It keeps a data directory current from a signed update server (every 30 minutes
-// with jitter, backing off on failures), and answers lookups for programs that do not link the library over a
+// with jitter, or at the cadence a list's manifest names, backing off on failures), and answers lookups for programs that do not link the library over a
 // loopback HTTP API:
 //   GET /v1/check?url=URL   -> the JSON verdict (the same object as `urlguard check --json`)
 //   GET /status             -> per-list version, entries, age, expiry, last sync result, next sync

@@ -3,8 +3,8 @@
 //
 // urlguard::SyncEngine — the single writer of a data directory: it downloads signed list updates (a diff when
 // the server has one from the installed version, else the full snapshot), verifies them, installs them
-// atomically, and keeps each list's schedule (poll every ~30 minutes with jitter, back off on failures, honour the
-// server's minimum wait and Retry-After) in the data directory so it survives restarts. See docs/architecture.md
+// atomically, and keeps each list's schedule (poll every ~30 minutes with jitter, or at the publisher's cadence when
+// the manifest's minimum wait is shorter, back off on failures, honour Retry-After) in the data directory so it survives restarts. See docs/architecture.md
 // and docs/data-dir.md.
 //
 //   urlguard::SyncOptions o;
