@@ -880,7 +880,16 @@ Status CompactFullHashes(Env* env, const std::string& private_dir, const std::st
     if (r.deleted) return Status::Ok();
     return w.Add(r.sha, static_cast<LayerKind>(r.layer), id_of(r.threat));
   };
+  // The walk hands the base's pages back to the kernel behind it (they stay in the page cache), or a checkpoint's
+  // resident set grew by the whole base: 3.9 GB at 100 M, a publisher loop's 4.1 GB peak (docs/performance.md).
+  // Record i starts at or after i / records of the file (the header comes first), so nothing ahead is released.
+  constexpr uint64_t kReleaseEvery = uint64_t{1} << 16;
   for (uint64_t i = 0; i < base_view.records(); ++i) {
+    if (i % kReleaseEvery == kReleaseEvery - 1) {
+      ReleaseMappedPages(*base_file, 0,
+                         static_cast<size_t>(static_cast<unsigned __int128>(i) * base_file->size() /
+                                             base_view.records()));
+    }
     FullHashMatch m = base_view.RecordAt(i);
     Rec b{m.sha256, static_cast<uint8_t>(m.layer), false, {}};
     while (o < overlay.size() && by_hash(overlay[o], b)) URLGUARD_RETURN_IF_ERROR(emit_overlay(overlay[o++]));
