@@ -256,6 +256,12 @@ KeyRecord LsmState::BaseRecord(uint64_t i) const {
   return r;
 }
 
+uint64_t LsmState::BaseKey(uint64_t i) const {
+  uint64_t k;
+  std::memcpy(&k, base_->data() + records_at_ + i * kStateRecordBytes, 8);
+  return k;
+}
+
 uint64_t LsmState::BinaryLowerBound(uint64_t lo, uint64_t hi, uint8_t layer, uint64_t key,
                                     const uint8_t* sha256) const {
   const uint8_t* recs = base_->data() + records_at_;
@@ -328,11 +334,7 @@ uint64_t LsmState::BaseLowerBound(uint8_t layer, uint64_t key, const uint8_t* sh
   }
   if (layer >= kLayerKindCount) return layer_begin_[kLayerKindCount];
   const uint8_t* recs = base_->data() + records_at_;
-  auto key_at = [&](uint64_t i) {
-    uint64_t k;
-    std::memcpy(&k, recs + i * kStateRecordBytes, 8);
-    return k;
-  };
+  auto key_at = [this](uint64_t i) { return BaseKey(i); };
   auto at_or_above = [&](uint64_t i) { return CompareRaw(recs + i * kStateRecordBytes, layer, key, sha256) >= 0; };
   Bracket br;
   br.lo = layer_begin_[layer];
@@ -351,11 +353,7 @@ LsmState::PrefetchStats LsmState::PrefetchLookups(std::span<const LookupKey> key
   }
   if (mode == Readahead::kIfCold && !prefetch_.load()) return stats;
   const uint8_t* recs = base_->data() + records_at_;
-  auto key_at = [&](uint64_t i) {
-    uint64_t k;
-    std::memcpy(&k, recs + i * kStateRecordBytes, 8);
-    return k;
-  };
+  auto key_at = [this](uint64_t i) { return BaseKey(i); };
   std::vector<Bracket> brackets(keys.size());
   for (size_t i = 0; i < keys.size(); ++i) {
     const uint8_t layer = std::min<uint8_t>(keys[i].layer, kLayerKindCount);

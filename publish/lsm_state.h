@@ -148,6 +148,7 @@ class LsmState {
   struct Bracket;  // one interpolation search, a round at a time (lsm_state.cc)
   // The i-th base record, decoded (threat id as stored: indexes the base's table, a prefix of threats_).
   KeyRecord BaseRecord(uint64_t i) const;
+  uint64_t BaseKey(uint64_t i) const;  // the i-th base record's key alone
   // First base index whose (layer, key, sha) is >= the given one (sha null: the smallest sha): an interpolation
   // search inside the layer (see the file comment). Counts towards the next page release.
   uint64_t BaseLowerBound(uint8_t layer, uint64_t key, const uint8_t* sha256) const;

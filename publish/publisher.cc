@@ -642,7 +642,6 @@ Result<EffectiveChange> ComputeEffectiveChange(const LsmState& previous, KeySort
     while ((have_a || have_r) && batch.size() < kLookupBatch) {
       const int c = !have_a ? 1 : !have_r ? -1 : CompareEntry(a, r);
       batch.push_back({c <= 0 ? a : r, c <= 0});
-      lookups.push_back({batch.back().rec.layer, batch.back().rec.key});
       if (c <= 0) {
         URLGUARD_ASSIGN_OR_RETURN(have_a, added->Next(&a));
       }
@@ -650,6 +649,7 @@ Result<EffectiveChange> ComputeEffectiveChange(const LsmState& previous, KeySort
         URLGUARD_ASSIGN_OR_RETURN(have_r, removed->Next(&r));
       }
     }
+    for (const Pending& p : batch) lookups.push_back({p.rec.layer, p.rec.key});
     previous.PrefetchLookups(lookups);
     for (const Pending& p : batch) {
       const KeyRecord& e = p.rec;
