@@ -23,9 +23,10 @@ What it runs (Python 3 stdlib only; every figure below is measured in this one r
      from wait4). With the loop, publisher CPU per version is the loop's /proc CPU time between two commits
      (compaction included). `--manifest-format 2` and a min-wait option are passed when `publish --help`
      lists them. A version's commit time is when this script sees the new manifest.json (polled every 50 ms).
-  5. Freshness: every --samples-per-version-th new URL is a sample. Each client syncs at the manifest's pace
-     (urlguardd's rule: its min_wait_seconds plus up to 5 % when under 30 min, or --client-pace; clients are
-     spread evenly over the pace, as a fleet is), and
+  5. Freshness: every --samples-per-version-th new URL is a sample. Each client syncs when its own schedule
+     says (next_attempt_unix of its D/sync-state.json, written by `urlguard sync` with urlguardd's rule, the
+     binary's own; where it does not say, at the manifest's pace plus up to 5 %), or every --client-pace
+     seconds with the clients spread evenly over the pace, as a fleet is; and
      after each sync runs `urlguard check --verify` over its pending samples; a local hit the verify server
      cannot confirm yet (UNVERIFIED) is asked again every 0.5 s until the next sync. Latency = first MALICIOUS
      minus ingestion, per (sample, client): p50 / p99. A sample never confirmed within the run counts as
@@ -528,7 +529,7 @@ SYNC_RE = re.compile(r"^%s: (\S+)" % LIST)
 
 
 class Client:
-    def __init__(self, idx, work, bins, server, pub_key, feeder, pace_fn, phase):
+    def __init__(self, idx, work, bins, server, pub_key, feeder, pace_fn, phase, fixed_pace=False):
         self.idx = idx
         self.data = os.path.join(work, "client%d" % idx)
         self.bins = bins
@@ -537,6 +538,7 @@ class Client:
         self.proxy = Proxy(server.host, server.port)
         self.feeder = feeder
         self.pace_fn = pace_fn
+        self.fixed_pace = fixed_pace  # --client-pace: pace_fn, not the client's own schedule
         self.phase = phase
         self.seen = {}  # sample index -> first MALICIOUS time
         self.syncs = []  # (time, report line, records)
@@ -594,13 +596,29 @@ class Client:
         self.thread = threading.Thread(target=self.run, daemon=True)
         self.thread.start()
 
+    def scheduled(self):
+        """When the client's own schedule says its next poll is due: next_attempt_unix in D/sync-state.json
+        (docs/sync-protocol.md §3), written by the `urlguard sync` under test with urlguardd's rule; None when
+        --client-pace is given or the file does not say."""
+        if self.fixed_pace:
+            return None
+        try:
+            with open(os.path.join(self.data, "sync-state.json")) as f:
+                lists = json.load(f).get("lists") or []
+            return float(lists[0]["next_attempt_unix"]) if lists else None
+        except (OSError, ValueError, KeyError, TypeError, IndexError):
+            return None
+
     def run(self):
-        next_sync = self.t0 + self.phase
+        next_sync = self.scheduled()
+        if next_sync is None or next_sync < self.t0:
+            next_sync = self.t0 + self.phase
         while not self.stop_event.is_set():
             if self.stop_event.wait(max(0.0, next_sync - time.time())):
                 break
             self.sync()
-            next_sync += max(1.0, self.pace_fn())
+            due = self.scheduled()
+            next_sync = due if due is not None and due > next_sync else next_sync + max(1.0, self.pace_fn())
             unverified = self.check(self.pending())
             while unverified and time.time() < next_sync - TICK_SECONDS and not self.stop_event.is_set():
                 time.sleep(TICK_SECONDS)
@@ -769,13 +787,14 @@ def live_phase(a, bins, work, repo, key, pub_key, server, feats, r):
             return c + random.random() * max(1, c // 20)
         return max(c, 1620 + random.random() * 360)
 
-    clients = [Client(c, work, bins, server, pub_key, feeder, pace, 0.0) for c in range(a.clients)]
+    clients = [Client(c, work, bins, server, pub_key, feeder, pace, 0.0, bool(a.client_pace))
+               for c in range(a.clients)]
     for c in clients:  # version 1 from its snapshot (not counted in the bytes per minute)
         rc, line, _ = c.sync()
         if rc != 0:
             raise SystemExit("freshness_bench: first sync failed: " + line)
     log("clients synced version %d; client pace %s s (%s)" % (v1, nominal_pace(), "--client-pace" if a.client_pace else
-                                                              "the manifest's min_wait_seconds, plus up to 5 % as urlguardd"))
+                                                              "each client's own schedule, urlguardd's rule"))
     loop_log = os.path.join(work, "loop.log")
     t_start = time.time()
     t_start_box[0] = t_start

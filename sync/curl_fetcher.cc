@@ -403,6 +403,10 @@ class CurlFetcher final : public Fetcher {
     response.status = static_cast<int>(http_status);
     response.body = std::move(transfer.body);
     response.etag = std::move(transfer.etag);
+    if (!transfer.date.empty() && transfer.date.size() <= 64 && IsSafeHeaderValue(transfer.date)) {
+      const time_t date = curl_getdate(transfer.date.c_str(), nullptr);
+      if (date != static_cast<time_t>(-1) && date >= 0) response.server_date_unix = static_cast<int64_t>(date);
+    }
     if (!transfer.retry_after.empty()) {
       // An HTTP-date is measured from the server's own Date header when it sent one (immune to our clock's
       // skew), else from our clock.

@@ -440,6 +440,30 @@ TEST_F(CurlFetcherTest, RetryAfterBothForms) {
   EXPECT_EQ(fetch("none"), -1);
 }
 
+// The Date header places a client's next poll on the publisher's clock (sync/scheduler.h PublisherClock).
+TEST_F(CurlFetcherTest, TheServersDateIsReported) {
+  server_->http().Get("/date/(\\w+)", [](const httplib::Request& req, httplib::Response& res) {
+    const std::string form = req.matches[1].str();
+    if (form == "fixdate") res.set_header("Date", HttpDate(1700000000));
+    if (form == "rfc850") res.set_header("Date", "Tuesday, 14-Nov-23 22:13:20 GMT");
+    if (form == "garbage") res.set_header("Date", "yesterday-ish");
+    if (form == "long") res.set_header("Date", std::string(100, '1'));
+    res.status = form == "notmodified" ? 304 : 200;
+    if (form == "notmodified") res.set_header("Date", HttpDate(1700000060));
+    res.set_content(form == "notmodified" ? "" : "x", "text/plain");
+  });
+  auto date = [&](const std::string& form) {
+    auto r = fetcher_->Fetch(Get(Url("/date/" + form)));
+    EXPECT_TRUE(r.ok()) << form << ": " << r.status().ToString();
+    return r.ok() ? r->server_date_unix : -999;
+  };
+  EXPECT_EQ(date("fixdate"), 1700000000);
+  EXPECT_EQ(date("rfc850"), 1700000000);
+  EXPECT_EQ(date("notmodified"), 1700000060);
+  EXPECT_EQ(date("garbage"), -1);
+  EXPECT_EQ(date("long"), -1);
+}
+
 TEST(ParseRetryAfterTest, DeltaSecondsAndTheThreeDateForms) {
   // 784111777 = Sun, 06 Nov 1994 08:49:37 GMT (RFC 9110's example).
   const int64_t now = 784111777 - 100;

@@ -43,6 +43,16 @@ constexpr int64_t kT0 = 1700000000;  // version v is created at kT0 + 60 v
 constexpr uint64_t kDomainUniverse = uint64_t{1} << 30;
 constexpr uint64_t kUrlUniverse = uint64_t{1} << 28;
 
+// Formats Unix time `t` as an IMF-fixdate ("Tue, 14 Nov 2023 22:13:20 GMT").
+std::string HttpDate(int64_t t) {
+  const time_t tt = static_cast<time_t>(t);
+  tm parts{};
+  gmtime_r(&tt, &parts);
+  char buf[64];
+  strftime(buf, sizeof(buf), "%a, %d %b %Y %H:%M:%S GMT", &parts);
+  return buf;
+}
+
 // Serves an in-memory file map under /v1/lists/phishing/; records the requested names.
 class MapServer {
  public:
@@ -58,6 +68,7 @@ class MapServer {
         return;
       }
       res.set_content(it->second, "application/octet-stream");
+      if (date_ != 0) res.set_header("Date", HttpDate(date_));
     });
     port_ = server_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { server_.listen_after_bind(); });
@@ -71,6 +82,11 @@ class MapServer {
   void Put(const std::string& name, std::string body) {
     std::lock_guard<std::mutex> lock(mu_);
     files_[name] = std::move(body);
+  }
+  // Sends `t` as the Date of every answer (the server's clock); 0: no Date.
+  void SetDate(int64_t t) {
+    std::lock_guard<std::mutex> lock(mu_);
+    date_ = t;
   }
   std::vector<std::string> TakeRequests() {
     std::lock_guard<std::mutex> lock(mu_);
@@ -86,6 +102,7 @@ class MapServer {
   std::mutex mu_;  // guards files_ and requests_
   std::map<std::string, std::string> files_;
   std::vector<std::string> requests_;
+  int64_t date_ = 0;
 };
 
 // One list's history: per version the domain and url fingerprint sets and the fingerprints touched.
@@ -489,6 +506,49 @@ TEST(RangeSync, AUniverseChangeForcesTheSnapshot) {
   EXPECT_FALSE(o.fell_back_to_snapshot);
   EXPECT_EQ(server.TakeRequests(), (std::vector<std::string>{"manifest.json", "manifest.sig", "snap-10.z"}));
   EXPECT_EQ(client.InstalledBytes(), chain.Snapshot(10));
+}
+
+// The Syncer places each next poll after the version the publisher's cadence makes due (docs/sync-protocol.md
+// §2): on the publisher's clock as the server's Date tells it, at the client's own place in [c/6, c/2) after
+// created_unix + k * c, and exactly one cadence later while it keeps that place.
+TEST(RangeSync, TheSyncerPollsAtItsPlaceAfterEachVersionIsDue) {
+  Chain chain(6);
+  MapServer server;
+  Repo repo{chain, server, TestKey()};
+  const Manifest m = repo.Build(5, 5);  // created kT0 + 300, min_wait 60
+  repo.Publish(m);
+  for (int64_t skew : {int64_t{0}, int64_t{40}, int64_t{-700}}) {
+    SCOPED_TRACE("server clock ahead by " + std::to_string(skew));
+    SyncerOptions so;
+    so.data_dir = ScratchDir("range_sync_aligned") + "/D" + std::to_string(skew + 1000);
+    so.server_url = server.base_url();
+    so.trusted_keys = {repo.key.public_key()};
+    so.lists = {kList};
+    auto syncer = Syncer::Open(Env::Default(), so);
+    ASSERT_TRUE(syncer.ok()) << syncer.status().ToString();
+    int64_t now = m.created_unix + 7;  // our clock
+    server.SetDate(now + skew);
+    std::vector<SyncReport> r = (*syncer)->RunDue(now, /*force=*/true);
+    ASSERT_EQ(r.size(), 1u);
+    ASSERT_TRUE(r[0].error.empty()) << r[0].error;
+    const int64_t next = (*syncer)->schedule()[0].next_attempt_unix;
+    const int64_t place = ((next + skew - m.created_unix) % 60 + 60) % 60;  // on the publisher's clock
+    EXPECT_GE(place, 10);
+    EXPECT_LT(place, 30);
+    EXPECT_GE(next - now, 60);
+    EXPECT_LT(next - now, 110);
+    // Polled at its place, the client keeps it: one cadence, poll after poll (an unchanged version and a new one alike).
+    for (int i = 0; i < 3; ++i) {
+      now = (*syncer)->schedule()[0].next_attempt_unix;
+      server.SetDate(now + skew);
+      if (i == 1) repo.Publish(repo.Build(6, 6));  // created kT0 + 360
+      r = (*syncer)->RunDue(now, /*force=*/false);
+      ASSERT_EQ(r.size(), 1u);
+      ASSERT_TRUE(r[0].error.empty()) << r[0].error;
+      EXPECT_EQ((*syncer)->schedule()[0].next_attempt_unix, now + 60);
+    }
+    repo.Publish(m);
+  }
 }
 
 }  // namespace

@@ -192,6 +192,32 @@ int64_t PollDelaySeconds(uint32_t min_wait_seconds, double u) {
   return std::max<int64_t>(jittered, min_wait_seconds);
 }
 
+int64_t AlignedPollDelaySeconds(int64_t now, int64_t scheduled, uint32_t min_wait_seconds,
+                                const PublisherClock& publisher, double u) {
+  if (publisher.created_unix <= 0 || min_wait_seconds == 0 || min_wait_seconds >= kPollIntervalSeconds) {
+    return PollDelaySeconds(min_wait_seconds, u);
+  }
+  u = ClampUniform(u);
+  // Spec (docs/sync-protocol.md §2): poll at this client's place o in [c/6, c/2) after the version due at
+  // created_unix + k * c, at least c - c/6 ahead, never sooner than c. Times are clamped into the file's range
+  // (years 1970..9999), so nothing below overflows.
+  const int64_t c = std::max<int64_t>(min_wait_seconds, kMinPollIntervalSeconds);
+  const int64_t lo = c / 6, width = c / 3;
+  const int64_t offset = std::clamp<int64_t>(publisher.clock_offset_seconds, -kMaxSyncUnixSeconds,
+                                              kMaxSyncUnixSeconds);
+  const int64_t created = ClampTime(publisher.created_unix);
+  const int64_t now_p = ClampTime(now) + offset;  // now on the publisher's clock
+  const auto floor_mod = [c](int64_t x) { return ((x % c) + c) % c; };
+  int64_t o = scheduled > 0 ? floor_mod(ClampTime(scheduled) + offset - created) : -1;
+  if (o < lo || o >= lo + width) o = lo + FloorBelow(u * static_cast<double>(width), width);
+  // The first created + k * c + o >= now_p + c - c/6: k = ceil((now_p + c - c/6 - created - o) / c). The c/6 of
+  // slack keeps a client that polled a little after its place (a slow pass) on the next cycle.
+  const int64_t gap = now_p + c - lo - created - o;
+  const int64_t k = gap >= 0 ? (gap + c - 1) / c : -((-gap) / c);
+  const int64_t next_p = created + k * c + o;
+  return std::max<int64_t>(next_p - now_p, c);
+}
+
 int64_t BackoffDelaySeconds(uint32_t consecutive_failures, double u) {
   assert(consecutive_failures >= 1 && "backoff without a failure");
   if (consecutive_failures == 0) consecutive_failures = 1;
@@ -213,15 +239,16 @@ int64_t StartupAttemptTime(const ListSyncState& state, int64_t now, const Unifor
 }
 
 void RecordSyncSuccess(ListSyncState* state, int64_t now, bool not_modified, uint32_t min_wait_seconds,
-                       int64_t retry_after_seconds, const UniformSource& rand) {
+                       int64_t retry_after_seconds, const UniformSource& rand, const PublisherClock& publisher) {
   now = ClampTime(now);
+  const int64_t scheduled = state->next_attempt_unix;
   state->last_attempt_unix = now;
   state->last_success_unix = now;
   state->consecutive_failures = 0;
   state->last_result = not_modified ? "not_modified" : "ok";
   state->last_error.clear();
-  const int64_t delay =
-      std::max(PollDelaySeconds(min_wait_seconds, rand()), CapRetryAfter(retry_after_seconds));
+  const int64_t delay = std::max(AlignedPollDelaySeconds(now, scheduled, min_wait_seconds, publisher, rand()),
+                                 CapRetryAfter(retry_after_seconds));
   state->next_attempt_unix = AddSeconds(now, delay);
 }
 

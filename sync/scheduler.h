@@ -7,8 +7,10 @@
 //
 //   first attempt   now + U * 60 s                                   (soon after start, spread out)
 //   after success   now + max(30 min * (0.9 + 0.2 * U), min_wait, Retry-After)
-//                   or, when 0 < min_wait < 30 min (the publisher's cadence):
-//                   now + max(c + floor(U * max(1, c / 20)), Retry-After), c = max(min_wait, 60 s)
+//                   or, when 0 < min_wait < 30 min (the publisher's cadence), c = max(min_wait, 60 s):
+//                   the client's place o in [c/6, c/2) after the publisher's next version, which is due at
+//                   created_unix + k * c (AlignedPollDelaySeconds; at least c, under 2 c, Retry-After wins);
+//                   without the manifest's created_unix: now + max(c + floor(U * max(1, c / 20)), Retry-After)
 //   after failure   now + max(min(2^(N-1) * 15 min * (1 + U), 24 h), min_wait, Retry-After)
 //                   N = consecutive failures (1 after the first)
 //
@@ -61,6 +63,28 @@ int64_t FirstSyncDelaySeconds(double u);
 // 0 (no manifest installed yet) means the 30-minute default.
 int64_t PollDelaySeconds(uint32_t min_wait_seconds, double u);
 
+// When the publisher's versions come: the installed manifest's created_unix (the publisher's clock) and the
+// distance between the server's clock and ours, from the Date header of the pass's first response.
+struct PublisherClock {
+  int64_t created_unix = 0;         // 0: unknown (nothing installed): the plain cadence rule applies
+  int64_t clock_offset_seconds = 0;  // server clock minus ours; 0 when the server sent no Date
+};
+
+// The delay after a successful poll at `now` of a list whose minimum wait c' = min_wait_seconds is a cadence
+// (0 < c' < 30 min; other values, or created_unix 0: PollDelaySeconds(min_wait_seconds, u)). With
+// c = max(c', kMinPollIntervalSeconds) and every time put on the publisher's clock (ours + clock_offset):
+//   the client's offset o: (scheduled - created_unix) mod c when that lies in [c/6, c/2) (a client keeps its
+//   place), else c/6 + floor(u * c/3); `scheduled` is the time this poll was due (0: none yet).
+//   the next poll: the first created_unix + k * c + o (k any integer) at least c - c/6 after now, and never
+//   sooner than c after now. So the delay lies in [c, 2 c - c/6): c while the client keeps its place (a pass
+//   up to c/6 late included), longer once when it takes a new one.
+// A publishing loop starts a version every c seconds and stamps it with the time it started: created_unix +
+// k * c is when a version is due, and o leaves it c/6 (10 s at a minute) to be built and reach the server. A
+// fleet polls inside a third of each cycle instead of across all of it; in exchange a client sees a version
+// c/6..c/2 after it is due instead of 0..c after it appears (docs/sync-protocol.md §2).
+int64_t AlignedPollDelaySeconds(int64_t now, int64_t scheduled, uint32_t min_wait_seconds,
+                                const PublisherClock& publisher, double u);
+
 // The delay after the N-th consecutive failure (N >= 1): min(floor(2^(N-1) * 15 min * (1 + u)), 24 h), the
 // floor kept below 2^N * 15 min (u just below 1 must not round up to the doubled value).
 // N = 0 is a caller bug (asserts; treated as 1).
@@ -102,12 +126,14 @@ struct ListSyncState {
 int64_t StartupAttemptTime(const ListSyncState& state, int64_t now, const UniformSource& rand);
 
 // Records a successful attempt at `now` ("not_modified" when the server answered 304 or the manifest was the
-// installed one, else "ok") and schedules the next poll: now + max(PollDelaySeconds(min_wait_seconds,
-// rand()), min(retry_after_seconds, kMaxBackoffSeconds)). retry_after_seconds < 0 means none. Resets the
+// installed one, else "ok") and schedules the next poll: now + max(AlignedPollDelaySeconds(now,
+// state->next_attempt_unix, min_wait_seconds, publisher, rand()), min(retry_after_seconds,
+// kMaxBackoffSeconds)). retry_after_seconds < 0 means none. Resets the
 // failure count and last_error; leaves list and manifest_etag alone (the updater sets the ETag of a verified
 // manifest).
 void RecordSyncSuccess(ListSyncState* state, int64_t now, bool not_modified, uint32_t min_wait_seconds,
-                       int64_t retry_after_seconds, const UniformSource& rand);
+                       int64_t retry_after_seconds, const UniformSource& rand,
+                       const PublisherClock& publisher = PublisherClock{});
 
 // Records a failed attempt at `now` and schedules the retry: now + max(BackoffDelaySeconds(N, rand()),
 // min_wait_seconds, min(retry_after_seconds, kMaxBackoffSeconds)) with N the incremented failure count.

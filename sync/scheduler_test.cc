@@ -126,6 +126,90 @@ TEST(PollTest, AShortMinimumWaitIsThePublishersCadence) {
   EXPECT_EQ(s.next_attempt_unix, 1700001000 + kBackoffBaseSeconds);
 }
 
+// A publishing loop stamps each version with the time it started, every c seconds: a client polls at its own
+// place o in [c/6, c/2) after each version is due, so it sees a version 10..30 s after it is due at a minute
+// cadence instead of 0..63 s after it appears (docs/sync-protocol.md §2).
+TEST(AlignedPollTest, PollsAtItsPlaceAfterTheNextVersionIsDue) {
+  const int64_t kCreated = 1700000000;  // version V started at this second (the publisher's clock)
+  PublisherClock pub{kCreated, 0};
+  // The first poll after start (scheduled 0): o = 10 + floor(u * 20). Polled 7 s after V started: V + 1 is
+  // due at kCreated + 60; this client goes 10 + 10 = 20 s after it.
+  EXPECT_EQ(AlignedPollDelaySeconds(kCreated + 7, 0, 60, pub, 0.5), 60 + 20 - 7);
+  EXPECT_EQ(AlignedPollDelaySeconds(kCreated + 7, 0, 60, pub, 0.0), 60 + 10 - 7);
+  EXPECT_EQ(AlignedPollDelaySeconds(kCreated + 7, 0, 60, pub, kJustBelowOne), 60 + 29 - 7);
+  // Steady state: polled at its place (scheduled = created + 23), it keeps it, whatever u says: exactly c.
+  EXPECT_EQ(AlignedPollDelaySeconds(kCreated + 23, kCreated + 23, 60, pub, 0.9), 60);
+  // Its place wrapped by whole cycles is still its place (the version it polled for was not out: V - 2).
+  EXPECT_EQ(AlignedPollDelaySeconds(kCreated + 143, kCreated + 143, 60, pub, 0.0), 60);
+  // A pass that ended late (the poll was due at +23, now is +26) does not poll sooner than c: +86, not +83.
+  EXPECT_EQ(AlignedPollDelaySeconds(kCreated + 26, kCreated + 23, 60, pub, 0.0), 60);
+  // A poll due outside the window (a restart's first poll at +45) takes a place, 10 + floor(0.25 * 20) = 15,
+  // and moves there: kCreated + 75 is 30 s ahead, under c - c/6 = 50, so kCreated + 135, 90 s ahead.
+  EXPECT_EQ(AlignedPollDelaySeconds(kCreated + 45, kCreated + 45, 60, pub, 0.25), 90);
+  // ... and keeps it from then on.
+  EXPECT_EQ(AlignedPollDelaySeconds(kCreated + 135, kCreated + 135, 60, pub, 0.99), 60);
+  // A pass more than c/6 late (due at +23, now +35) waits for the cycle after: +143, 108 s ahead.
+  EXPECT_EQ(AlignedPollDelaySeconds(kCreated + 35, kCreated + 23, 60, pub, 0.0), 108);
+  // A client that drifted to the window's end (+30) takes a new place: 10 + floor(0.1 * 20) = 12, at +132.
+  EXPECT_EQ(AlignedPollDelaySeconds(kCreated + 30, kCreated + 30, 60, pub, 0.1), 102);
+  // A longer cadence scales the window: c = 600, o in [100, 300).
+  EXPECT_EQ(AlignedPollDelaySeconds(kCreated + 130, kCreated + 130, 600, pub, 0.0), 600);
+  EXPECT_EQ(AlignedPollDelaySeconds(kCreated + 5, 0, 600, pub, 0.0), 600 + 100 - 5);
+  // A manifest minimum wait under a minute is polled once a minute, on the minute grid of created.
+  EXPECT_EQ(AlignedPollDelaySeconds(kCreated + 20, kCreated + 20, 1, pub, 0.0), 60);
+}
+
+TEST(AlignedPollTest, TheServersDateCorrectsOurClock) {
+  const int64_t kCreated = 1700000000;
+  // Our clock is 40 s behind the server's: the server says kCreated + 20 when ours says kCreated - 20. The
+  // place (+20 on the publisher's clock) is kept, and the next poll is at kCreated + 80 - 40 on ours.
+  PublisherClock behind{kCreated, 40};
+  EXPECT_EQ(AlignedPollDelaySeconds(kCreated - 20, kCreated - 20, 60, behind, 0.0), 60);
+  // Without the Date the client takes its own clock: then (-20 mod 60) = 40 is outside the window and a place
+  // is drawn: 10 on the publisher's grid, seen from our clock: kCreated + 70 is 90 s ahead.
+  PublisherClock unknown{kCreated, 0};
+  EXPECT_EQ(AlignedPollDelaySeconds(kCreated - 20, kCreated - 20, 60, unknown, 0.0), 90);
+  // Any offset, any created (past, future, absurd) gives a delay in [c, 2 c - c/6).
+  for (int64_t off : {int64_t{-5000000000}, int64_t{-3601}, int64_t{-1}, int64_t{0}, int64_t{59},
+                      int64_t{86400 * 365}, std::numeric_limits<int64_t>::max(),
+                      std::numeric_limits<int64_t>::min()}) {
+    for (int64_t created : {int64_t{1}, kCreated - 86400 * 30, kCreated + 7, kCreated + 86400,
+                            kMaxSyncUnixSeconds, std::numeric_limits<int64_t>::max()}) {
+      for (int64_t scheduled : {int64_t{0}, kCreated, kCreated + 31, int64_t{-7}}) {
+        for (uint32_t c : {1u, 60u, 61u, 90u, 1799u}) {
+          for (double u : {0.0, 0.3, kJustBelowOne}) {
+            const int64_t d = AlignedPollDelaySeconds(kCreated, scheduled, c, PublisherClock{created, off}, u);
+            const int64_t cadence = std::max<int64_t>(c, 60);
+            EXPECT_GE(d, cadence) << off << " " << created << " " << scheduled << " " << c;
+            EXPECT_LT(d, 2 * cadence - cadence / 6) << off << " " << created << " " << scheduled << " " << c;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(AlignedPollTest, WithoutACadenceOrACreationTimeThePlainRuleHolds) {
+  for (double u : {0.0, 0.5, kJustBelowOne}) {
+    EXPECT_EQ(AlignedPollDelaySeconds(1700000000, 0, 60, PublisherClock{}, u), PollDelaySeconds(60, u));
+    EXPECT_EQ(AlignedPollDelaySeconds(1700000000, 0, 0, PublisherClock{1699999990, 0}, u), PollDelaySeconds(0, u));
+    EXPECT_EQ(AlignedPollDelaySeconds(1700000000, 0, 1800, PublisherClock{1699999990, 0}, u),
+              PollDelaySeconds(1800, u));
+    EXPECT_EQ(AlignedPollDelaySeconds(1700000000, 0, 7200, PublisherClock{1699999990, 0}, u),
+              PollDelaySeconds(7200, u));
+  }
+  // RecordSyncSuccess uses the state's previous next attempt as the time the poll was due, and Retry-After
+  // still wins.
+  const int64_t kCreated = 1700000000;
+  Script script({0.9, 0.9});
+  ListSyncState s;
+  s.next_attempt_unix = kCreated + 25;
+  RecordSyncSuccess(&s, kCreated + 25, false, 60, -1, script.source(), PublisherClock{kCreated, 0});
+  EXPECT_EQ(s.next_attempt_unix, kCreated + 85);
+  RecordSyncSuccess(&s, kCreated + 85, true, 60, /*retry_after=*/600, script.source(), PublisherClock{kCreated, 0});
+  EXPECT_EQ(s.next_attempt_unix, kCreated + 685);
+}
+
 TEST(FirstSyncTest, WithinTheFirstMinute) {
   EXPECT_EQ(FirstSyncDelaySeconds(0.0), 0);
   EXPECT_EQ(FirstSyncDelaySeconds(0.5), 30);

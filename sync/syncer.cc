@@ -157,8 +157,11 @@ std::vector<SyncReport> Syncer::RunDue(int64_t now, bool force) {
       RecordSyncFailure(&st, now, r.error, out.min_wait_seconds, out.retry_after_seconds, rand_);
     } else {
       if (!out.etag.empty() || out.kind != SyncOutcome::kNotModified) st.manifest_etag = out.etag;
+      PublisherClock publisher;
+      publisher.created_unix = out.created_unix;
+      if (out.server_date_unix >= 0) publisher.clock_offset_seconds = out.server_date_unix - now;
       RecordSyncSuccess(&st, now, out.kind == SyncOutcome::kNotModified, out.min_wait_seconds,
-                        out.retry_after_seconds, rand_);
+                        out.retry_after_seconds, rand_, publisher);
     }
     reports.push_back(std::move(r));
   }

@@ -49,6 +49,7 @@ struct Pass {
     if (!resp.ok()) return resp.status().WithContext("GET " + name);
     out->bytes_downloaded += resp->body.size();
     out->retry_after_seconds = std::max(out->retry_after_seconds, resp->retry_after_seconds);
+    if (out->server_date_unix < 0) out->server_date_unix = resp->server_date_unix;
     return resp;
   }
 };
@@ -321,6 +322,7 @@ SyncOutcome SyncList(Fetcher& fetcher, Store& store, const UpdaterOptions& optio
     const InstalledList* after = store.state().FindInstalled(list);
     out.to_version = after != nullptr ? after->version : 0;
     out.min_wait_seconds = after != nullptr ? after->min_wait_seconds : 0;
+    out.created_unix = after != nullptr ? after->created_unix : 0;
     out.stale = refused_expired || after == nullptr || now_unix >= after->expires_unix;
     return out;
   };

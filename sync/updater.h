@@ -71,6 +71,10 @@ struct SyncOutcome {
   Status error;                   // ok unless kFailed
   Status diff_error;              // why the diff was abandoned when fell_back_to_snapshot
   int64_t retry_after_seconds = -1;  // the largest Retry-After the server sent during the pass (-1: none)
+  // The Date of the pass's first response (the manifest's, or its 304), -1 when it sent none: with
+  // created_unix, where the next poll goes (sync/scheduler.h PublisherClock).
+  int64_t server_date_unix = -1;
+  int64_t created_unix = 0;  // the installed manifest's created_unix after the pass (0: none)
   // True when no fresh state serves the list after the pass: nothing installed, or now >= the installed
   // version's expires_unix. Also true when the pass refused an expired manifest.
   bool stale = false;
