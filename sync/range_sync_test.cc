@@ -537,12 +537,18 @@ TEST(RangeSync, TheSyncerPollsAtItsPlaceAfterEachVersionIsDue) {
     EXPECT_LT(place, 30);
     EXPECT_GE(next - now, 60);
     EXPECT_LT(next - now, 110);
-    // Polled at its place, the client keeps it: one cadence, poll after poll (an unchanged version and a new one alike).
-    for (int i = 0; i < 3; ++i) {
+    // Polled at its place, the client keeps it: one cadence, poll after poll (an unchanged version and a new one
+    // alike), also across a restart (a process per poll, as `urlguard sync --once` from a timer).
+    for (int i = 0; i < 4; ++i) {
       now = (*syncer)->schedule()[0].next_attempt_unix;
       server.SetDate(now + skew);
       if (i == 1) repo.Publish(repo.Build(6, 6));  // created kT0 + 360
-      r = (*syncer)->RunDue(now, /*force=*/false);
+      if (i == 3) {
+        syncer->reset();  // releases the data directory's lock
+        syncer = Syncer::Open(Env::Default(), so);
+        ASSERT_TRUE(syncer.ok()) << syncer.status().ToString();
+      }
+      r = (*syncer)->RunDue(now, /*force=*/i == 3);
       ASSERT_EQ(r.size(), 1u);
       ASSERT_TRUE(r[0].error.empty()) << r[0].error;
       EXPECT_EQ((*syncer)->schedule()[0].next_attempt_unix, now + 60);

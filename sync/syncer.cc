@@ -95,6 +95,7 @@ Result<std::unique_ptr<Syncer>> Syncer::Open(Env* env, const SyncerOptions& opti
   s->discovery_.next_attempt_unix = now;
   for (const Subscription& sub : s->subs_) {
     ListSyncState st = *FindOrAddListSyncState(&loaded.lists, sub.list);
+    if (st.next_attempt_unix != 0) s->persisted_due_[sub.list] = st.next_attempt_unix;
     st.next_attempt_unix = StartupAttemptTime(st, now, s->rand_);
     s->schedule_.push_back(std::move(st));  // subs_ is sorted by name, and so is schedule_
   }
@@ -157,12 +158,16 @@ std::vector<SyncReport> Syncer::RunDue(int64_t now, bool force) {
       RecordSyncFailure(&st, now, r.error, out.min_wait_seconds, out.retry_after_seconds, rand_);
     } else {
       if (!out.etag.empty() || out.kind != SyncOutcome::kNotModified) st.manifest_etag = out.etag;
+      // The client's place in the cadence is where the previous process scheduled this poll, not where the
+      // start rule moved it (a `urlguard sync --once` from a timer starts a process per poll).
+      if (auto due = persisted_due_.find(st.list); due != persisted_due_.end()) st.next_attempt_unix = due->second;
       PublisherClock publisher;
       publisher.created_unix = out.created_unix;
       if (out.server_date_unix >= 0) publisher.clock_offset_seconds = out.server_date_unix - now;
       RecordSyncSuccess(&st, now, out.kind == SyncOutcome::kNotModified, out.min_wait_seconds,
                         out.retry_after_seconds, rand_, publisher);
     }
+    persisted_due_.erase(st.list);
     reports.push_back(std::move(r));
   }
   Status saved = SaveSyncState(env_, store_->dir(), schedule_);

@@ -20,6 +20,7 @@
 #ifndef URLGUARD_SYNC_SYNCER_H_
 #define URLGUARD_SYNC_SYNCER_H_
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -95,6 +96,9 @@ class Syncer {
   std::unique_ptr<Fetcher> fetcher_;
   std::vector<Subscription> subs_;       // D/subscriptions, sorted by name
   std::vector<ListSyncState> schedule_;  // one per subscription, sorted by name
+  // Per list, the next attempt D/sync-state.json held at Open, until the list's first pass: StartupAttemptTime
+  // moves the in-memory one, and the poll's place in the publisher's cadence (sync/scheduler.h) comes from it.
+  std::map<std::string, int64_t> persisted_due_;
   bool discover_ = false;    // follow the server's list index (no list given; none subscribed, or from the index)
   ListSyncState discovery_;  // its attempts and backoff (list ""; never persisted)
   std::string index_etag_;   // the ETag of the index last followed ("" = none): the next fetch is conditional
