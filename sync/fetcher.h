@@ -48,7 +48,8 @@ struct FetchResponse {
   std::string etag;  // the ETag header as sent (quotes and W/ kept); "" if absent, longer than
                      // kMaxEtagBytes or not printable ASCII
   int64_t retry_after_seconds = -1;  // Retry-After (delta-seconds or HTTP date, converted), -1 when absent or
-                                     // malformed; 0..kMaxRetryAfterSeconds otherwise  // The Date header as Unix seconds (the server's clock when it answered), -1 when absent or unreadable. Not
+                                     // malformed; 0..kMaxRetryAfterSeconds otherwise
+  // The Date header as Unix seconds (the server's clock when it answered), -1 when absent or unreadable. Not
   // signed: it only places the next poll (sync/scheduler.h PublisherClock), never decides what is trusted.
   int64_t server_date_unix = -1;
 };
