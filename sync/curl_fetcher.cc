@@ -410,8 +410,7 @@ class CurlFetcher final : public Fetcher {
     if (!transfer.retry_after.empty()) {
       // An HTTP-date is measured from the server's own Date header when it sent one (immune to our clock's
       // skew), else from our clock.
-      int64_t now = -1;
-      if (!transfer.date.empty()) now = static_cast<int64_t>(curl_getdate(transfer.date.c_str(), nullptr));
+      int64_t now = response.server_date_unix;
       if (now < 0) now = (options_.env != nullptr ? options_.env : Env::Default())->NowUnixSeconds();
       response.retry_after_seconds = ParseRetryAfter(transfer.retry_after, now);
     }

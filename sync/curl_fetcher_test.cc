@@ -31,11 +31,14 @@
 
 #include "platform/env.h"
 #include "sync/fetcher.h"
+#include "tests/http_date.h"
 #include "tests/test_util.h"
 #include "urlguard/urlguard.h"
 
 namespace urlguard {
 namespace {
+
+using ::urlguard::testing::HttpDate;
 
 // A server that writes to a connection the client already closed must not kill the test with SIGPIPE.
 const bool kSigpipeIgnored = [] {
@@ -389,15 +392,6 @@ TEST_F(CurlFetcherTest, EtagHeaderForms) {
     ASSERT_TRUE(r.ok()) << i << ": " << r.status().ToString();
     EXPECT_EQ(r->etag, expected[i]) << i;
   }
-}
-
-// Formats Unix time `t` as an IMF-fixdate ("Sun, 06 Nov 1994 08:49:37 GMT").
-std::string HttpDate(time_t t) {
-  tm parts{};
-  gmtime_r(&t, &parts);
-  char buf[64];
-  strftime(buf, sizeof(buf), "%a, %d %b %Y %H:%M:%S GMT", &parts);
-  return buf;
 }
 
 TEST_F(CurlFetcherTest, RetryAfterBothForms) {

@@ -28,12 +28,14 @@
 #include "sync/syncer.h"
 #include "sync/updater.h"
 #include "tests/random_set.h"
+#include "tests/http_date.h"
 #include "tests/test_util.h"
 #include "urlguard/render.h"
 
 namespace urlguard {
 namespace {
 
+using ::urlguard::testing::HttpDate;
 using ::urlguard::testing::ReadFileOrDie;
 using ::urlguard::testing::ScratchDir;
 using ::urlguard::testing::SourcePath;
@@ -42,16 +44,6 @@ constexpr char kList[] = "phishing";
 constexpr int64_t kT0 = 1700000000;  // version v is created at kT0 + 60 v
 constexpr uint64_t kDomainUniverse = uint64_t{1} << 30;
 constexpr uint64_t kUrlUniverse = uint64_t{1} << 28;
-
-// Formats Unix time `t` as an IMF-fixdate ("Tue, 14 Nov 2023 22:13:20 GMT").
-std::string HttpDate(int64_t t) {
-  const time_t tt = static_cast<time_t>(t);
-  tm parts{};
-  gmtime_r(&tt, &parts);
-  char buf[64];
-  strftime(buf, sizeof(buf), "%a, %d %b %Y %H:%M:%S GMT", &parts);
-  return buf;
-}
 
 // Serves an in-memory file map under /v1/lists/phishing/; records the requested names.
 class MapServer {
