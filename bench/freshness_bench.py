@@ -322,6 +322,10 @@ class Features:
         self.min_wait_flag = m.group(0) if m else None
         self.manifest_format2 = "--manifest-format" in ph and args.manifest_format != 1
         self.catchup_ratio = "--catchup-ratio" in ph
+        # publish --no-checkpoint and compact --if-due: checkpoints beside back-to-back versions, as the loop makes
+        # them on its maintenance thread (else each due one is made inside a version: about 2 min at 100 M).
+        _, ch = help_text([publish_exe, "compact"])
+        self.background_checkpoints = self.manifest_format2 and "--no-checkpoint" in ph and "--if-due" in ch
 
     def publish_flags(self, interval):
         flags = []
@@ -797,15 +801,15 @@ def live_phase(a, bins, work, repo, key, pub_key, server, feats, r):
     log("clients synced version %d; client pace %s s (%s)" % (v1, nominal_pace(), "--client-pace" if a.client_pace else
                                                               "each client's own schedule, urlguardd's rule"))
     loop_log = os.path.join(work, "loop.log")
-    # The live run starts on version 1's cadence (created_unix + k x interval), as a publisher that had been
-    # publishing every interval would be: clients place their polls after the versions' due times
-    # (docs/sync-protocol.md §2), and a cadence that jumps (here: version 1 by `publish`, then a loop started
-    # whenever that ended) makes every client take a new place once, one version a cadence late for all of them.
+    # The loop starts its cycles on version 1's cadence by itself (created_unix + k x interval: a restarted loop
+    # keeps the cadence clients place their polls on, docs/sync-protocol.md §2), so the run starts at once; a loop
+    # that starts a cadence of its own (an older binary) shows here what its restart costs. Publishing with
+    # `publish` instead (no loop), this script keeps version 1's cadence itself.
     created1 = (read_manifest(repo) or {}).get("created_unix")
-    if isinstance(created1, int) and not a.client_pace:
+    if not feats.loop and isinstance(created1, int) and not a.client_pace:
         now = time.time()
         due = created1 + math.ceil((now + 1 - created1) / a.interval) * a.interval
-        log("live run starts on version 1's cadence, in %.1f s" % (due - now))
+        log("publishing on version 1's cadence, from %.1f s on" % (due - now))
         time.sleep(max(0.0, due - time.time()))
     t_start = time.time()
     t_start_box[0] = t_start
@@ -947,6 +951,45 @@ def change_version(a, bins, work, repo, key, feeder, feats, changes, tag):
     return res[1], res[2], res[3]
 
 
+class BackgroundCheckpoints:
+    """`urlguard-publish compact --if-due` beside back-to-back versions, one at a time, started after a commit when
+    none runs (triggers coalesce, as on the loop's maintenance thread)."""
+
+    def __init__(self, bins, repo, work):
+        self.cmd = [bins["urlguard-publish"], "compact", "--repo", repo, "--list", LIST, "--if-due"]
+        self.log_path = os.path.join(work, "catchup-checkpoints.log")
+        self.pid = None
+        self.started = 0
+        self.made = 0
+        self.cpu = []  # CPU seconds of each run that made a checkpoint
+
+    def _reap(self, block):
+        if self.pid is None:
+            return
+        pid, status, usage = os.wait4(self.pid, 0 if block else os.WNOHANG)
+        if pid == 0:
+            return
+        self.pid = None
+        self.out.close()
+        with open(self.log_path, errors="replace") as f:
+            text = f.read()
+        if os.waitstatus_to_exitcode(status) != 0:
+            raise SystemExit("freshness_bench: compact --if-due failed (see %s)" % self.log_path)
+        if text.count(": made version ") > self.made:  # "LIST: made version V a checkpoint ..."
+            self.made += 1
+            self.cpu.append(usage.ru_utime + usage.ru_stime)
+
+    def after_commit(self):
+        self._reap(False)
+        if self.pid is None:
+            self.out = open(self.log_path, "a")
+            self.pid = subprocess.Popen(self.cmd, stdout=self.out, stderr=subprocess.STDOUT).pid
+            self.started += 1
+
+    def finish(self):
+        self._reap(True)
+
+
 def catchup_phase(a, bins, work, repo, key, pub_key, server, feeder, feats, r):
     per_version = int(a.rate * a.interval)
     points = sorted(set(a.catchup))
@@ -965,6 +1008,11 @@ def catchup_phase(a, bins, work, repo, key, pub_key, server, feeder, feats, r):
         f_range = (feeder.oldest, feeder.next_new)
     f_counts = dict(m.get("entries", {}))
     flags = feats.publish_flags(a.interval)
+    checkpoints = None
+    if feats.background_checkpoints:
+        flags = flags + ["--no-checkpoint"]
+        checkpoints = BackgroundCheckpoints(bins, repo, work)
+        log("catch-up: checkpoints made beside the versions (compact --if-due), as the loop makes them")
     cpu, wall, calib = [], [], []
     done = 0
     for k in points:
@@ -977,6 +1025,8 @@ def catchup_phase(a, bins, work, repo, key, pub_key, server, feeder, feats, r):
             d = last_diff(res[4], v)
             if d:
                 calib.append(d[0])
+            if checkpoints:
+                checkpoints.after_commit()
             done += 1
             if done % 10 == 0 or done == k:
                 log("catch-up: %d/%d versions published back to back (last: wall %.2f s, CPU %.2f s)" %
@@ -1013,6 +1063,11 @@ def catchup_phase(a, bins, work, repo, key, pub_key, server, feeder, feats, r):
                                                                            ideal_scaled, snap, snapshot))
     for c in clients.values():
         c.stop()
+    if checkpoints:
+        checkpoints.finish()
+        r["catchup_checkpoints"] = {"made": checkpoints.made, "runs": checkpoints.started, "cpu_s": checkpoints.cpu}
+        log("catch-up: %d checkpoints made beside the versions (%d compact --if-due runs; CPU each: %s)" %
+            (checkpoints.made, checkpoints.started, ", ".join("%.1f s" % c for c in checkpoints.cpu)))
     r["catchup_publish_cpu_s"] = cpu
     r["catchup_publish_wall_s"] = wall
 
@@ -1144,6 +1199,10 @@ def report(a, r, feats):
     if cu:
         row("freshness_catchup_publish_cpu_s", med(cu), "s", "publisher CPU per version, back to back",
             "(follows the changes)", "median %s over %d versions" % (fmt_s(med(cu)), len(cu)))
+    ck = r.get("catchup_checkpoints")
+    if ck and ck["cpu_s"]:
+        row("freshness_checkpoint_cpu_s", med(ck["cpu_s"]), "s", "checkpoint CPU (beside the versions, back to back)",
+            "(O(N), beside publishing)", "median %s, %d made" % (fmt_s(med(ck["cpu_s"])), ck["made"]))
 
     print("## Freshness benchmark (issue 17)\n")
     print("`%s` on %s" % (" ".join(shlex.quote(x) for x in r["argv"]), time.strftime("%Y-%m-%d %H:%M UTC",

@@ -175,6 +175,7 @@ void CopyListPublishOptions(const ListPublishOptions& o, PublishOptions* po) {
   po->max_removal = o.max_removal;
   po->manifest_format = o.manifest_format;
   po->checkpoint_changes = o.checkpoint_changes;
+  po->checkpoint_inline = o.checkpoint_inline;
 }
 
 ListPublishReport ToListPublishReport(const PublishReport& r) {
@@ -189,6 +190,7 @@ ListPublishReport ToListPublishReport(const PublishReport& r) {
   out.universe_changed = r.universe_changed;
   out.checkpoint = r.checkpoint;
   out.checkpointed = r.checkpointed;
+  out.checkpoint_due = r.checkpoint_due;
   out.input_lines = r.input_lines;
   out.input_entries = r.input_entries;
   out.rejected = r.rejected;
@@ -286,6 +288,33 @@ Result<RpzExportReport> ExportRpz(const RpzExportOptions& o) {
   out.allowed_left_out = r->stats.allowed_left_out;
   out.allowlist_url_entries_left_out = r->stats.allowlist_url_entries_left_out;
   return out;
+}
+
+Result<ListCompactReport> CheckpointListIfDue(const std::string& repo_dir, const std::string& list,
+                                              uint64_t checkpoint_changes, double fp_rate, Env* env) {
+  env = OrDefault(env);
+  if (!IsValidListName(list)) return Status::InvalidArgument("list name must be 1-64 bytes of [a-z0-9_-]: " + list);
+  const std::string path = JoinPath(PublicListDir(repo_dir, list), kManifestFileName);
+  auto bytes = env->ReadFile(path, kMaxManifestBytes);
+  if (!bytes.ok()) return bytes.status().WithContext(path);
+  auto m = ParseManifest(*bytes);
+  if (!m.ok()) return m.status().WithContext(path);
+  if (m->format != kManifestFormat2) {
+    return Status::FailedPrecondition("list " + list + " is in manifest format " + std::to_string(m->format) +
+                                      ": it has no checkpoints (compact without --if-due folds its state)");
+  }
+  PublishOptions po;
+  po.repo_dir = repo_dir;
+  po.list = list;
+  po.min_wait_seconds = m->min_wait_seconds;
+  po.emergency = m->emergency;
+  po.fp_rate = fp_rate;
+  po.checkpoint_changes = checkpoint_changes;
+  ListCompactReport report;
+  report.version = m->version;
+  report.base_version = m->checkpoint.version;
+  URLGUARD_ASSIGN_OR_RETURN(report.compacted, MakeCheckpointIfDue(env, po, m->version));
+  return report;
 }
 
 Result<ListCompactReport> CompactList(const std::string& repo_dir, const std::string& list, uint32_t keep_deltas,

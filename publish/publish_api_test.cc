@@ -19,16 +19,16 @@ using testing::FieldCount;
 // Where each ListPublishOptions field goes. Adding a field stops the build here: carry it, then list it.
 //   CopyListPublishOptions (checked below): repo_dir, list, expires_in_seconds, min_wait_seconds, keep, emergency,
 //     fp_rate, default_threat, memory_budget, threads, phase_progress, max_removal, allow_large_removal (cap_removal),
-//     manifest_format, checkpoint_changes
+//     manifest_format, checkpoint_changes, checkpoint_inline
 //   PublishList itself: private_key_path (the key), inputs, add, remove (parsed into FeedSpecs), accept (resolved
 //     into accepted_inputs), state (publish/pg_publish.h AttachPgState), env, progress (Publish's argument); the
 //     publisher and CLI tests drive each
-static_assert(FieldCount<ListPublishOptions>() == 23,
+static_assert(FieldCount<ListPublishOptions>() == 24,
               "ListPublishOptions changed: carry the new field and list it in publish/publish_api_test.cc");
 
 // Every field of ListPublishReport is filled by ToListPublishReport (checked below); an array counts one per
 // element.
-static_assert(FieldCount<ListPublishReport>() == 26,
+static_assert(FieldCount<ListPublishReport>() == 27,
               "ListPublishReport changed: fill the new field in ToListPublishReport and check it here");
 
 TEST(CopyListPublishOptions, CarriesEveryField) {
@@ -50,8 +50,10 @@ TEST(CopyListPublishOptions, CarriesEveryField) {
   o.allow_large_removal = false;
   o.manifest_format = 2;
   o.checkpoint_changes = 4242;
+  o.checkpoint_inline = false;
   PublishOptions po;
   CopyListPublishOptions(o, &po);
+  EXPECT_FALSE(po.checkpoint_inline);
   EXPECT_EQ(po.manifest_format, 2u);
   EXPECT_EQ(po.checkpoint_changes, 4242u);
   EXPECT_EQ(po.repo_dir, "/repo/x");
@@ -84,6 +86,7 @@ TEST(ToListPublishReport, CarriesEveryField) {
   r.first_version = false;
   r.checkpoint = 37;
   r.checkpointed = true;
+  r.checkpoint_due = true;
   for (int i = 0; i < 3; ++i) {
     r.entries[i] = 100 + i;
     r.added[i] = 200 + i;
@@ -108,6 +111,7 @@ TEST(ToListPublishReport, CarriesEveryField) {
   EXPECT_FALSE(out.first_version);
   EXPECT_EQ(out.checkpoint, 37u);
   EXPECT_TRUE(out.checkpointed);
+  EXPECT_TRUE(out.checkpoint_due);
   for (int i = 0; i < 3; ++i) {
     EXPECT_EQ(out.entries[i], 100u + i);
     EXPECT_EQ(out.added[i], 200u + i);

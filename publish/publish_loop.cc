@@ -172,6 +172,14 @@ void AfterCommitThread::Run() {
   }
 }
 
+int64_t SecondsToCadenceSlot(int64_t now_unix, int64_t created_unix, int64_t every_seconds) {
+  constexpr int64_t kNoClock = int64_t{1} << 40;
+  if (every_seconds < 1 || now_unix < 0 || now_unix >= kNoClock || created_unix < 0 || created_unix >= kNoClock) {
+    return 0;
+  }
+  return ((created_unix - now_unix) % every_seconds + every_seconds) % every_seconds;
+}
+
 namespace {
 
 Env* OrDefault(Env* env) { return env != nullptr ? env : Env::Default(); }
@@ -190,6 +198,8 @@ class Loop {
         rejected_(SpoolRejectedDir(o.spool_dir)) {}
 
   void set_after_commit(AfterCommitThread* t) { after_commit_ = t; }
+  // The second the next cycle's version is stamped with (created_unix; 0: the Env's clock).
+  void set_cycle_unix(int64_t unix_seconds) { cycle_unix_ = unix_seconds; }
   PublishLoopSummary& summary() { return summary_; }
 
   // One cycle: finish or publish what is claimed, claim what came in, publish one version (or a refresh when due).
@@ -307,6 +317,7 @@ class Loop {
     PublishOptions po;
     CopyListPublishOptions(o_.publish, &po);
     po.min_wait_seconds = static_cast<uint32_t>(o_.every_seconds);
+    po.now_unix = cycle_unix_;
     // Checkpoints (manifest format 2) run on the maintenance thread, never inside a version.
     po.checkpoint_inline = false;
     return po;
@@ -414,6 +425,7 @@ class Loop {
   SigningKey key_;
   const std::string incoming_, claimed_, done_, rejected_;
   AfterCommitThread* after_commit_ = nullptr;
+  int64_t cycle_unix_ = 0;
   PublishLoopSummary summary_;
 };
 
@@ -486,23 +498,46 @@ Result<PublishLoopSummary> RunPublishLoop(const PublishLoopOptions& o) {
     loop.set_after_commit(after_commit.get());
   }
   PublishLoopSummary& summary = loop.summary();
-  for (;;) {
-    const uint64_t start = env->NowMonotonicNanos();
+  auto wait = [&o](int64_t ms) {
+    if (o.wait) return o.wait(ms);
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    return false;
+  };
+  // The cadence (docs/runbook-publishers.md, "A minute cadence"): slot k starts at the committed version's
+  // created_unix + k*every on the wall clock, kept on the monotonic clock from the first one, and its version is
+  // stamped with the slot's second. A restart or a long cycle would otherwise start a new cadence, and every
+  // client would take a new place once (docs/sync-protocol.md §2): one version a cadence late for the fleet.
+  const uint64_t every_ns = static_cast<uint64_t>(o.every_seconds) * 1000000000u;
+  int64_t slot_unix = env->NowUnixSeconds();
+  const int64_t first_wait = SecondsToCadenceSlot(slot_unix, committed->created_unix, o.every_seconds);
+  slot_unix += first_wait;
+  if (o.on_start) o.on_start(slot_unix, first_wait);
+  bool stop = first_wait > 0 && wait(first_wait * 1000);
+  uint64_t slot_mono = env->NowMonotonicNanos();
+  while (!stop) {
     ++summary.cycles;
+    // The slot's second, unless the wall clock no longer agrees with it (stepped, or the process was stopped):
+    // then the clock's, and the cadence goes on from there.
+    const int64_t wall = env->NowUnixSeconds();
+    if (wall < slot_unix - 1 || wall > slot_unix + 2) {
+      slot_unix = wall;
+      slot_mono = env->NowMonotonicNanos();
+    }
+    loop.set_cycle_unix(slot_unix);
     Status s = loop.Cycle();
     if (!s.ok()) {
       ++summary.failed_cycles;
       if (o.on_error) o.on_error(s);
     }
     if (o.max_cycles != 0 && summary.cycles >= o.max_cycles) break;
-    // The next cycle `every_seconds` after this one began: a version's own time does not stretch the cadence.
-    const int64_t spent_ms = static_cast<int64_t>((env->NowMonotonicNanos() - start) / 1000000);
-    const int64_t wait_ms = std::max<int64_t>(0, o.every_seconds * 1000 - spent_ms);
-    if (o.wait) {
-      if (o.wait(wait_ms)) break;
-    } else {
-      std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
-    }
+    // The next slot after now: a version's own time does not stretch the cadence, and a cycle that ran past the
+    // next slot skips it rather than start off the cadence.
+    const uint64_t now = env->NowMonotonicNanos();
+    const uint64_t slots = (now > slot_mono ? (now - slot_mono) / every_ns : 0) + 1;
+    summary.skipped_slots += slots - 1;
+    slot_mono += slots * every_ns;
+    slot_unix += static_cast<int64_t>(slots) * o.every_seconds;
+    stop = wait(static_cast<int64_t>((slot_mono - now + 999999) / 1000000));
   }
   after_commit.reset();  // waits for maintenance in progress
   return summary;

@@ -65,6 +65,12 @@ Result<ManifestVersion> ParseCommittedVersion(std::string_view bytes);
 // version 0. Read errors name the file.
 Result<ManifestVersion> ReadCommittedVersion(Env* env, const std::string& repo_dir, const std::string& list);
 
+// The loop's cadence: its cycles start at the committed version's created_unix + k*every, so that a restarted
+// loop keeps the cadence clients place their polls on (docs/sync-protocol.md §2). Seconds from now_unix to the
+// first such time at or after it: 0 .. every-1, also for a created_unix after now (a clock that went back). 0 for
+// times outside [0, 2^40) (no clock says so) or every < 1.
+int64_t SecondsToCadenceSlot(int64_t now_unix, int64_t created_unix, int64_t every_seconds);
+
 // Runs `fn` on a thread of its own each time Trigger() is called; Trigger() while `fn` runs makes it run once
 // more afterwards (triggers coalesce: maintenance such as compaction catches up with every commit at once).
 // Destruction waits for a run in progress and a pending one. Trigger() from one thread (the loop's).

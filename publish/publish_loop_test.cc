@@ -63,6 +63,30 @@ TEST(ParseCommittedVersion, ReadsAManifestAndANewerFormatsTopLevelMembers) {
   }
 }
 
+TEST(Cadence, TheFirstSlotIsOnTheCommittedVersionsCadence) {
+  const int64_t c = 1700000000;
+  EXPECT_EQ(SecondsToCadenceSlot(c, c, 60), 0);
+  EXPECT_EQ(SecondsToCadenceSlot(c + 1, c, 60), 59);
+  EXPECT_EQ(SecondsToCadenceSlot(c + 17, c, 60), 43);
+  EXPECT_EQ(SecondsToCadenceSlot(c + 60, c, 60), 0);
+  EXPECT_EQ(SecondsToCadenceSlot(c + 86400 + 7, c, 60), 53);  // a day later: still on it
+  EXPECT_EQ(SecondsToCadenceSlot(c - 7, c, 60), 7);           // a clock that went back: the slot ahead
+  EXPECT_EQ(SecondsToCadenceSlot(c - 3600 - 7, c, 60), 7);
+  EXPECT_EQ(SecondsToCadenceSlot(c + 5, c, 1), 0);
+  EXPECT_EQ(SecondsToCadenceSlot(c + 5, c, 1800), 1795);
+  // No clock says these: start at once.
+  EXPECT_EQ(SecondsToCadenceSlot(c, -1, 60), 0);
+  EXPECT_EQ(SecondsToCadenceSlot(c, INT64_MAX, 60), 0);
+  EXPECT_EQ(SecondsToCadenceSlot(INT64_MIN, c, 60), 0);
+  EXPECT_EQ(SecondsToCadenceSlot(c, c, 0), 0);
+  for (int64_t now : {int64_t{0}, c - 1, c + 59, (int64_t{1} << 40) - 1}) {
+    const int64_t w = SecondsToCadenceSlot(now, c, 60);
+    EXPECT_GE(w, 0);
+    EXPECT_LT(w, 60);
+    EXPECT_EQ((now + w - c) % 60, 0) << now;
+  }
+}
+
 TEST(SpoolNames, UnusedNameKeepsTheSuffix) {
   testing::TempDir dir("publish_loop_names");
   Env* env = Env::Default();
@@ -251,6 +275,62 @@ TEST_F(PublishLoopTest, RefreshesBeforeExpiry) {
   EXPECT_EQ(Committed(), 2u);
   EXPECT_TRUE(Listed(2, "base1.example"));
   EXPECT_EQ(versions_[0].report.entries[static_cast<int>(Layer::kDomain)], 3u);
+}
+
+// Both clocks the loop reads, moved by the test only: the loop's waits and the versions' own time.
+class FakeClockEnv : public EnvWrapper {
+ public:
+  explicit FakeClockEnv(int64_t wall) : EnvWrapper(Env::Default()), wall0(wall) {}
+  int64_t NowUnixSeconds() override { return wall0 + static_cast<int64_t>(mono.load() / 1000000000u) + step.load(); }
+  uint64_t NowMonotonicNanos() override { return mono.load(); }
+  void Advance(int64_t ms) { mono += static_cast<uint64_t>(ms) * 1000000u; }
+  const int64_t wall0;
+  std::atomic<uint64_t> mono{1000000000u};  // the wall clock is 1 s past wall0 at the start
+  std::atomic<int64_t> step{0};             // a wall-clock step (NTP), the monotonic clock unmoved
+};
+
+// A loop restarted 17 s after the committed version waits for that version's cadence, stamps each version with
+// its slot's second, skips the slot a long version ran past, and follows a stepped wall clock from the step on.
+TEST_F(PublishLoopTest, KeepsTheCommittedVersionsCadence) {
+  auto committed = ReadCommittedVersion(Env::Default(), dir_.Join("repo"), "phishing");
+  ASSERT_TRUE(committed.ok());
+  const int64_t c = committed->created_unix;
+  FakeClockEnv env(c + 16);  // c + 17 with the first second
+  PublishLoopOptions o = LoopOptions();
+  o.publish.env = &env;
+  o.every_seconds = 60;
+  o.max_cycles = 4;
+  std::vector<std::pair<int64_t, int64_t>> starts;
+  o.on_start = [&](int64_t at, int64_t wait_s) { starts.emplace_back(at, wait_s); };
+  std::vector<int64_t> waits;
+  o.wait = [&](int64_t ms) {
+    waits.push_back(ms);
+    env.Advance(ms);
+    Drop("w" + std::to_string(waits.size()) + ".add", "new" + std::to_string(waits.size()) + ".example\n");
+    if (waits.size() == 3) env.step = 1000;  // before cycle 3
+    return false;
+  };
+  std::vector<int64_t> created;  // each committed version's created_unix
+  o.on_version = [&](const PublishLoopVersion& v) {
+    versions_.push_back(v);
+    auto m = ReadCommittedVersion(Env::Default(), dir_.Join("repo"), "phishing");
+    created.push_back(m.ok() && m->version == v.report.version ? m->created_unix : -1);
+    if (versions_.size() == 1) env.Advance(70000);  // version 2 takes 70 s: past the next slot
+  };
+  auto r = RunPublishLoop(o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(errors_.empty()) << errors_[0];
+  ASSERT_EQ(starts.size(), 1u);
+  EXPECT_EQ(starts[0], std::make_pair(c + 60, int64_t{43}));
+  EXPECT_EQ(waits, (std::vector<int64_t>{
+                       43000,   // to c + 60
+                       50000,   // version 2 ran to c + 130: slot c + 120 skipped, on to c + 180
+                       60000,   // to c + 240 (where the wall clock then reads c + 1240)
+                       60000}));
+  EXPECT_EQ(r->skipped_slots, 1u);
+  EXPECT_EQ(r->versions, 4u);
+  EXPECT_EQ(created, (std::vector<int64_t>{c + 60, c + 180, c + 1240, c + 1300}));
+  EXPECT_EQ(Committed(), 5u);
 }
 
 TEST_F(PublishLoopTest, RefusedFileIsRejectedAndTheRestPublishes) {

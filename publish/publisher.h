@@ -143,6 +143,7 @@ struct PublishReport {
   uint64_t checkpoint = 0;
   uint64_t touched = 0;
   bool checkpointed = false;
+  bool checkpoint_due = false;  // one is due and left to be made beside publishing (checkpoint_inline false)
   uint64_t input_lines = 0;
   uint64_t input_entries = 0;
   uint64_t rejected = 0;             // bad lines and entries that are no URL/domain/IP

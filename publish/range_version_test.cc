@@ -27,6 +27,7 @@
 #include "publish/state_delta.h"
 #include "tests/test_util.h"
 #include "url/entry.h"
+#include "urlguard/publish.h"
 
 namespace urlguard {
 namespace {
@@ -158,6 +159,7 @@ class Format2Test : public ::testing::Test {
     o.add_inputs = {FeedSpec{FeedFormat::kPlain, "", tmp_.path() + "/add.txt"}};
     o.remove_inputs = {FeedSpec{FeedFormat::kPlain, "", tmp_.path() + "/remove.txt"}};
     o.checkpoint_changes = checkpoint_changes;
+    o.checkpoint_inline = checkpoint_inline_;
     auto r = Publish(Env::Default(), key_, o);
     if (r.ok()) Record();
     return r;
@@ -209,6 +211,7 @@ class Format2Test : public ::testing::Test {
   std::mt19937_64 rng_{3};
   int next_ = 100000;
   int64_t now_ = 1700000000;
+  bool checkpoint_inline_ = true;
 };
 
 TEST_F(Format2Test, AFullVersionIsACheckpoint) {
@@ -361,6 +364,44 @@ TEST_F(Format2Test, AFullVersionAfterIncrementalOnesFollowsTheCommittedVersion) 
   ASSERT_TRUE(Step(10).ok());
   EXPECT_EQ(ReadManifest(repo_).version, 6u);
   ExpectEveryClientCatchesUp();
+}
+
+// `publish --no-checkpoint` from a timer, and `compact --if-due` beside it: the version only says a checkpoint is
+// due; CheckpointListIfDue makes it by the same rule, the next version adopts it, and clients behind it catch up.
+TEST_F(Format2Test, ACheckpointLeftToCompactIfDueIsMadeThereAndAdopted) {
+  Start();
+  checkpoint_inline_ = false;
+  auto r = Step(30, /*checkpoint_changes=*/10);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_FALSE(r->checkpointed);
+  EXPECT_TRUE(r->checkpoint_due);
+  const uint64_t due_at = r->version;
+  auto none = CheckpointListIfDue(repo_, "phishing", /*checkpoint_changes=*/uint64_t{1} << 40);
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_FALSE(none->compacted);  // not due by a higher threshold (and under 64 Ki touched)
+  auto made = CheckpointListIfDue(repo_, "phishing", /*checkpoint_changes=*/10);
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  EXPECT_TRUE(made->compacted);
+  EXPECT_EQ(made->version, due_at);
+  EXPECT_EQ(made->base_version, ReadManifest(repo_).checkpoint.version);  // the one the manifest still names
+  auto again = CheckpointListIfDue(repo_, "phishing", /*checkpoint_changes=*/10);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_FALSE(again->compacted);  // nothing touched since
+  r = Step(5);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_FALSE(r->checkpoint_due);
+  EXPECT_EQ(ReadManifest(repo_).checkpoint.version, due_at);
+  ExpectEveryClientCatchesUp();
+
+  // A format 1 list has no checkpoints.
+  testing::TempDir other("format2-if-due");
+  WriteLines(other.path() + "/full.txt", {"a.example"});
+  PublishOptions o;
+  o.repo_dir = other.path() + "/repo";
+  o.list = "phishing";
+  o.inputs = {FeedSpec{FeedFormat::kPlain, "", other.path() + "/full.txt"}};
+  ASSERT_TRUE(Publish(Env::Default(), key_, o).ok());
+  EXPECT_EQ(CheckpointListIfDue(o.repo_dir, "phishing").status().code(), StatusCode::kFailedPrecondition);
 }
 
 TEST_F(Format2Test, AnIncrementalVersionNeedsAFormat2Predecessor) {

@@ -10,7 +10,10 @@
 #     the batch once; kill -9 after the commit (publish.loop.after-commit): the restart moves the batch to done/
 #     and publishes no second version;
 #   - an HTML page dropped as a change file goes to SPOOL/rejected/ with a .why, the rest publishes;
-#   - `publish --min-wait` sets the first version's min_wait_seconds and refuses less than 60 s.
+#   - `publish --min-wait` sets the first version's min_wait_seconds and refuses less than 60 s;
+#   - the loop says when its first cycle starts (on the committed version's cadence) and counts skipped slots;
+#   - `publish --no-checkpoint` leaves a due checkpoint of a format 2 list to `compact --if-due`, which makes it
+#     once (not again, and not for a format 1 list), and the next version adopts it.
 # Args: BIN_DIR. The kill -9 part needs a build with fault points (URLGUARD_FAULT_POINTS, on in test builds); without
 # them it is skipped (exit 77) after the rest passed.
 set -euo pipefail
@@ -92,6 +95,33 @@ wait_version 4 && ok || fail "no version 4 beside a refused file"
 [ "$(domains)" = 53 ] && ok || fail "version 4 has $(domains) domains, want 53"
 [ -f spool/rejected/page.add ] && grep -q "HTML" spool/rejected/page.add.why && ok || fail "page.add not rejected with a reason"
 stop_loop INT
+grep -q "^loop: first cycle in [0-9]* s (created_unix [0-9]*), on the committed version's cadence" loop.out && ok ||
+  fail "the loop did not say when its first cycle starts: $(grep -m1 'first cycle' loop.out)"
+grep -q "0 slots skipped" loop.out && ok || fail "no skipped-slot count in the stop line: $(grep -m1 stopped loop.out)"
+
+# A timer's versions of a format 2 list with the checkpoint left to `compact --if-due` beside them.
+m2=repo/public/v1/lists/f2/manifest.json
+checkpoint_of() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["checkpoint"]["version"])' "$m2"; }
+"$publish" publish --repo repo --key keys/urlguard-ed25519.pem --list f2 --input plain:base.txt \
+  --manifest-format 2 > /dev/null
+for i in $(seq 1 40); do echo "f2-new$i.example"; done > f2.add
+"$publish" publish --repo repo --key keys/urlguard-ed25519.pem --list f2 --add plain:f2.add --no-checkpoint \
+  --checkpoint-changes 10 > f2-v2.out
+grep -q "a new checkpoint is due, to be made beside publishing" f2-v2.out && [ "$(checkpoint_of)" = 1 ] && ok ||
+  fail "publish --no-checkpoint: checkpoint $(checkpoint_of); $(grep -i checkpoint f2-v2.out)"
+"$publish" compact --repo repo --list f2 --if-due --checkpoint-changes 1000000 > f2-c0.out
+grep -q "no checkpoint due at version 2" f2-c0.out && ok || fail "compact --if-due made one not due: $(cat f2-c0.out)"
+"$publish" compact --repo repo --list f2 --if-due --checkpoint-changes 10 > f2-c1.out
+grep -q "f2: made version 2 a checkpoint" f2-c1.out && ok || fail "compact --if-due: $(cat f2-c1.out)"
+"$publish" compact --repo repo --list f2 --if-due --checkpoint-changes 10 > f2-c2.out
+grep -q "no checkpoint due at version 2" f2-c2.out && ok || fail "compact --if-due again: $(cat f2-c2.out)"
+echo "f2-new41.example" > f2.add
+"$publish" publish --repo repo --key keys/urlguard-ed25519.pem --list f2 --add plain:f2.add --no-checkpoint \
+  --checkpoint-changes 10 > f2-v3.out
+[ "$(checkpoint_of)" = 2 ] && ok || fail "version 3 did not adopt checkpoint 2: $(checkpoint_of)"
+rc=0
+"$publish" compact --repo repo --list phishing --if-due > f1.out 2> f1.err || rc=$?
+[ "$rc" = 1 ] && grep -q "manifest format 1" f1.err && ok || fail "compact --if-due on format 1: exit $rc, $(cat f1.err)"
 
 # kill -9 at the fault points.
 drop e.add 'new5.example\nnew6.example\n'

@@ -131,7 +131,8 @@ int RunPublish(const std::string& repo, const std::string& key_path, const std::
                const std::string& memory_budget, int threads, const std::vector<std::string>& add,
                const std::vector<std::string>& remove, const std::string& state,
                const std::vector<std::string>& accept, double max_removal, bool allow_large_removal,
-               uint32_t manifest_format, uint64_t checkpoint_changes, const std::string& min_wait) {
+               uint32_t manifest_format, uint64_t checkpoint_changes, bool checkpoint_inline,
+               const std::string& min_wait) {
   // --memory-budget: bytes, or a number with K, M or G (powers of 1024).
   uint64_t budget = 0;
   {
@@ -181,6 +182,7 @@ int RunPublish(const std::string& repo, const std::string& key_path, const std::
   o.allow_large_removal = allow_large_removal;
   o.manifest_format = manifest_format;
   o.checkpoint_changes = checkpoint_changes;
+  o.checkpoint_inline = checkpoint_inline;
   o.memory_budget = static_cast<size_t>(budget);
   o.threads = threads;
   o.progress = [&](uint64_t n) { progress.Show(n); };
@@ -230,7 +232,10 @@ int RunPublish(const std::string& repo, const std::string& key_path, const std::
   if (r.checkpoint != 0) {
     std::printf("  manifest format 2: checkpoint %llu (clients start from its snapshot)%s\n",
                 static_cast<unsigned long long>(r.checkpoint),
-                r.checkpointed ? "; made a new checkpoint after the commit (the next version names it)" : "");
+                r.checkpointed    ? "; made a new checkpoint after the commit (the next version names it)"
+                : r.checkpoint_due ? "; a new checkpoint is due, to be made beside publishing (the loop's "
+                                     "maintenance, or compact --if-due)"
+                                   : "");
   }
   return 0;
 }
@@ -340,6 +345,23 @@ int RunIndex(const std::string& repo, const std::string& key) {
     return 1;
   }
   std::cout << "indexed " << *n << " list" << (*n == 1 ? "" : "s") << " in " << repo << "/public/v1/lists/index.json\n";
+  return 0;
+}
+
+int RunCheckpointIfDue(const std::string& repo, const std::string& list, uint64_t checkpoint_changes,
+                       double fp_rate) {
+  auto r = urlguard::CheckpointListIfDue(repo, list, checkpoint_changes, fp_rate);
+  if (!r.ok()) {
+    std::cerr << "urlguard-publish compact --if-due: " << r.status().ToString() << '\n';
+    return 1;
+  }
+  if (r->compacted) {
+    std::cout << list << ": made version " << r->version << " a checkpoint (the previous one was version "
+              << r->base_version << "); the next version names it\n";
+  } else {
+    std::cout << list << ": no checkpoint due at version " << r->version << " (the newest is version "
+              << r->base_version << ")\n";
+  }
   return 0;
 }
 
@@ -471,15 +493,21 @@ int RunLoop(urlguard::PublishLoopOptions o, const std::string& every, const std:
   std::printf("loop: publishing %s every %lld s from %s/incoming/ (min_wait_seconds %lld)\n", list.c_str(),
               static_cast<long long>(o.every_seconds), o.spool_dir.c_str(), static_cast<long long>(o.every_seconds));
   std::fflush(stdout);
+  o.on_start = [](int64_t first_cycle_unix, int64_t wait_seconds) {
+    std::printf("loop: first cycle in %lld s (created_unix %lld), on the committed version's cadence\n",
+                static_cast<long long>(wait_seconds), static_cast<long long>(first_cycle_unix));
+    std::fflush(stdout);
+  };
   auto r = urlguard::RunPublishLoop(o);
   if (!r.ok()) {
     std::cerr << "urlguard-publish loop: " << r.status().ToString() << '\n';
     return r.status().code() == urlguard::StatusCode::kInvalidArgument ? 4 : 1;
   }
-  std::printf("loop stopped after %llu cycles: %llu versions, %llu change files, %llu rejected, %llu failed cycles\n",
+  std::printf("loop stopped after %llu cycles: %llu versions, %llu change files, %llu rejected, %llu failed cycles, "
+              "%llu slots skipped (a cycle ran past the next one)\n",
               static_cast<unsigned long long>(r->cycles), static_cast<unsigned long long>(r->versions),
               static_cast<unsigned long long>(r->files), static_cast<unsigned long long>(r->rejected_files),
-              static_cast<unsigned long long>(r->failed_cycles));
+              static_cast<unsigned long long>(r->failed_cycles), static_cast<unsigned long long>(r->skipped_slots));
   return 0;
 }
 }  // namespace
@@ -580,6 +608,10 @@ int main(int argc, char** argv) {
   publish->add_option("--checkpoint-changes", checkpoint_changes,
                       "format 2: make a checkpoint after the version whose touched fingerprints since the last one "
                       "exceed this (default 1048576)");
+  bool no_checkpoint = false;
+  publish->add_flag("--no-checkpoint", no_checkpoint,
+                    "format 2: leave a due checkpoint (O(N): about 2 min of CPU at 100 M entries) to `compact "
+                    "--if-due` run beside publishing, so that a timer's versions never wait for one");
 
   auto* ingest = app.add_subcommand("ingest", "ingest feeds into the PostgreSQL state (then publish --state)");
   ingest->add_option("--state", state, "postgresql://... connection URI")->required();
@@ -625,6 +657,15 @@ int main(int argc, char** argv) {
   compact->add_option("--list", list, "list name")->required();
   compact->add_option("--keep-deltas", keep_deltas,
                       "keep the deltas of this many recent versions (range diffs; default 1440)");
+  bool if_due = false;
+  compact->add_flag("--if-due", if_due,
+                    "format 2: make a checkpoint only when one is due (what the loop does after each version; for "
+                    "versions published with --no-checkpoint)");
+  compact->add_option("--checkpoint-changes", checkpoint_changes,
+                      "with --if-due: due once the fingerprints touched since the last checkpoint exceed this "
+                      "(default 1048576)");
+  compact->add_option("--fp-rate", fp_rate, "with --if-due: the false-positive rate the versions were published with")
+      ->check(CLI::Range(1e-9, 0.5));
 
   std::string format, action = "nxdomain", origin;
   std::vector<std::string> allowlists;
@@ -708,7 +749,7 @@ int main(int argc, char** argv) {
     }
     return RunPublish(repo, key, list, inputs, expires_in, keep, emergency, fp_rate, threat, memory_budget, threads,
                       add_feeds, remove_feeds, state, accept_inputs, max_removal, allow_large_removal,
-                      manifest_format, checkpoint_changes, min_wait);
+                      manifest_format, checkpoint_changes, !no_checkpoint, min_wait);
   }
   if (*ingest) return RunIngest(state, list, inputs, threat, add_only, accept_inputs);
   if (*seen) {
@@ -720,7 +761,10 @@ int main(int argc, char** argv) {
   }
   if (*rotate) return RunRotate(key, new_key, out, not_before, grace, reset_specs);
   if (*index) return RunIndex(repo, key);
-  if (*compact) return RunCompact(repo, list, keep_deltas);
+  if (*compact) {
+    if (if_due) return RunCheckpointIfDue(repo, list, checkpoint_changes, fp_rate);
+    return RunCompact(repo, list, keep_deltas);
+  }
   if (*exp) return RunExport(repo, list, out, action, origin, allowlists);
   if (*update) return RunUpdate(update_options);
   if (*loop) {

@@ -196,6 +196,10 @@ struct ListPublishOptions {
   // Format 2: a checkpoint is made after the commit of the version whose touched fingerprints since the last one
   // exceed this (the publisher loop makes it on its maintenance thread instead).
   uint64_t checkpoint_changes = uint64_t{1} << 20;
+  // Format 2: false leaves a due checkpoint to CheckpointListIfDue (`urlguard-publish compact --if-due`) run beside
+  // publishing, as the loop's maintenance thread does: a checkpoint costs O(N) (about 2 min of CPU at 100 M
+  // entries), which a timer that publishes every minute cannot wait for.
+  bool checkpoint_inline = true;
 };
 
 struct ListPublishReport {
@@ -221,6 +225,8 @@ struct ListPublishReport {
   // after its commit (the next version names it). 0 / false for format 1.
   uint64_t checkpoint = 0;
   bool checkpointed = false;
+  // A checkpoint is due and was left to be made beside publishing (checkpoint_inline false, or the loop).
+  bool checkpoint_due = false;
   // Steps after the commit that failed: the version is committed all the same (clients may already hold it) and
   // the next publication repeats them. E.g. the list index could not be rewritten, or (with a PostgreSQL state)
   // the manifest files after the database's commit.
@@ -334,6 +340,18 @@ struct ListCompactReport {
 // for a damaged state file, read and write errors. `env`: nullptr = the process default.
 Result<ListCompactReport> CompactList(const std::string& repo_dir, const std::string& list,
                                       uint32_t keep_deltas = 1440, Env* env = nullptr);
+
+// Manifest format 2 (docs/versions.md §5): makes the list's committed version a checkpoint when one is due, by
+// the rule the publisher loop's maintenance thread applies after each commit (more than `checkpoint_changes`
+// fingerprints touched since the newest checkpoint, or more than an eighth of the list's), with `fp_rate` as the
+// versions were published with. `urlguard-publish compact --if-due`: for versions published by
+// `publish --no-checkpoint` (ListPublishOptions::checkpoint_inline false) from a timer, run beside them, one at a
+// time. Takes no lock and reads immutable files only: versions go on being published meanwhile, and the next one
+// adopts the checkpoint. `compacted` tells whether it made one. kFailedPrecondition for a format 1 list (use
+// CompactList); otherwise the failures of CompactList.
+Result<ListCompactReport> CheckpointListIfDue(const std::string& repo_dir, const std::string& list,
+                                              uint64_t checkpoint_changes = uint64_t{1} << 20,
+                                              double fp_rate = 0.001, Env* env = nullptr);
 
 // ---- the list index --------------------------------------------------------------------------------------------
 
@@ -472,6 +490,8 @@ struct PublishLoopOptions {
   std::function<void(const PublishLoopVersion&)> on_version;
   std::function<void(const PublishLoopRejection&)> on_rejected;
   std::function<void(const Status&)> on_error;
+  // Told once, before the first cycle, the wall-clock second it starts at and how long the loop waits for it.
+  std::function<void(int64_t first_cycle_unix, int64_t wait_seconds)> on_start;
   // Waits up to `milliseconds` between cycles; returns true when the loop should stop (the version in progress
   // is always finished first). Default: sleeps, never stops. urlguard-publish loop waits for SIGTERM or SIGINT.
   std::function<bool(int64_t milliseconds)> wait;
@@ -487,6 +507,7 @@ struct PublishLoopSummary {
   uint64_t files = 0;           // change files published
   uint64_t rejected_files = 0;
   uint64_t failed_cycles = 0;
+  uint64_t skipped_slots = 0;   // cadence slots passed over because a cycle ran past them
 };
 
 // Publishes a version of the list every `every_seconds` when change files arrived (one incremental version with
@@ -499,7 +520,10 @@ struct PublishLoopSummary {
 // publication lock refuses that while the loop runs). Failures before the first cycle: kInvalidArgument
 // (options), kFailedPrecondition (another loop holds SPOOL/loop.lock; the list has no version yet: publish a
 // first one with --input), the key's and the spool's errors. Later failures go to on_error and the loop goes
-// on. Not thread-safe for one spool (the lock refuses a second loop).
+// on. The cadence: cycles start on the committed version's created_unix + k*every_seconds (the first one up to
+// every_seconds after the loop starts) and each version is stamped with its cycle's second, so versions stay on
+// one cadence across restarts; a cycle that runs past the next start skips to the one after (skipped_slots).
+// Not thread-safe for one spool (the lock refuses a second loop).
 Result<PublishLoopSummary> RunPublishLoop(const PublishLoopOptions& options);
 
 }  // namespace urlguard
