@@ -958,18 +958,19 @@ class BackgroundCheckpoints:
     def __init__(self, bins, repo, work):
         self.cmd = [bins["urlguard-publish"], "compact", "--repo", repo, "--list", LIST, "--if-due"]
         self.log_path = os.path.join(work, "catchup-checkpoints.log")
-        self.pid = None
+        self.proc = None  # kept referenced: a dropped Popen is reaped by the next Popen (subprocess._cleanup)
         self.started = 0
         self.made = 0
         self.cpu = []  # CPU seconds of each run that made a checkpoint
 
     def _reap(self, block):
-        if self.pid is None:
+        if self.proc is None:
             return
-        pid, status, usage = os.wait4(self.pid, 0 if block else os.WNOHANG)
+        pid, status, usage = os.wait4(self.proc.pid, 0 if block else os.WNOHANG)
         if pid == 0:
             return
-        self.pid = None
+        self.proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
+        self.proc = None
         self.out.close()
         with open(self.log_path, errors="replace") as f:
             text = f.read()
@@ -981,9 +982,9 @@ class BackgroundCheckpoints:
 
     def after_commit(self):
         self._reap(False)
-        if self.pid is None:
+        if self.proc is None:
             self.out = open(self.log_path, "a")
-            self.pid = subprocess.Popen(self.cmd, stdout=self.out, stderr=subprocess.STDOUT).pid
+            self.proc = subprocess.Popen(self.cmd, stdout=self.out, stderr=subprocess.STDOUT)
             self.started += 1
 
     def finish(self):
@@ -1294,7 +1295,11 @@ def main():
         log("live run done: %d versions, p50 %s, p99 %s" % (r["versions"], fmt_s(r["latency_p50_s"]),
                                                              fmt_s(r["latency_p99_s"])))
         r["change"] = change_version(a, bins, work, repo, key, feeder, feats, a.change_entries, "change")
-        catchup_phase(a, bins, work, repo, key, pub_key, server, feeder, feats, r)
+        try:
+            catchup_phase(a, bins, work, repo, key, pub_key, server, feeder, feats, r)
+        except (Exception, SystemExit) as e:  # the live run's figures are still reported, and the run fails
+            log("catch-up failed: %r" % (e,))
+            r["catchup_error"] = repr(e)
     finally:
         server.stop()
     if a.ratio_entries and a.change_entries // 2 > a.ratio_entries // 10:
@@ -1313,6 +1318,8 @@ def main():
     report(a, r, feats)
     if not a.keep:
         shutil.rmtree(work, ignore_errors=True)
+    if r.get("catchup_error"):
+        raise SystemExit("freshness_bench: the catch-up failed (above): " + r["catchup_error"])
 
 
 if __name__ == "__main__":
