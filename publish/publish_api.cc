@@ -290,30 +290,47 @@ Result<RpzExportReport> ExportRpz(const RpzExportOptions& o) {
   return out;
 }
 
-Result<ListCompactReport> CheckpointListIfDue(const std::string& repo_dir, const std::string& list,
-                                              uint64_t checkpoint_changes, double fp_rate, Env* env) {
-  env = OrDefault(env);
-  if (!IsValidListName(list)) return Status::InvalidArgument("list name must be 1-64 bytes of [a-z0-9_-]: " + list);
+namespace {
+
+// The list's committed manifest, read and parsed (errors name the file).
+Result<Manifest> ReadListManifest(Env* env, const std::string& repo_dir, const std::string& list) {
   const std::string path = JoinPath(PublicListDir(repo_dir, list), kManifestFileName);
   auto bytes = env->ReadFile(path, kMaxManifestBytes);
   if (!bytes.ok()) return bytes.status().WithContext(path);
   auto m = ParseManifest(*bytes);
   if (!m.ok()) return m.status().WithContext(path);
-  if (m->format != kManifestFormat2) {
-    return Status::FailedPrecondition("list " + list + " is in manifest format " + std::to_string(m->format) +
-                                      ": it has no checkpoints (compact without --if-due folds its state)");
-  }
+  return m;
+}
+
+// What a checkpoint of a format 2 list's committed version `m` is made with, and its report before it runs.
+PublishOptions CheckpointOptions(const std::string& repo_dir, const std::string& list, const Manifest& m,
+                                 ListCompactReport* report) {
   PublishOptions po;
   po.repo_dir = repo_dir;
   po.list = list;
-  po.min_wait_seconds = m->min_wait_seconds;
-  po.emergency = m->emergency;
+  po.min_wait_seconds = m.min_wait_seconds;
+  po.emergency = m.emergency;
+  report->version = m.version;
+  report->base_version = m.checkpoint.version;
+  return po;
+}
+
+}  // namespace
+
+Result<ListCompactReport> CheckpointListIfDue(const std::string& repo_dir, const std::string& list,
+                                              uint64_t checkpoint_changes, double fp_rate, Env* env) {
+  env = OrDefault(env);
+  if (!IsValidListName(list)) return Status::InvalidArgument("list name must be 1-64 bytes of [a-z0-9_-]: " + list);
+  URLGUARD_ASSIGN_OR_RETURN(Manifest m, ReadListManifest(env, repo_dir, list));
+  if (m.format != kManifestFormat2) {
+    return Status::FailedPrecondition("list " + list + " is in manifest format " + std::to_string(m.format) +
+                                      ": it has no checkpoints (compact without --if-due folds its state)");
+  }
+  ListCompactReport report;
+  PublishOptions po = CheckpointOptions(repo_dir, list, m, &report);
   po.fp_rate = fp_rate;
   po.checkpoint_changes = checkpoint_changes;
-  ListCompactReport report;
-  report.version = m->version;
-  report.base_version = m->checkpoint.version;
-  URLGUARD_ASSIGN_OR_RETURN(report.compacted, MakeCheckpointIfDue(env, po, m->version));
+  URLGUARD_ASSIGN_OR_RETURN(report.compacted, MakeCheckpointIfDue(env, po, m.version));
   return report;
 }
 
@@ -324,45 +341,30 @@ Result<ListCompactReport> CompactList(const std::string& repo_dir, const std::st
   // Manifest format 2: a checkpoint (docs/versions.md §5). It reads immutable files only, so it takes no lock:
   // versions go on being published beside it, and the next one adopts it.
   {
-    const std::string path = JoinPath(PublicListDir(repo_dir, list), kManifestFileName);
-    auto bytes = env->ReadFile(path, kMaxManifestBytes);
-    if (!bytes.ok()) return bytes.status().WithContext(path);
-    auto m = ParseManifest(*bytes);
-    if (!m.ok()) return m.status().WithContext(path);
-    if (m->format == kManifestFormat2) {
-      PublishOptions po;
-      po.repo_dir = repo_dir;
-      po.list = list;
-      po.min_wait_seconds = m->min_wait_seconds;
-      po.emergency = m->emergency;
+    URLGUARD_ASSIGN_OR_RETURN(Manifest m, ReadListManifest(env, repo_dir, list));
+    if (m.format == kManifestFormat2) {
       ListCompactReport report;
-      report.version = m->version;
-      report.base_version = m->checkpoint.version;
-      URLGUARD_RETURN_IF_ERROR(MakeCheckpoint(env, po, m->version));
-      report.compacted = m->checkpoint.version != m->version;
+      URLGUARD_RETURN_IF_ERROR(MakeCheckpoint(env, CheckpointOptions(repo_dir, list, m, &report), m.version));
+      report.compacted = m.checkpoint.version != m.version;
       return report;
     }
   }
   auto lock = env->LockFile(ListPublishLockPath(repo_dir, list));
   if (!lock.ok()) return lock.status().WithContext("another urlguard-publish is publishing " + list + " in " + repo_dir);
-  const std::string manifest_path = JoinPath(PublicListDir(repo_dir, list), kManifestFileName);
-  auto bytes = env->ReadFile(manifest_path, kMaxManifestBytes);
-  if (!bytes.ok()) return bytes.status().WithContext(manifest_path);
-  auto m = ParseManifest(*bytes);
-  if (!m.ok()) return m.status().WithContext(manifest_path);
+  URLGUARD_ASSIGN_OR_RETURN(Manifest m, ReadListManifest(env, repo_dir, list));  // again, under the lock
   const std::string private_dir = PrivateListDir(repo_dir, list);
   ListCompactReport report;
-  report.version = m->version;
+  report.version = m.version;
   {
-    URLGUARD_ASSIGN_OR_RETURN(auto state, LsmState::Open(env, private_dir, list, m->version));
+    URLGUARD_ASSIGN_OR_RETURN(auto state, LsmState::Open(env, private_dir, list, m.version));
     report.base_version = state->base_version();
   }
-  if (report.base_version != m->version) {
-    URLGUARD_RETURN_IF_ERROR(CompactListState(env, private_dir, list, m->version));
+  if (report.base_version != m.version) {
+    URLGUARD_RETURN_IF_ERROR(CompactListState(env, private_dir, list, m.version));
     report.compacted = true;
   }
-  const uint64_t keep_from = m->version >= keep_deltas ? m->version - keep_deltas + 1 : 0;
-  URLGUARD_RETURN_IF_ERROR(PruneListState(env, private_dir, list, m->version, keep_from));
+  const uint64_t keep_from = m.version >= keep_deltas ? m.version - keep_deltas + 1 : 0;
+  URLGUARD_RETURN_IF_ERROR(PruneListState(env, private_dir, list, m.version, keep_from));
   return report;
 }
 
