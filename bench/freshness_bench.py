@@ -973,10 +973,11 @@ class BackgroundCheckpoints:
         self.proc = None
         self.out.close()
         with open(self.log_path, errors="replace") as f:
+            f.seek(self.run_offset)  # this run's output only
             text = f.read()
         if os.waitstatus_to_exitcode(status) != 0:
             raise SystemExit("freshness_bench: compact --if-due failed (see %s)" % self.log_path)
-        if text.count(": made version ") > self.made:  # "LIST: made version V a checkpoint ..."
+        if ": made version " in text:  # "LIST: made version V a checkpoint ..."
             self.made += 1
             self.cpu.append(usage.ru_utime + usage.ru_stime)
 
@@ -984,6 +985,7 @@ class BackgroundCheckpoints:
         self._reap(False)
         if self.proc is None:
             self.out = open(self.log_path, "a")
+            self.run_offset = self.out.tell()
             self.proc = subprocess.Popen(self.cmd, stdout=self.out, stderr=subprocess.STDOUT)
             self.started += 1
 

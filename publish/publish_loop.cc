@@ -198,12 +198,11 @@ class Loop {
         rejected_(SpoolRejectedDir(o.spool_dir)) {}
 
   void set_after_commit(AfterCommitThread* t) { after_commit_ = t; }
-  // The second the next cycle's version is stamped with (created_unix; 0: the Env's clock).
-  void set_cycle_unix(int64_t unix_seconds) { cycle_unix_ = unix_seconds; }
   PublishLoopSummary& summary() { return summary_; }
 
-  // One cycle: finish or publish what is claimed, claim what came in, publish one version (or a refresh when due).
-  Status Cycle() {
+  // One cycle: finish or publish what is claimed, claim what came in, publish one version (or a refresh when due),
+  // stamped with `cycle_unix` (its created_unix; 0: the Env's clock).
+  Status Cycle(int64_t cycle_unix) {
     auto committed = ReadCommittedVersion(env_, o_.publish.repo_dir, o_.publish.list);
     if (!committed.ok()) return committed.status();
     auto batch = ReadClaimed();
@@ -236,10 +235,10 @@ class Loop {
     }
     if (batch->files.empty()) {
       URLGUARD_RETURN_IF_ERROR(RemoveMarkers(&*batch));
-      return MaybeRefresh(*committed);
+      return MaybeRefresh(*committed, cycle_unix);
     }
     URLGUARD_FAULT_POINT("publish.loop.after-claim");
-    return PublishBatch(&*batch, recovered);
+    return PublishBatch(&*batch, recovered, cycle_unix);
   }
 
  private:
@@ -313,18 +312,18 @@ class Loop {
     return false;
   }
 
-  PublishOptions BaseOptions() const {
+  PublishOptions BaseOptions(int64_t cycle_unix) const {
     PublishOptions po;
     CopyListPublishOptions(o_.publish, &po);
     po.min_wait_seconds = static_cast<uint32_t>(o_.every_seconds);
-    po.now_unix = cycle_unix_;
+    po.now_unix = cycle_unix;
     // Checkpoints (manifest format 2) run on the maintenance thread, never inside a version.
     po.checkpoint_inline = false;
     return po;
   }
 
   // Step 3 (with the guard's refusals taken out one file at a time) and step 4.
-  Status PublishBatch(ClaimedBatch* b, bool recovered) {
+  Status PublishBatch(ClaimedBatch* b, bool recovered, int64_t cycle_unix) {
     int64_t oldest_mtime = INT64_MAX;
     for (const std::string& n : b->files) {
       auto info = env_->Stat(JoinPath(claimed_, n));
@@ -332,7 +331,7 @@ class Loop {
     }
     const auto started = std::chrono::steady_clock::now();
     for (;;) {
-      PublishOptions po = BaseOptions();
+      PublishOptions po = BaseOptions(cycle_unix);
       for (const std::string& n : b->files) {
         FeedSpec spec;  // format auto-detected, as a bare --add PATH
         spec.path = JoinPath(claimed_, n);
@@ -391,12 +390,12 @@ class Loop {
   }
 
   // Without files: a version with no change once the current one is old enough, so clients never see it expire.
-  Status MaybeRefresh(const ManifestVersion& committed) {
+  Status MaybeRefresh(const ManifestVersion& committed, int64_t cycle_unix) {
     const int64_t after = o_.refresh_after_seconds > 0 ? o_.refresh_after_seconds : o_.publish.expires_in_seconds / 2;
     if (env_->NowUnixSeconds() - committed.created_unix < after) return Status::Ok();
     const std::string path = SpoolRefreshFilePath(o_.spool_dir);
     if (!env_->FileExists(path)) URLGUARD_RETURN_IF_ERROR(WriteFileAtomic(env_, path, ""));
-    PublishOptions po = BaseOptions();
+    PublishOptions po = BaseOptions(cycle_unix);
     FeedSpec spec;
     spec.format = FeedFormat::kPlain;
     spec.path = path;
@@ -425,7 +424,6 @@ class Loop {
   SigningKey key_;
   const std::string incoming_, claimed_, done_, rejected_;
   AfterCommitThread* after_commit_ = nullptr;
-  int64_t cycle_unix_ = 0;
   PublishLoopSummary summary_;
 };
 
@@ -523,8 +521,7 @@ Result<PublishLoopSummary> RunPublishLoop(const PublishLoopOptions& o) {
       slot_unix = wall;
       slot_mono = env->NowMonotonicNanos();
     }
-    loop.set_cycle_unix(slot_unix);
-    Status s = loop.Cycle();
+    Status s = loop.Cycle(slot_unix);
     if (!s.ok()) {
       ++summary.failed_cycles;
       if (o.on_error) o.on_error(s);

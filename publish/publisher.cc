@@ -1428,9 +1428,9 @@ Result<PublishReport> PublishRangeVersion(Env* env, const SigningKey& key, const
 
   // 7. A checkpoint when the touched fingerprints since the last one have grown (the loop runs it on its own
   // thread instead: checkpoint_inline false).
-  if (!o.checkpoint_inline) {
-    report.checkpoint_due = CheckpointDue(map, checkpoint, o.checkpoint_changes);
-  } else if (CheckpointDue(map, checkpoint, o.checkpoint_changes)) {
+  const bool due = CheckpointDue(map, checkpoint, o.checkpoint_changes);
+  report.checkpoint_due = due && !o.checkpoint_inline;
+  if (due && o.checkpoint_inline) {
     run.phase(PublishPhase::kWrite, "checkpoint");
     Status made = MakeCheckpoint(env, o, version);
     if (made.ok()) {
