@@ -34,9 +34,12 @@ What it runs (Python 3 stdlib only; every figure below is measured in this one r
   6. Server pick-up: from each commit, GET /v1/verify every 20 ms until the answer's "lists" names the new
      version (docs/verify-server.md: a server never answers for a version it has not fully loaded).
   7. A change version of --change-entries (default 50 k: half added, half removed) on the list after the live
-     run (wall, CPU, peak RSS), and the same on a --ratio-entries list (default 1 M) built in the same run:
-     the CPU ratio, and a projection of its CPU to 1.2 B entries through the two sizes in log2(N) (a version's
-     lookups cost c log N, docs/scale.md §7), with the straight line in N beside it as the pessimistic bound.
+     run (wall, CPU, peak RSS: deep into an epoch, t up to --checkpoint-changes touched fingerprints); then a
+     checkpoint of the list now (`compact`, timed) and the same change again, right after it (t = c); and the
+     same on a --ratio-entries list (default 1 M) built in the same run, also the first version after its
+     checkpoint: the CPU ratio at equal t, and a projection of its CPU to 1.2 B entries through the two sizes in
+     log2(N) (a version's lookups cost c log N, docs/scale.md §7) plus the list's own t term (deep minus right
+     after), with the straight line in N beside it as the pessimistic bound.
   8. Catch-up: clients that were away --catchup-versions versions (60 = 1 h, 1440 = 24 h at a 60-s cadence)
      while versions of the live per-version change count are published back to back; then one sync each:
      downloads after the manifest (manifest, signature and list index not counted), bytes, whether a snapshot
@@ -49,7 +52,7 @@ Prints a table shaped like issue 17's Targets table, the machine (CPU model, npr
 after), and with --json (or URLGUARD_BENCH_JSON=1) one JSON row per measure for bench/perf_table.py:
   freshness_latency_p50_s / _p99_s, freshness_pickup_s, freshness_publish_cpu_s, freshness_publish_wall_s,
   freshness_client_bytes_per_min, freshness_change_wall_s, freshness_change_cpu_s, freshness_change_rss_mb,
-  freshness_change_cpu_ratio, freshness_projected_1200m_s, freshness_catchup_<K>_downloads,
+  freshness_change_fresh_wall_s, freshness_checkpoint_now_cpu_s, freshness_change_cpu_ratio, freshness_projected_1200m_s, freshness_catchup_<K>_downloads,
   freshness_catchup_<K>_ratio.
 --quick: 100 k entries, 200 entries/s, 10-s versions, 5 versions, catch-up 8 versions, client pace = interval,
 2 k-entry change version and no ratio list: a smoke run in under 2 minutes, not a measurement.
@@ -951,6 +954,22 @@ def change_version(a, bins, work, repo, key, feeder, feats, changes, tag):
     return res[1], res[2], res[3]
 
 
+def checkpoint_then_change(a, bins, work, repo, key, feeder, feats, changes):
+    """A checkpoint of the committed version now (`urlguard-publish compact`, timed: O(N), what the loop's
+    maintenance thread runs beside the versions), then the same change as change_version: its epoch holds only
+    this version, as the fresh ratio list's does, so the two sizes compare at equal t (docs/scale.md §7).
+    Returns ((wall, CPU, RSS) of the checkpoint, (wall, CPU, RSS) of the version), or None without format 2."""
+    if not feats.manifest_format2:
+        return None
+    res = run_rusage([bins["urlguard-publish"], "compact", "--repo", repo, "--list", LIST],
+                     os.path.join(work, "checkpoint-now.log"))
+    if res[0] != 0:
+        log("checkpoint now failed (exit %d): %s" % (res[0], res[4][-500:]))
+        return None
+    log("checkpoint of the committed version: wall %.1f s, CPU %.1f s, peak RSS %.0f MB" % (res[1], res[2], res[3]))
+    return (res[1], res[2], res[3]), change_version(a, bins, work, repo, key, feeder, feats, changes, "change-fresh")
+
+
 class BackgroundCheckpoints:
     """`urlguard-publish compact --if-due` beside back-to-back versions, one at a time, started after a commit when
     none runs (triggers coalesce, as on the loop's maintenance thread)."""
@@ -1120,30 +1139,46 @@ def report(a, r, feats):
         rows.append((measure, target, text, j))
 
     cw = r.get("change")
+    cf = r.get("change_fresh")
     if cw:
-        row("freshness_change_wall_s", cw[0], "s", "%d k-change version, %s list, wall" % (a.change_entries // 1000,
-            label(n)), "<= 1 s at 10 M, <= 3 s at 100 M", fmt_s(cw[0]), {"cpu_s": round(cw[1], 3)},
+        row("freshness_change_wall_s", cw[0], "s", "%d k-change version, %s list, wall (deep into an epoch: as the "
+            "live run left it)" % (a.change_entries // 1000, label(n)), "<= 1 s at 10 M, <= 3 s at 100 M",
+            fmt_s(cw[0]) + " (CPU %s)" % fmt_s(cw[1]), {"cpu_s": round(cw[1], 3)},
             "publish --add --remove of %d entries each" % (a.change_entries // 2))
         row("freshness_change_rss_mb", cw[2], "MB", "its peak RSS", "<= 1 GB at 100 M", "%.0f MB" % cw[2])
+    if cf:
+        row("freshness_change_fresh_wall_s", cf[0], "s", "the same right after a checkpoint (t = c)",
+            "<= 1 s at 10 M, <= 3 s at 100 M", "%s (CPU %s, peak RSS %.0f MB)" % (fmt_s(cf[0]), fmt_s(cf[1]), cf[2]),
+            {"cpu_s": round(cf[1], 3), "rss_mb": round(cf[2])})
+        ck = r.get("checkpoint_now")
+        row("freshness_checkpoint_now_cpu_s", ck[1], "s", "a checkpoint of the %s list (compact: O(N), beside "
+            "publishing)" % label(n), "", "CPU %s, wall %s, peak RSS %.0f MB" % (fmt_s(ck[1]), fmt_s(ck[0]), ck[2]))
     cr = r.get("change_ratio")
     if cr and cw:
-        ratio = cw[1] / cr[1] if cr[1] else None
-        row("freshness_change_cpu_ratio", ratio, "x", "its CPU at %s over its CPU at %s" % (label(n),
-            label(a.ratio_entries)), "<= 1.5x (10 M over 1 M)", "%.2fx (%.2f s / %.2f s)" % (ratio, cw[1], cr[1]),
+        # Like for like: the ratio list's version is the first after its checkpoint, so the list's version right
+        # after one (t = c) is its counterpart; without it (no format 2), the deep one, which carries t.
+        same = cf or cw
+        ratio = same[1] / cr[1] if cr[1] else None
+        row("freshness_change_cpu_ratio", ratio, "x", "its CPU at %s over its CPU at %s%s" % (
+            label(n), label(a.ratio_entries), ", both right after a checkpoint" if cf else " (t differs)"),
+            "<= 1.5x (10 M over 1 M)", "%.2fx (%.2f s / %.2f s)" % (ratio, same[1], cr[1]),
             {"cpu_%s_s" % label(a.ratio_entries).replace(" ", ""): round(cr[1], 3)})
-        # A version's lookups cost c log N (docs/scale.md §7): the projection is the line through the two sizes
-        # in log2(N). The straight line in N is printed beside it as the pessimistic bound; both carry the
-        # difference in t (the list's version follows its live run, deep in an epoch; the 1 M list's is the
-        # first after its checkpoint), so both overstate the N term.
-        per_doubling = (cw[1] - cr[1]) / (math.log2(n) - math.log2(a.ratio_entries))
-        proj = cw[1] + per_doubling * (math.log2(1.2e9) - math.log2(n))
-        slope = (cw[1] - cr[1]) / (n - a.ratio_entries)
-        linear = cr[1] + slope * (1.2e9 - a.ratio_entries)
+        # A version costs c log N for its lookups plus a term in t, the fingerprints touched since the checkpoint,
+        # which does not grow with N (docs/scale.md §7). The projection: the line through the two sizes in log2(N)
+        # at equal t, plus the list's own t term (deep minus fresh: what its epoch adds). The straight line in N
+        # is printed beside it as the pessimistic bound.
+        epoch = max(0.0, cw[1] - cf[1]) if cf else 0.0
+        per_doubling = (same[1] - cr[1]) / (math.log2(n) - math.log2(a.ratio_entries))
+        proj = same[1] + per_doubling * (math.log2(1.2e9) - math.log2(n)) + epoch
+        slope = (same[1] - cr[1]) / (n - a.ratio_entries)
+        linear = cr[1] + slope * (1.2e9 - a.ratio_entries) + epoch
         row("freshness_projected_1200m_s", proj, "s", "projected version CPU at 1.2 B entries, %d k changes" %
             (a.change_entries // 1000), "<= 10 s, with the formula",
-            "%s = %.2f s + %.3f s x log2(1.2 B / %s) (c log N, through the two sizes); a straight line in N: %s" %
-            (fmt_s(proj), cw[1], per_doubling, label(n), fmt_s(linear)),
-            {"per_doubling_s": round(per_doubling, 4), "linear_in_n_s": round(linear, 3)},
+            "%s = %.2f s + %.3f s x log2(1.2 B / %s) (c log N through the two sizes) + %.2f s (the epoch's t "
+            "term); a straight line in N: %s" % (fmt_s(proj), same[1], per_doubling, label(n), epoch,
+                                                 fmt_s(linear)),
+            {"per_doubling_s": round(per_doubling, 4), "linear_in_n_s": round(linear, 3),
+             "epoch_term_s": round(epoch, 3)},
             "fit of the change version's CPU in log2(N) through %s and %s" % (label(a.ratio_entries), label(n)))
     pk = [x for x in r.get("pickup_s", [])]
     got = [x for x in pk if x is not None]
@@ -1311,6 +1346,9 @@ def main():
         log("live run done: %d versions, p50 %s, p99 %s" % (r["versions"], fmt_s(r["latency_p50_s"]),
                                                              fmt_s(r["latency_p99_s"])))
         r["change"] = change_version(a, bins, work, repo, key, feeder, feats, a.change_entries, "change")
+        fresh = checkpoint_then_change(a, bins, work, repo, key, feeder, feats, a.change_entries)
+        if fresh:
+            r["checkpoint_now"], r["change_fresh"] = fresh
         try:
             catchup_phase(a, bins, work, repo, key, pub_key, server, feeder, feats, r)
         except (Exception, SystemExit) as e:  # the live run's figures are still reported, and the run fails

@@ -1154,7 +1154,8 @@ Status MakeCheckpoint(Env* env, const PublishOptions& o, uint64_t version) {
     for (auto a = anchors.rbegin(); a != anchors.rend(); ++a) {
       auto served = live.find(RangeDiffFileName(*a, version));
       Result<ManifestDiff> md = served != live.end() ? Result<ManifestDiff>(served->second)
-                                                     : WriteRangeDiffFile(env, public_dir, archive.Diff(target, *a));
+                                                     : WriteRangeDiffFile(env, public_dir, archive.Diff(target, *a),
+                                                                         o.range_diff_value_cap);
       if (!md.ok() && md.status().code() == StatusCode::kResourceExhausted) break;
       URLGUARD_RETURN_IF_ERROR(md.status());
       // "publish.checkpoint.after-diff-1", -2, ...: after each to-checkpoint diff, nearest first.
@@ -1309,7 +1310,7 @@ Result<PublishReport> PublishRangeVersion(Env* env, const SigningKey& key, const
                                            SerializeEntryListDelta(std::move(entries_delta)), /*private_file=*/true));
 
   // 3. The checkpoint this version names (a newer one than the previous manifest's is adopted here).
-  const uint64_t checkpoint = NewestCheckpoint(env, run.private_dir, last);
+  uint64_t checkpoint = NewestCheckpoint(env, run.private_dir, last);
   if (checkpoint == 0) return Status::FailedPrecondition("list " + o.list + " has no checkpoint record");
   URLGUARD_ASSIGN_OR_RETURN(
       Manifest rec, ReadCheckpointRecord(env, JoinPath(run.private_dir, CheckpointRecordFileName(checkpoint)), o.list));
@@ -1379,15 +1380,51 @@ Result<PublishReport> PublishRangeVersion(Env* env, const SigningKey& key, const
   for (int li = 0; li < kLayerKindCount; ++li) target.count[li] = map.sums()[li].count;
   run.phase(PublishPhase::kWrite, "range diffs");
   const std::vector<uint64_t> anchors = map.Anchors(o.catchup_ratio);
-  std::vector<RangeDiff> diffs = map.Diffs(target, anchors);  // one pass over the map for every anchor
-  for (size_t ai = 0; ai < anchors.size(); ++ai) {
-    const uint64_t a = anchors[ai];
-    auto md = WriteRangeDiffFile(env, run.public_dir, diffs[ai]);
-    std::vector<RangeLayerDiff>().swap(diffs[ai].layers);  // written: give its memory back
-    if (!md.ok() && md.status().code() == StatusCode::kResourceExhausted && a != checkpoint) continue;
-    URLGUARD_RETURN_IF_ERROR(md.status());
-    m.diffs.push_back(*md);
-    report.diffs.push_back({a, md->file.size, map.TouchedSince(a)});
+  bool too_large = false;  // no diff from the checkpoint can carry the version
+  {
+    std::vector<RangeDiff> diffs = map.Diffs(target, anchors);  // one pass over the map for every anchor
+    for (size_t ai = 0; ai < anchors.size(); ++ai) {
+      const uint64_t a = anchors[ai];
+      auto md = WriteRangeDiffFile(env, run.public_dir, diffs[ai], o.range_diff_value_cap);
+      std::vector<RangeLayerDiff>().swap(diffs[ai].layers);  // written: give its memory back
+      if (!md.ok() && md.status().code() == StatusCode::kResourceExhausted) {
+        if (a != checkpoint) continue;  // clients at or after `a` take a farther anchor's diff
+        too_large = true;               // the first anchor (ascending): nothing written yet
+        break;
+      }
+      URLGUARD_RETURN_IF_ERROR(md.status());
+      m.diffs.push_back(*md);
+      report.diffs.push_back({a, md->file.size, map.TouchedSince(a)});
+    }
+  }
+  if (too_large) {
+    // A version whose changes since the checkpoint no range diff can carry (a batch of millions of entries: more
+    // values in a stream than a client takes, or more bytes) leaves new clients no way from the checkpoint's
+    // snapshot to it. It becomes a checkpoint itself, before its commit (docs/versions.md §5b): O(N) once, where
+    // failing would stall the list behind a batch that fails every time. Every file the checkpoint reads (V.delta,
+    // V.ughd, V.entries-delta, V.epoch) is written; the manifest is the checkpoint record's, with this run's
+    // times, and names the to-V diffs the catch-up archive allows.
+    run.phase(PublishPhase::kWrite, "checkpoint (the version's own)");
+    URLGUARD_RETURN_IF_ERROR(MakeCheckpoint(env, o, version));
+    URLGUARD_ASSIGN_OR_RETURN(
+        Manifest own, ReadCheckpointRecord(env, JoinPath(run.private_dir, CheckpointRecordFileName(version)), o.list));
+    if (own.version != version || own.checkpoint.version != version) {
+      return Status::Corruption("checkpoint record of version " + std::to_string(version) + " names another version");
+    }
+    own.created_unix = m.created_unix;
+    own.expires_unix = m.expires_unix;
+    own.min_wait_seconds = m.min_wait_seconds;
+    own.emergency = m.emergency;
+    for (int li = 0; li < kLayerKindCount; ++li) {
+      if (own.entries[li] == 0) own.universe[li] = 0;  // as the record's digest has them (SizeEmptyLayers)
+    }
+    m = std::move(own);
+    checkpoint = version;
+    map.Rebase(version);
+    report.checkpoint = version;
+    report.checkpointed = true;
+    report.diffs.clear();
+    for (const ManifestDiff& d : m.diffs) report.diffs.push_back({d.from_version, d.file.size, 0});
   }
   if (m.diffs.size() > kMaxManifestDiffsFormat2) {  // keep the checkpoint's hop and the nearest anchors
     m.diffs.erase(m.diffs.begin(), m.diffs.begin() + static_cast<ptrdiff_t>(m.diffs.size() - kMaxManifestDiffsFormat2));

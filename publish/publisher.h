@@ -40,6 +40,7 @@
 
 #include "url/entry.h"
 #include "core/layer_kind.h"
+#include "core/diff_codec.h"
 #include "platform/env.h"
 #include "feeds/feeds.h"
 #include "signing/signer.h"
@@ -124,6 +125,10 @@ struct PublishOptions {
   // Format 2: a checkpoint's catch-up archive covers at most this many touched fingerprints back (its memory:
   // 24 bytes each); clients that missed more take the checkpoint snapshot.
   uint64_t catchup_retention = uint64_t{16} << 20;
+  // Format 2: the most values one stream of a range diff may hold (what clients take: kMaxDiffEntries). A version
+  // whose diff from its checkpoint would hold more (a batch of millions of changes) becomes a checkpoint itself
+  // before its commit. Tests lower it to reach that path with small lists.
+  uint64_t range_diff_value_cap = kMaxDiffEntries;
 };
 
 struct PublishReport {

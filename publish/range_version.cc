@@ -3,7 +3,11 @@
 
 #include "publish/range_version.h"
 
+#include <algorithm>
+#include <string>
+
 #include "core/byte_io.h"
+#include "core/layer_kind.h"
 #include "core/sha256.h"
 #include "format/deflate.h"
 #include "format/repository_files.h"
@@ -97,7 +101,18 @@ Result<std::vector<TouchedFingerprint>> TouchedFingerprintsOf(
   return out;
 }
 
-Result<ManifestDiff> WriteRangeDiffFile(Env* env, const std::string& public_dir, const RangeDiff& diff) {
+Result<ManifestDiff> WriteRangeDiffFile(Env* env, const std::string& public_dir, const RangeDiff& diff,
+                                        uint64_t value_cap) {
+  // Checked before encoding: EncodeRangeDiff stops the process on a diff no reader takes.
+  for (const RangeLayerDiff& l : diff.layers) {
+    const uint64_t most = std::max(l.absent.size(), l.present.size());
+    if (most > std::min(value_cap, kMaxDiffEntries)) {
+      return Status::ResourceExhausted("range diff (" + std::to_string(diff.from_version) + ", " +
+                                       std::to_string(diff.to_version) + "]: " + std::to_string(most) + " " +
+                                       LayerKindName(l.layer) + " values in one stream, more than a reader takes (" +
+                                       std::to_string(std::min(value_cap, kMaxDiffEntries)) + ")");
+    }
+  }
   std::string bytes = EncodeRangeDiff(diff);
   if (bytes.size() > kMaxDiffBytes) return Status::ResourceExhausted("range diff over kMaxDiffBytes");
   std::string z = DeflateBytes(bytes, kRangeDiffDeflateLevel);

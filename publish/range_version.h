@@ -47,9 +47,11 @@ Result<std::vector<TouchedFingerprint>> TouchedFingerprintsOf(
 // Writes one range diff as a public file `public_dir/RangeDiffFileName(from, to)` (zlib, atomically) and
 // returns its manifest entry. The zlib stream holds stored (level 0) blocks: Rice-coded gaps are at their
 // entropy, and level 1 made files 0.03% larger than their input at a tenth of a version's CPU (docs/scale.md
-// §7); every zlib reader inflates stored blocks. kResourceExhausted when the diff exceeds kMaxDiffBytes (the
-// caller leaves it out).
-Result<ManifestDiff> WriteRangeDiffFile(Env* env, const std::string& public_dir, const RangeDiff& diff);
+// §7); every zlib reader inflates stored blocks. kResourceExhausted, with nothing written, when clients could not
+// take the diff: a layer's absent or present values over `value_cap` (readers take kMaxDiffEntries; tests lower
+// it), or its bytes over kMaxDiffBytes. The caller leaves such a diff out.
+Result<ManifestDiff> WriteRangeDiffFile(Env* env, const std::string& public_dir, const RangeDiff& diff,
+                                        uint64_t value_cap = kMaxDiffEntries);
 
 // The checkpoint record, REPO/private/lists/LIST/X.checkpoint: the format 2 manifest of version X with checkpoint
 // X (its snapshot, state hash and digest) whose diffs are the to-X range diffs of the checkpoint's catch-up

@@ -137,6 +137,7 @@ class Format2Test : public ::testing::Test {
     o.now_unix = now_ += 60;
     o.memory_budget = size_t{8} << 20;
     o.checkpoint_changes = uint64_t{1} << 40;  // checkpoints only where a test makes them
+    o.range_diff_value_cap = range_diff_value_cap_;
     return o;
   }
 
@@ -212,6 +213,7 @@ class Format2Test : public ::testing::Test {
   int next_ = 100000;
   int64_t now_ = 1700000000;
   bool checkpoint_inline_ = true;
+  uint64_t range_diff_value_cap_ = kMaxDiffEntries;
 };
 
 TEST_F(Format2Test, AFullVersionIsACheckpoint) {
@@ -402,6 +404,64 @@ TEST_F(Format2Test, ACheckpointLeftToCompactIfDueIsMadeThereAndAdopted) {
   o.inputs = {FeedSpec{FeedFormat::kPlain, "", other.path() + "/full.txt"}};
   ASSERT_TRUE(Publish(Env::Default(), key_, o).ok());
   EXPECT_EQ(CheckpointListIfDue(o.repo_dir, "phishing").status().code(), StatusCode::kFailedPrecondition);
+}
+
+// A version whose changes since the checkpoint no range diff can carry (a batch of millions of entries against
+// kMaxDiffEntries values a stream; here 100) used to stop the publisher (EncodeRangeDiff aborts on a diff no
+// reader takes) or fail on every retry. It becomes a checkpoint itself, before its commit, also where checkpoints
+// are otherwise left to `compact --if-due`; the versions after it follow from it.
+TEST_F(Format2Test, AVersionNoDiffFromItsCheckpointCanCarryBecomesACheckpoint) {
+  Start();
+  for (int v = 2; v <= 4; ++v) ASSERT_TRUE(Step(30).ok());
+  range_diff_value_cap_ = 100;
+  checkpoint_inline_ = false;
+  auto r = Step(600);  // about 200 added and 200 removed fingerprints a layer
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(r->checkpointed);
+  EXPECT_EQ(r->checkpoint, 5u);
+  Manifest m = ReadManifest(repo_);
+  EXPECT_EQ(m.version, 5u);
+  EXPECT_EQ(m.checkpoint.version, 5u);
+  EXPECT_TRUE(std::filesystem::exists(repo_ + "/private/lists/phishing/" + CheckpointRecordFileName(5)));
+  EXPECT_TRUE(std::filesystem::exists(repo_ + "/public/v1/lists/phishing/" + m.checkpoint.snapshot.path));
+  for (const ManifestDiff& d : m.diffs) EXPECT_EQ(d.to_version, 5u);  // none reaches back across version 5
+  ExpectEveryClientCatchesUp();
+  // No file for the diff that could not be written.
+  EXPECT_FALSE(std::filesystem::exists(repo_ + "/public/v1/lists/phishing/" + RangeDiffFileName(1, 5)));
+  // The next versions are incremental from it.
+  for (int v = 6; v <= 7; ++v) {
+    r = Step(20);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_FALSE(r->checkpointed);
+  }
+  m = ReadManifest(repo_);
+  EXPECT_EQ(m.checkpoint.version, 5u);
+  ASSERT_NE(FindRangeDiff(m, 7, 5), nullptr);
+  ExpectEveryClientCatchesUp();
+}
+
+TEST(RangeDiffFileTest, ADiffNoReaderTakesIsRefusedAsAValueAndNotWritten) {
+  testing::TempDir tmp("range-diff-cap");
+  RangeDiff d;
+  d.list_name = "phishing";
+  d.from_version = 3;
+  d.to_version = 9;
+  RangeLayerDiff l;
+  l.layer = LayerKind::kUrl;
+  l.universe = 1000;
+  l.present = {1, 5, 7, 9};
+  l.absent = {2, 3};
+  l.new_count = 10;
+  d.layers.push_back(l);
+  auto refused = WriteRangeDiffFile(Env::Default(), tmp.path(), d, /*value_cap=*/3);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(refused.status().message().find("4 url values in one stream"), std::string::npos)
+      << refused.status().message();
+  EXPECT_FALSE(std::filesystem::exists(tmp.path() + "/" + RangeDiffFileName(3, 9)));
+  auto written = WriteRangeDiffFile(Env::Default(), tmp.path(), d, /*value_cap=*/4);
+  ASSERT_TRUE(written.ok()) << written.status().ToString();
+  EXPECT_TRUE(std::filesystem::exists(tmp.path() + "/" + RangeDiffFileName(3, 9)));
 }
 
 TEST_F(Format2Test, AnIncrementalVersionNeedsAFormat2Predecessor) {
