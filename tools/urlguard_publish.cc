@@ -232,7 +232,10 @@ int RunPublish(const std::string& repo, const std::string& key_path, const std::
   if (r.checkpoint != 0) {
     std::printf("  manifest format 2: checkpoint %llu (clients start from its snapshot)%s\n",
                 static_cast<unsigned long long>(r.checkpoint),
-                r.checkpointed    ? "; made a new checkpoint after the commit (the next version names it)"
+                r.checkpointed && r.checkpoint == r.version
+                    ? "; the version is a checkpoint itself: no range diff from the previous checkpoint could carry "
+                      "its changes (clients take its snapshot)"
+                : r.checkpointed   ? "; made a new checkpoint after the commit (the next version names it)"
                 : r.checkpoint_due ? "; a new checkpoint is due, to be made beside publishing (the loop's "
                                      "maintenance, or compact --if-due)"
                                    : "");

@@ -221,8 +221,9 @@ struct ListPublishReport {
   };
   std::vector<Diff> diffs;
   std::string manifest_path;
-  // Manifest format 2 (docs/versions.md): the checkpoint the manifest names, and whether this run made a new one
-  // after its commit (the next version names it). 0 / false for format 1.
+  // Manifest format 2 (docs/versions.md): the checkpoint the manifest names, and whether this run made a new one:
+  // after its commit (the next version names it), or, when `checkpoint` is the version itself, before it (no range
+  // diff from the previous checkpoint could carry the version: docs/versions.md §5b). 0 / false for format 1.
   uint64_t checkpoint = 0;
   bool checkpointed = false;
   // A checkpoint is due and was left to be made beside publishing (checkpoint_inline false, or the loop).
