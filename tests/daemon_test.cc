@@ -93,6 +93,11 @@ pid_t Spawn(const std::vector<std::string>& args, const std::string& notify_sock
 // or -1 when it did not exit in time; either way its whole process group is gone afterwards.
 int WaitExit(pid_t pid, int seconds) { return testing::StopProcessGroup(pid, 0, seconds * 1000); }
 
+// A port for urlguardd's --listen, from the test's pid: in [20000, 32000), below Linux's ephemeral range (32768 up),
+// where the outgoing connections of the tests running beside this one take their local ports (one took 34078
+// from under the daemon in a CI run: "cannot bind ... Address already in use").
+int FixedTestPort(int salt) { return 20000 + static_cast<int>((getpid() + salt) % 12000); }
+
 // urlguardd on ROOT/data with the `phishing` list of the server at `url` installed first (one `urlguard sync --once`
 // pass), so that it serves the list from its first request on; returns once it said READY=1, its pid in `*pid`.
 void StartSyncedDaemon(const std::string& root, const std::string& url, int api_port, NotifySocket* notify,
@@ -131,7 +136,7 @@ TEST(Daemon, ServesLookupsStatusMetricsAndStopsCleanly) {
   std::string url;
   std::unique_ptr<Server> server = PublishAndServe(root, "evil.example\nhttp://secure-bank.example/login.php\n", &url);
   ASSERT_NE(server, nullptr);
-  const int api_port = 20000 + static_cast<int>(getpid() % 20000);
+  const int api_port = FixedTestPort(0);
 
   NotifySocket notify(root + "/notify.sock");
   const std::vector<std::string> args = {testing::BinPath("urlguardd"), "--data-dir", root + "/data", "--server", url,
@@ -197,7 +202,7 @@ TEST(Daemon, CheckJsonIsTheSameObjectAsTheCli) {
   std::string url;
   std::unique_ptr<Server> server = PublishAndServe(root, "evil.example\nhttp://secure-bank.example/login.php\n203.0.113.0/24\n", &url);
   ASSERT_NE(server, nullptr);
-  const int api_port = 20000 + static_cast<int>((getpid() + 7919) % 20000);
+  const int api_port = FixedTestPort(7919);
   const std::string data = root + "/data";
   NotifySocket notify(root + "/notify.sock");
   pid_t pid = -1;
@@ -322,7 +327,7 @@ TEST(Daemon, AFifoInTheDataDirectoryHangsNothing) {
   std::string url;
   std::unique_ptr<Server> server = PublishAndServe(root, "evil.example\n", &url);
   ASSERT_NE(server, nullptr);
-  const int api_port = 20000 + static_cast<int>((getpid() + 104729) % 20000);
+  const int api_port = FixedTestPort(104729);
   const std::string data = root + "/data";
   NotifySocket notify(root + "/notify.sock");
   pid_t pid = -1;
