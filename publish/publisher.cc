@@ -1423,8 +1423,7 @@ Result<PublishReport> PublishRangeVersion(Env* env, const SigningKey& key, const
     map.Rebase(version);
     report.checkpoint = version;
     report.checkpointed = true;
-    report.diffs.clear();
-    for (const ManifestDiff& d : m.diffs) report.diffs.push_back({d.from_version, d.file.size, 0});
+    report.diffs.clear();  // the version's own diffs: none (the archive's to-V diffs are the checkpoint's)
   }
   if (m.diffs.size() > kMaxManifestDiffsFormat2) {  // keep the checkpoint's hop and the nearest anchors
     m.diffs.erase(m.diffs.begin(), m.diffs.begin() + static_cast<ptrdiff_t>(m.diffs.size() - kMaxManifestDiffsFormat2));
