@@ -477,38 +477,62 @@ Status LsmState::Walk(uint64_t b, uint64_t b_end, size_t o, size_t o_end,
   return Status::Ok();
 }
 
+// The records of a key range are found by one search for its start and a scan to its end: a fingerprint's range
+// holds an entry or two, and a second search for the end cost as much as the first (docs/performance.md
+// "Freshness", session 13).
+uint64_t LsmState::BaseRangeEnd(uint8_t layer, uint64_t b, uint64_t last) const {
+  const uint64_t layer_end = layer_begin_[layer + 1];
+  while (b < layer_end && BaseKey(b) <= last) ++b;
+  return b;
+}
+
+size_t LsmState::OverlayRangeEnd(uint8_t layer, size_t o, uint64_t last) const {
+  while (o < overlay_.size() && overlay_[o].layer == layer && overlay_[o].key <= last) ++o;
+  return o;
+}
+
 Status LsmState::ForEachInKeyRange(uint8_t layer, uint64_t first, uint64_t last,
                                     const std::function<Status(const KeyRecord&)>& fn) const {
-  if (first > last) return Status::Ok();
-  const uint64_t b = BaseLowerBound(layer, first, nullptr), o = OverlayLowerBound(layer, first, nullptr);
-  // End: the first record past (layer, last, any sha): lower bound of (layer, last + 1) or of the next layer.
-  uint64_t b_end;
-  size_t o_end;
-  if (last == UINT64_MAX) {
-    b_end = BaseLowerBound(static_cast<uint8_t>(layer + 1), 0, nullptr);
-    o_end = OverlayLowerBound(static_cast<uint8_t>(layer + 1), 0, nullptr);
-  } else {
-    b_end = BaseLowerBound(layer, last + 1, nullptr);
-    o_end = OverlayLowerBound(layer, last + 1, nullptr);
-  }
-  return Walk(b, b_end, o, o_end, fn);
+  if (first > last || layer >= kLayerKindCount) return Status::Ok();
+  const uint64_t b = BaseLowerBound(layer, first, nullptr);
+  const size_t o = OverlayLowerBound(layer, first, nullptr);
+  return Walk(b, BaseRangeEnd(layer, b, last), o, OverlayRangeEnd(layer, o, last), fn);
+}
+
+Result<std::optional<KeyRecord>> LsmState::FindInKeyRange(uint8_t layer, uint64_t key, const uint8_t sha256[32],
+                                                          uint64_t first, uint64_t last, uint64_t* in_range) const {
+  assert(first <= key && key <= last);
+  *in_range = 0;
+  std::optional<KeyRecord> found;
+  struct Scan {
+    uint64_t key;
+    const uint8_t* sha256;
+    uint64_t* in_range;
+    std::optional<KeyRecord>* found;
+  } scan{key, sha256, in_range, &found};
+  // Walk hands records out as Find does (`reserved` 0), and checks the base's against its threat table.
+  URLGUARD_RETURN_IF_ERROR(ForEachInKeyRange(layer, first, last, [&scan](const KeyRecord& r) {
+    ++*scan.in_range;
+    if (r.key == scan.key && std::memcmp(r.sha256, scan.sha256, 32) == 0) *scan.found = r;
+    return Status::Ok();
+  }));
+  return found;
 }
 
 bool LsmState::AnyInKeyRange(uint8_t layer, uint64_t first, uint64_t last) const {
-  if (first > last) return false;
-  const uint8_t end_layer = last == UINT64_MAX ? static_cast<uint8_t>(layer + 1) : layer;
-  const uint64_t end_key = last == UINT64_MAX ? 0 : last + 1;
-  size_t o = OverlayLowerBound(layer, first, nullptr);
-  const size_t o_end = OverlayLowerBound(end_layer, end_key, nullptr);
+  if (first > last || layer >= kLayerKindCount) return false;
+  const size_t o = OverlayLowerBound(layer, first, nullptr);
+  const size_t o_end = OverlayRangeEnd(layer, o, last);
   for (size_t i = o; i < o_end; ++i) {
     if (overlay_[i].reserved == static_cast<uint8_t>(DeltaOp::kPut)) return true;
   }
   // Only deletes in the overlay's range: a base record in range survives unless one of them names it.
-  const uint64_t b_end = BaseLowerBound(end_layer, end_key, nullptr);
-  for (uint64_t b = BaseLowerBound(layer, first, nullptr); b < b_end; ++b) {
+  size_t d = o;
+  const uint64_t layer_end = layer_begin_[layer + 1];
+  for (uint64_t b = BaseLowerBound(layer, first, nullptr); b < layer_end && BaseKey(b) <= last; ++b) {
     const KeyRecord r = BaseRecord(b);
-    while (o < o_end && CompareEntry(overlay_[o], r) < 0) ++o;
-    if (o == o_end || CompareEntry(overlay_[o], r) != 0) return true;
+    while (d < o_end && CompareEntry(overlay_[d], r) < 0) ++d;
+    if (d == o_end || CompareEntry(overlay_[d], r) != 0) return true;
   }
   return false;
 }

@@ -97,6 +97,13 @@ class LsmState {
                            const std::function<Status(const KeyRecord&)>& fn) const;
   // Whether any entry of `layer` lies in [first, last].
   bool AnyInKeyRange(uint8_t layer, uint64_t first, uint64_t last) const;
+  // Find and ForEachInKeyRange in one search, for a key's fingerprint range [first, last] (which holds `key`): the
+  // entry (layer, key, sha256) at version() or nullopt, and in *in_range the number of entries in the range. What a
+  // version asks of each entry it changes (the effective change, then the fingerprints it touched): one search
+  // where the two took three (docs/performance.md "Freshness", session 13). kCorruption for a base record in the
+  // range with a bad layer or threat id.
+  Result<std::optional<KeyRecord>> FindInKeyRange(uint8_t layer, uint64_t key, const uint8_t sha256[32],
+                                                  uint64_t first, uint64_t last, uint64_t* in_range) const;
 
   // Reads ahead, in parallel, the base pages that lookups of `keys` (Find, and the ranges of AnyInKeyRange and
   // ForEachInKeyRange starting there) will touch: it runs their interpolation searches in lockstep, one round at a
@@ -155,6 +162,10 @@ class LsmState {
   // The same by binary search over [lo, hi): Open's layer boundaries and the end of an interpolation.
   uint64_t BinaryLowerBound(uint64_t lo, uint64_t hi, uint8_t layer, uint64_t key, const uint8_t* sha256) const;
   size_t OverlayLowerBound(uint8_t layer, uint64_t key, const uint8_t* sha256) const;
+  // The end of a key range [.., last] of `layer` (< kLayerKindCount) that starts at base record b / overlay record
+  // o: the first record past it, by a scan (ranges hold a few records).
+  uint64_t BaseRangeEnd(uint8_t layer, uint64_t b, uint64_t last) const;
+  size_t OverlayRangeEnd(uint8_t layer, size_t o, uint64_t last) const;
   // Merged walk of base records [b, b_end) and overlay records [o, o_end).
   Status Walk(uint64_t b, uint64_t b_end, size_t o, size_t o_end,
               const std::function<Status(const KeyRecord&)>& fn) const;

@@ -617,10 +617,19 @@ struct EffectiveChange {
   // Per layer, the entries the version adds (absent before; a put may also only change a listed entry's threat)
   // and removes: what the entry-list delta is checked against.
   std::array<uint64_t, kLayerKindCount> entries_added{}, entries_removed{};
+  // Given a universe: for each of `records`, the entries of the state before in its key's fingerprint range
+  // (TouchedFingerprintsOf), found by the lookup that found the record's entry (LsmState::FindInKeyRange).
+  std::vector<uint64_t> before_in_range;
+  // The domain and ip entries looked up (added or removed), ascending, `reserved` 1 when listed before: the
+  // entry-list delta's answers (EntryListDeltaOf), without looking them up again.
+  std::vector<KeyRecord> looked_up;
 };
 
+// `universe` (a format 2 version: the checkpoint's) also fills before_in_range; without it (nullptr) every
+// lookup is a Find.
 Result<EffectiveChange> ComputeEffectiveChange(const LsmState& previous, KeySorter* added,
-                                               const std::vector<std::string>& added_names, KeySorter* removed) {
+                                               const std::vector<std::string>& added_names, KeySorter* removed,
+                                               const std::array<uint64_t, kLayerKindCount>* universe = nullptr) {
   EffectiveChange out;
   // The merged stream in batches: each batch's lookups read their base pages ahead together
   // (LsmState::PrefetchLookups), so a cold base costs parallel reads rather than one wait per page.
@@ -649,11 +658,34 @@ Result<EffectiveChange> ComputeEffectiveChange(const LsmState& previous, KeySort
         URLGUARD_ASSIGN_OR_RETURN(have_r, removed->Next(&r));
       }
     }
-    for (const Pending& p : batch) lookups.push_back({p.rec.layer, p.rec.key});
+    // A lookup of an entry's fingerprint range starts at the range's first key: read ahead from there.
+    auto range_of = [&](const KeyRecord& e) -> std::optional<KeyRange> {
+      if (universe == nullptr || e.layer >= kLayerKindCount || (*universe)[e.layer] == 0) return std::nullopt;
+      const uint64_t u = (*universe)[e.layer];
+      return KeyRangeOfFingerprint(MulHi64(e.key, u), u);
+    };
+    for (const Pending& p : batch) {
+      const std::optional<KeyRange> range = range_of(p.rec);
+      lookups.push_back({p.rec.layer, range ? range->first : p.rec.key});
+    }
     previous.PrefetchLookups(lookups);
     for (const Pending& p : batch) {
       const KeyRecord& e = p.rec;
-      std::optional<KeyRecord> old = previous.Find(e.layer, e.key, e.sha256);
+      std::optional<KeyRecord> old;
+      uint64_t in_range = 0;
+      // (A layer without a universe has no touched fingerprints: TouchedFingerprintsOf refuses the version.)
+      if (const std::optional<KeyRange> range = range_of(e)) {
+        URLGUARD_ASSIGN_OR_RETURN(old, previous.FindInKeyRange(e.layer, e.key, e.sha256, range->first, range->last,
+                                                               &in_range));
+      } else {
+        old = previous.Find(e.layer, e.key, e.sha256);
+      }
+      if (e.layer != static_cast<uint8_t>(LayerKind::kUrl)) {
+        KeyRecord seen = e;
+        seen.reserved = old ? 1 : 0;
+        out.looked_up.push_back(seen);
+      }
+      const size_t records_before = out.records.size();
       if (p.added) {
         if (!old) ++out.entries_added[e.layer];
         if (!old || previous.threats()[old->threat] != added_names[e.threat]) {
@@ -671,6 +703,7 @@ Result<EffectiveChange> ComputeEffectiveChange(const LsmState& previous, KeySort
         ++out.deletes;
         ++out.entries_removed[e.layer];
       }
+      if (universe != nullptr && out.records.size() != records_before) out.before_in_range.push_back(in_range);
     }
   }
   // The delta's own threat table: the names its puts use, sorted.
@@ -703,7 +736,16 @@ Result<EntryListDelta> EntryListDeltaOf(const LsmState& before, const EffectiveC
     if (c.kind == 0) expression += '/';
     const Sha256Digest sha = Sha256(expression);
     const uint8_t layer = static_cast<uint8_t>(c.kind == 0 ? LayerKind::kDomain : LayerKind::kIp);
-    return before.Find(layer, LocalKeyFor(expression, sha), sha.data()).has_value();
+    KeyRecord probe;
+    probe.layer = layer;
+    probe.key = LocalKeyFor(expression, sha);
+    std::memcpy(probe.sha256, sha.data(), 32);
+    // The effective change looked every added and removed entry up already; a name it did not see (none should
+    // be: ingest makes both records of an entry) is looked up here.
+    auto it = std::lower_bound(change.looked_up.begin(), change.looked_up.end(), probe,
+                               [](const KeyRecord& a, const KeyRecord& b) { return CompareEntry(a, b) < 0; });
+    if (it != change.looked_up.end() && CompareEntry(*it, probe) == 0) return it->reserved == 1;
+    return before.Find(layer, probe.key, probe.sha256).has_value();
   };
   ClearRecord a, r;
   URLGUARD_ASSIGN_OR_RETURN(bool have_a, added->Next(&a));
@@ -1289,11 +1331,20 @@ Result<PublishReport> PublishRangeVersion(Env* env, const SigningKey& key, const
   URLGUARD_RETURN_IF_ERROR(clear.Finish());
   URLGUARD_RETURN_IF_ERROR(removed_clear.Finish());
 
-  // 2. The effective change, by lookups in the state at `last`; the version's delta.
+  // 2. The checkpoint this version names (a newer one than the previous manifest's is adopted here): its universes
+  // size the fingerprints the version touches.
+  uint64_t checkpoint = NewestCheckpoint(env, run.private_dir, last);
+  if (checkpoint == 0) return Status::FailedPrecondition("list " + o.list + " has no checkpoint record");
+  URLGUARD_ASSIGN_OR_RETURN(
+      Manifest rec, ReadCheckpointRecord(env, JoinPath(run.private_dir, CheckpointRecordFileName(checkpoint)), o.list));
+  report.checkpoint = checkpoint;
+
+  // 3. The effective change, by lookups in the state at `last` (each also counting the entries of its key's
+  // fingerprint range, for step 4); the version's delta.
   run.phase(PublishPhase::kSortMerge, "effective change");
   URLGUARD_ASSIGN_OR_RETURN(auto before, LsmState::Open(env, run.private_dir, o.list, last));
   URLGUARD_ASSIGN_OR_RETURN(EffectiveChange change,
-                            ComputeEffectiveChange(*before, &keys, threats.names(), &removed_keys));
+                            ComputeEffectiveChange(*before, &keys, threats.names(), &removed_keys, &rec.universe));
   report.delta_puts = change.puts;
   report.delta_deletes = change.deletes;
   run.phase(PublishPhase::kWrite, "state delta");
@@ -1309,13 +1360,6 @@ Result<PublishReport> PublishRangeVersion(Env* env, const SigningKey& key, const
   URLGUARD_RETURN_IF_ERROR(WriteFileAtomic(env, JoinPath(run.private_dir, EntryListDeltaFileName(version)),
                                            SerializeEntryListDelta(std::move(entries_delta)), /*private_file=*/true));
 
-  // 3. The checkpoint this version names (a newer one than the previous manifest's is adopted here).
-  uint64_t checkpoint = NewestCheckpoint(env, run.private_dir, last);
-  if (checkpoint == 0) return Status::FailedPrecondition("list " + o.list + " has no checkpoint record");
-  URLGUARD_ASSIGN_OR_RETURN(
-      Manifest rec, ReadCheckpointRecord(env, JoinPath(run.private_dir, CheckpointRecordFileName(checkpoint)), o.list));
-  report.checkpoint = checkpoint;
-
   // 4. The touched fingerprints and the epoch map.
   run.phase(PublishPhase::kWrite, "epoch map");
   URLGUARD_ASSIGN_OR_RETURN(EpochMap map,
@@ -1324,7 +1368,7 @@ Result<PublishReport> PublishRangeVersion(Env* env, const SigningKey& key, const
   if (map.version() != last) return Status::Corruption("epoch map of version " + std::to_string(last));
   if (map.checkpoint() < checkpoint) map.Rebase(checkpoint);
   URLGUARD_ASSIGN_OR_RETURN(std::vector<TouchedFingerprint> touched,
-                            TouchedFingerprintsOf(*before, change.records, rec.universe));
+                            TouchedFingerprintsOf(change.records, change.before_in_range, rec.universe));
   URLGUARD_RETURN_IF_ERROR(map.Apply(version, touched));
   report.touched = touched.size();
   for (const TouchedFingerprint& t : touched) {

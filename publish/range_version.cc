@@ -53,6 +53,26 @@ Result<std::vector<TouchedFingerprint>> TouchedFingerprintsOf(const LsmState& be
 Result<std::vector<TouchedFingerprint>> TouchedFingerprintsOf(
     const LsmState& before, std::span<const KeyRecord> change,
     const std::array<uint64_t, kLayerKindCount>& universe) {
+  std::vector<uint64_t> in_range(change.size(), 0);
+  for (size_t i = 0; i < change.size(); ++i) {
+    const KeyRecord& r = change[i];
+    if (r.layer >= kLayerKindCount || universe[r.layer] == 0) continue;  // refused below
+    const KeyRange range = KeyRangeOfFingerprint(MulHi64(r.key, universe[r.layer]), universe[r.layer]);
+    URLGUARD_RETURN_IF_ERROR(before.ForEachInKeyRange(r.layer, range.first, range.last, [&](const KeyRecord&) {
+      ++in_range[i];
+      return Status::Ok();
+    }));
+  }
+  return TouchedFingerprintsOf(change, in_range, universe);
+}
+
+Result<std::vector<TouchedFingerprint>> TouchedFingerprintsOf(
+    std::span<const KeyRecord> change, std::span<const uint64_t> before_in_range,
+    const std::array<uint64_t, kLayerKindCount>& universe) {
+  if (before_in_range.size() != change.size()) {
+    return Status::InvalidArgument("touched fingerprints: " + std::to_string(before_in_range.size()) +
+                                   " range counts for " + std::to_string(change.size()) + " change records");
+  }
   std::vector<TouchedFingerprint> out;
   out.reserve(change.size());
   size_t i = 0;
@@ -68,8 +88,9 @@ Result<std::vector<TouchedFingerprint>> TouchedFingerprintsOf(
           "(urlguard-publish compact) or a full publish");
     }
     // Keys ascend within a layer and the fingerprint is monotone in the key: the records of one fingerprint
-    // are neighbours. Count its puts and deletes.
+    // are neighbours, and share its range (and so its count). Count their puts and deletes.
     const uint64_t fp = MulHi64(r.key, u);
+    const uint64_t in_range = before_in_range[i];
     uint64_t puts = 0, deletes = 0;
     for (; i < change.size() && change[i].layer == r.layer && MulHi64(change[i].key, u) == fp; ++i) {
       const uint8_t op = change[i].reserved;
@@ -81,22 +102,13 @@ Result<std::vector<TouchedFingerprint>> TouchedFingerprintsOf(
         return Status::Corruption("state change record with a bad op");
       }
     }
-    const KeyRange range = KeyRangeOfFingerprint(fp, u);
-    bool before_any = false, after = puts != 0;
-    if (deletes == 0 || puts != 0) {
-      before_any = before.AnyInKeyRange(r.layer, range.first, range.last);
-    } else {
-      // Only deletes: present after when `before` holds an entry the change leaves in place.
-      uint64_t in_range = 0;
-      URLGUARD_RETURN_IF_ERROR(
-          before.ForEachInKeyRange(r.layer, range.first, range.last, [&](const KeyRecord&) {
-            ++in_range;
-            return Status::Ok();
-          }));
-      before_any = in_range != 0;
-      after = in_range > deletes;
+    // Present after when the change puts an entry in the range, or when `before` holds more entries there than
+    // the change deletes (a delete always names an entry of `before`).
+    if (deletes > in_range) {
+      return Status::Corruption("state change deletes " + std::to_string(deletes) + " entries of a fingerprint " +
+                                "range that held " + std::to_string(in_range));
     }
-    out.push_back({layer, fp, before_any, after});
+    out.push_back({layer, fp, in_range != 0, puts != 0 || in_range > deletes});
   }
   return out;
 }

@@ -44,6 +44,13 @@ Result<std::vector<TouchedFingerprint>> TouchedFingerprintsOf(
     const LsmState& before, std::span<const KeyRecord> change,
     const std::array<uint64_t, kLayerKindCount>& universe);
 
+// The same from the change and, for each of its records, the number of entries of `before` in its key's
+// fingerprint range (`before_in_range`, as long as `change`): what a version has once its effective change looked
+// its entries up with LsmState::FindInKeyRange, so no second search runs. kInvalidArgument when the lengths differ.
+Result<std::vector<TouchedFingerprint>> TouchedFingerprintsOf(
+    std::span<const KeyRecord> change, std::span<const uint64_t> before_in_range,
+    const std::array<uint64_t, kLayerKindCount>& universe);
+
 // Writes one range diff as a public file `public_dir/RangeDiffFileName(from, to)` (zlib, atomically) and
 // returns its manifest entry. The zlib stream holds stored (level 0) blocks: Rice-coded gaps are at their
 // entropy, and level 1 made files 0.03% larger than their input at a tenth of a version's CPU (docs/scale.md

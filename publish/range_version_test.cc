@@ -283,6 +283,22 @@ TEST_F(Format2Test, TouchedFingerprintsFromTheStateBeforeEqualThoseFromBothState
   bad.reserved = 7;
   auto refused = TouchedFingerprintsOf(**before, std::span<const KeyRecord>(&bad, 1), {64, 64, 64});
   EXPECT_EQ(refused.status().code(), StatusCode::kCorruption);
+  // From counts (what a version passes, LsmState::FindInKeyRange's): one per record, and a range cannot lose more
+  // entries than it held.
+  KeyRecord del = bad;
+  del.reserved = static_cast<uint8_t>(DeltaOp::kDelete);
+  const uint64_t none = 0, one = 1;
+  EXPECT_EQ(TouchedFingerprintsOf(std::span<const KeyRecord>(&del, 1), {}, {64, 64, 64}).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(TouchedFingerprintsOf(std::span<const KeyRecord>(&del, 1), std::span<const uint64_t>(&none, 1),
+                                  {64, 64, 64}).status().code(),
+            StatusCode::kCorruption);
+  auto gone = TouchedFingerprintsOf(std::span<const KeyRecord>(&del, 1), std::span<const uint64_t>(&one, 1),
+                                    {64, 64, 64});
+  ASSERT_TRUE(gone.ok());
+  ASSERT_EQ(gone->size(), 1u);
+  EXPECT_TRUE((*gone)[0].before);
+  EXPECT_FALSE((*gone)[0].after);
 }
 
 TEST_F(Format2Test, CheckpointsMadeBesidePublishingAreAdoptedAndServeClientsBehindThem) {
