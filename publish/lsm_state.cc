@@ -284,8 +284,11 @@ uint64_t LsmState::BinaryLowerBound(uint64_t lo, uint64_t hi, uint8_t layer, uin
 // keys of the records just outside, or the ends of the key space).
 struct LsmState::Bracket {
   using u128 = unsigned __int128;
-  // A uniform sample of n keys puts the probe's place within sqrt(n)/2 (one standard deviation) of the
-  // interpolated guess; probing one deviation and a bit either side brackets it about 4 times in 5.
+  // A uniform sample of n keys in [klo, khi] puts the probe's place within sqrt(n p (1 - p)) (one standard
+  // deviation of a binomial, p the probe's relative place in the key interval: at most sqrt(n)/2) of the
+  // interpolated guess; probing one deviation and a bit either side brackets it about 4 times in 5. A search that
+  // starts at a finger (the previous lookup's answer, Finger) has p small: its first bracket is about the square
+  // root of the records between the two lookups, not of the layer's.
   // Keys that are not uniform (a base whose keys cluster) cannot make it worse than a binary search: after
   // kMaxInterpolations rounds the rest is bisected.
   static constexpr uint64_t kBinaryBelow = 32;
@@ -300,7 +303,8 @@ struct LsmState::Bracket {
   void Probes(uint64_t key, uint64_t* a, uint64_t* b) const {
     const uint64_t n = hi - lo;
     const uint64_t guess = lo + static_cast<uint64_t>((u128{key} - klo) * n / (khi - klo + 1));
-    const uint64_t g = static_cast<uint64_t>(std::sqrt(static_cast<double>(n))) / 2 + 8;
+    const double p = static_cast<double>(u128{key} - klo) / static_cast<double>(khi - klo + 1);
+    const uint64_t g = static_cast<uint64_t>(std::sqrt(static_cast<double>(n) * p * (1.0 - p))) + 8;
     *a = guess > lo + g ? guess - g : lo;
     *b = std::min(guess + g, hi - 1);
   }
@@ -328,7 +332,7 @@ struct LsmState::Bracket {
   }
 };
 
-uint64_t LsmState::BaseLowerBound(uint8_t layer, uint64_t key, const uint8_t* sha256) const {
+uint64_t LsmState::BaseLowerBound(uint8_t layer, uint64_t key, const uint8_t* sha256, Finger* finger) const {
   if (base_lookups_.fetch_add(1, std::memory_order_relaxed) % kReleaseLookups == kReleaseLookups - 1) {
     ReleaseMappedPages(*base_, records_at_, base_count_ * kStateRecordBytes);
   }
@@ -339,8 +343,17 @@ uint64_t LsmState::BaseLowerBound(uint8_t layer, uint64_t key, const uint8_t* sh
   Bracket br;
   br.lo = layer_begin_[layer];
   br.hi = layer_begin_[layer + 1];
+  // From the finger when the record before it is below the probe (lookups in ascending order). Not while
+  // PrefetchLookups reads a cold base ahead: it reads the pages of searches from the layer's ends.
+  if (finger != nullptr && finger->layer == layer && finger->index > br.lo && finger->index <= br.hi &&
+      !prefetch_.load(std::memory_order_relaxed) && !at_or_above(finger->index - 1)) {
+    br.lo = finger->index;
+    br.klo = key_at(finger->index - 1);
+  }
   while (br.Interpolating()) br.Step(key, at_or_above, key_at);
-  return BinaryLowerBound(br.lo, br.hi, layer, key, sha256);
+  const uint64_t answer = BinaryLowerBound(br.lo, br.hi, layer, key, sha256);
+  if (finger != nullptr) *finger = {layer, answer};
+  return answer;
 }
 
 LsmState::PrefetchStats LsmState::PrefetchLookups(std::span<const LookupKey> keys, Readahead mode) const {
@@ -493,14 +506,20 @@ size_t LsmState::OverlayRangeEnd(uint8_t layer, size_t o, uint64_t last) const {
 
 Status LsmState::ForEachInKeyRange(uint8_t layer, uint64_t first, uint64_t last,
                                     const std::function<Status(const KeyRecord&)>& fn) const {
+  return ForEachInKeyRange(layer, first, last, nullptr, fn);
+}
+
+Status LsmState::ForEachInKeyRange(uint8_t layer, uint64_t first, uint64_t last, Finger* finger,
+                                    const std::function<Status(const KeyRecord&)>& fn) const {
   if (first > last || layer >= kLayerKindCount) return Status::Ok();
-  const uint64_t b = BaseLowerBound(layer, first, nullptr);
+  const uint64_t b = BaseLowerBound(layer, first, nullptr, finger);
   const size_t o = OverlayLowerBound(layer, first, nullptr);
   return Walk(b, BaseRangeEnd(layer, b, last), o, OverlayRangeEnd(layer, o, last), fn);
 }
 
 Result<std::optional<KeyRecord>> LsmState::FindInKeyRange(uint8_t layer, uint64_t key, const uint8_t sha256[32],
-                                                          uint64_t first, uint64_t last, uint64_t* in_range) const {
+                                                          uint64_t first, uint64_t last, uint64_t* in_range,
+                                                          Finger* finger) const {
   assert(first <= key && key <= last);
   *in_range = 0;
   std::optional<KeyRecord> found;
@@ -511,7 +530,7 @@ Result<std::optional<KeyRecord>> LsmState::FindInKeyRange(uint8_t layer, uint64_
     std::optional<KeyRecord>* found;
   } scan{key, sha256, in_range, &found};
   // Walk hands records out as Find does (`reserved` 0), and checks the base's against its threat table.
-  URLGUARD_RETURN_IF_ERROR(ForEachInKeyRange(layer, first, last, [&scan](const KeyRecord& r) {
+  URLGUARD_RETURN_IF_ERROR(ForEachInKeyRange(layer, first, last, finger, [&scan](const KeyRecord& r) {
     ++*scan.in_range;
     if (r.key == scan.key && std::memcmp(r.sha256, scan.sha256, 32) == 0) *scan.found = r;
     return Status::Ok();

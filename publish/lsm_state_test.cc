@@ -177,16 +177,19 @@ void ExpectMatches(const LsmState& s, const Model& m, Gen* gen) {
     EXPECT_EQ(got, want) << "layer " << int(layer) << " fingerprint " << fp;
     EXPECT_EQ(s.AnyInKeyRange(layer, r.first, r.last), !want.empty());
   }
-  // FindInKeyRange: Find and the range's count in one search, for listed entries and for absent ones.
+  // FindInKeyRange: Find and the range's count in one search, for listed entries and for absent ones; with a
+  // finger, in ascending order (the model's) and out of order (another SHA-256 of the same key may sort below the
+  // entry; the absent entries below come at random).
   std::map<std::pair<uint8_t, uint64_t>, uint64_t> per_fingerprint;
   for (const auto& [k, v] : m) ++per_fingerprint[{std::get<0>(k), MulHi64(std::get<1>(k), universe)}];
+  LsmState::Finger finger;
   size_t asked = 0;
   for (const auto& [k, v] : m) {
     if (asked++ % 3 != 0) continue;
     const uint8_t layer = std::get<0>(k);
     const KeyRange r = KeyRangeOfFingerprint(MulHi64(std::get<1>(k), universe), universe);
     uint64_t in_range = 99;
-    auto f = s.FindInKeyRange(layer, std::get<1>(k), std::get<2>(k).data(), r.first, r.last, &in_range);
+    auto f = s.FindInKeyRange(layer, std::get<1>(k), std::get<2>(k).data(), r.first, r.last, &in_range, &finger);
     ASSERT_TRUE(f.ok()) << f.status().ToString();
     ASSERT_TRUE(f->has_value());
     EXPECT_EQ(s.threats()[(*f)->threat], v.threat);
@@ -195,7 +198,7 @@ void ExpectMatches(const LsmState& s, const Model& m, Gen* gen) {
     // Another entry of the same key (another SHA-256): absent, the same count.
     std::array<uint8_t, 32> other = std::get<2>(k);
     other[31] ^= 0x5a;
-    f = s.FindInKeyRange(layer, std::get<1>(k), other.data(), r.first, r.last, &in_range);
+    f = s.FindInKeyRange(layer, std::get<1>(k), other.data(), r.first, r.last, &in_range, &finger);
     ASSERT_TRUE(f.ok());
     EXPECT_FALSE(f->has_value());
     EXPECT_EQ(in_range, (per_fingerprint[{layer, MulHi64(std::get<1>(k), universe)}]));
@@ -206,7 +209,7 @@ void ExpectMatches(const LsmState& s, const Model& m, Gen* gen) {
     const uint64_t fp = MulHi64(std::get<1>(k), universe);
     const KeyRange r = KeyRangeOfFingerprint(fp, universe);
     uint64_t in_range = 99;
-    auto f = s.FindInKeyRange(layer, std::get<1>(k), std::get<2>(k).data(), r.first, r.last, &in_range);
+    auto f = s.FindInKeyRange(layer, std::get<1>(k), std::get<2>(k).data(), r.first, r.last, &in_range, &finger);
     ASSERT_TRUE(f.ok());
     EXPECT_FALSE(f->has_value());
     auto it = per_fingerprint.find({layer, fp});

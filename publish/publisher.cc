@@ -640,6 +640,7 @@ Result<EffectiveChange> ComputeEffectiveChange(const LsmState& previous, KeySort
   };
   std::vector<Pending> batch;
   std::vector<LsmState::LookupKey> lookups;
+  LsmState::Finger finger;  // the merged stream ascends: each search starts where the previous one ended
   batch.reserve(kLookupBatch);
   lookups.reserve(kLookupBatch);
   KeyRecord a, r;
@@ -676,7 +677,7 @@ Result<EffectiveChange> ComputeEffectiveChange(const LsmState& previous, KeySort
       // (A layer without a universe has no touched fingerprints: TouchedFingerprintsOf refuses the version.)
       if (const std::optional<KeyRange> range = range_of(e)) {
         URLGUARD_ASSIGN_OR_RETURN(old, previous.FindInKeyRange(e.layer, e.key, e.sha256, range->first, range->last,
-                                                               &in_range));
+                                                               &in_range, &finger));
       } else {
         old = previous.Find(e.layer, e.key, e.sha256);
       }
