@@ -12,6 +12,7 @@ constexpr char kPublicDirName[] = "public";
 constexpr char kPrivateDirName[] = "private";
 constexpr char kPrivateListsDirName[] = "lists";
 constexpr char kPrivateTmpDirName[] = "tmp";
+constexpr char kPrivateTrashDirName[] = "trash";
 constexpr char kFeedsDirName[] = "feeds";
 constexpr char kFeedListsDirName[] = "feed-lists";
 
@@ -136,6 +137,9 @@ bool HasSnapshotFileSuffix(std::string_view name) {
 
 std::string PrivateTmpDir(const std::string& repo, const std::string& list) {
   return JoinPath(JoinPath(RepoPrivateDir(repo), kPrivateTmpDirName), list);
+}
+std::string PrivateTrashDir(const std::string& repo, const std::string& list) {
+  return JoinPath(JoinPath(RepoPrivateDir(repo), kPrivateTrashDirName), list);
 }
 std::string SortRunFileName(const std::string& prefix, uint64_t n) {
   return prefix + "-" + std::to_string(n) + ".run";

@@ -35,6 +35,7 @@
 //         V.ughd                         FullHashDeltaFileName(V); ParseFullHashDeltaFileName
 //         publish.lock                   ListPublishLockPath
 //     tmp/LIST/                          PrivateTmpDir: scratch of LIST's publish in progress
+//     trash/LIST/                        PrivateTrashDir: superseded bases waiting to be unlinked
 //       PREFIX-N.run                     SortRunFileName(PREFIX, N): an external sort's spilled run
 //       merged.run, seen.run             kMergedRunFileName, kSeenRunFileName
 //     seen.bin                           SeenFilterPath
@@ -163,6 +164,10 @@ bool HasSnapshotFileSuffix(std::string_view name);
 // "REPO/private/tmp/LIST": the scratch directory of LIST's publish in progress (emptied at its start and
 // end).
 std::string PrivateTmpDir(const std::string& repo, const std::string& list);
+// "REPO/private/trash/LIST": LIST's superseded bases (state, full hashes, snapshots, entry lists), renamed here by
+// the version that adopts a newer checkpoint and unlinked by the next checkpoint pass (publish/publisher.h
+// MakeCheckpointIfDue), so that no version waits for the kernel to free gigabytes. Nothing reads it.
+std::string PrivateTrashDir(const std::string& repo, const std::string& list);
 // "PREFIX-N.run": the N-th run an external sort (publish/external_sort.h) spills into the scratch directory.
 std::string SortRunFileName(const std::string& prefix, uint64_t n);
 // The publisher's merged records and its seen-filter run, in the scratch directory.

@@ -72,6 +72,7 @@ std::vector<Golden> Goldens() {
       {"private/lists/LIST/publish.lock", ListPublishLockPath(r, list),
        "R/private/lists/phishing/publish.lock"},
       {"private/tmp/LIST/", PrivateTmpDir(r, list) + "/", "R/private/tmp/phishing/"},
+      {"private/trash/LIST/", PrivateTrashDir(r, list) + "/", "R/private/trash/phishing/"},
       {"private/tmp/LIST/PREFIX-N.run", JoinPath(PrivateTmpDir(r, list), SortRunFileName("keys", 3)),
        "R/private/tmp/phishing/keys-3.run"},
       {"private/tmp/LIST/merged.run", JoinPath(PrivateTmpDir(r, list), kMergedRunFileName),

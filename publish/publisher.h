@@ -206,6 +206,11 @@ Status MakeCheckpoint(Env* env, const PublishOptions& options, uint64_t version)
 // eighth of the list's fingerprints (at least 64 Ki; what the publisher loop's maintenance thread calls after each
 // commit). True when it made one.
 Result<bool> MakeCheckpointIfDue(Env* env, const PublishOptions& options, uint64_t version);
+// Unlinks what versions moved into LIST's trash (format/repository_files.h PrivateTrashDir: bases a newer
+// checkpoint superseded). MakeCheckpoint and MakeCheckpointIfDue run it first (ignoring its failure), so the loop's
+// maintenance thread, `compact` and `compact --if-due` empty it beside publishing. Nothing reads the trash: safe at
+// any time. Ok when there is none; the first error otherwise.
+Status EmptyTrash(Env* env, const std::string& repo_dir, const std::string& list);
 // The rule MakeCheckpointIfDue and an inline checkpoint apply to `map` (the epoch map of the newest version) when
 // the newest checkpoint is `checkpoint`.
 bool CheckpointDue(const EpochMap& map, uint64_t checkpoint, uint64_t checkpoint_changes);

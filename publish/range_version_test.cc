@@ -301,6 +301,50 @@ TEST_F(Format2Test, TouchedFingerprintsFromTheStateBeforeEqualThoseFromBothState
   EXPECT_FALSE((*gone)[0].after);
 }
 
+// The version that adopts a checkpoint moves the bases it supersedes into the trash (a rename: unlinking gigabytes
+// made it wait seconds at 100 M); the next checkpoint pass unlinks them. Without a trash directory (a file is in
+// its place) they are unlinked as before, and the version still commits.
+TEST_F(Format2Test, SupersededBasesGoToTheTrashAndTheNextCheckpointPassEmptiesIt) {
+  namespace fs = std::filesystem;
+  Start();
+  for (int v = 2; v <= 4; ++v) ASSERT_TRUE(Step(30).ok());
+  PublishOptions o = Base();
+  ASSERT_TRUE(MakeCheckpoint(Env::Default(), o, 4).ok());
+  const std::string priv = repo_ + "/private/lists/phishing/";
+  const std::string trash = PrivateTrashDir(repo_, "phishing") + "/";
+  EXPECT_FALSE(fs::exists(trash));
+  ASSERT_TRUE(Step(30).ok());  // version 5 adopts checkpoint 4
+  ASSERT_EQ(ReadManifest(repo_).checkpoint.version, 4u);
+  for (const std::string& n : {StateFileName(1), FullHashFileName(1), PrivateSnapshotFileName(1)}) {
+    EXPECT_FALSE(fs::exists(priv + n)) << n;
+    EXPECT_TRUE(fs::exists(trash + "private." + n)) << n;
+  }
+  ExpectEveryClientCatchesUp();
+  // A pass with nothing due empties it.
+  auto due = MakeCheckpointIfDue(Env::Default(), Base(), 5);
+  ASSERT_TRUE(due.ok()) << due.status().ToString();
+  EXPECT_FALSE(*due);
+  EXPECT_TRUE(fs::is_empty(trash));
+  EXPECT_TRUE(EmptyTrash(Env::Default(), repo_, "phishing").ok());
+  // No trash directory can be made: the next adoption unlinks the superseded bases itself.
+  fs::remove_all(PrivateTrashDir(repo_, "phishing"));
+  {
+    std::ofstream blocker(PrivateTrashDir(repo_, "phishing"));
+    blocker << "not a directory";
+  }
+  ASSERT_TRUE(Step(30).ok());
+  Status made = MakeCheckpoint(Env::Default(), Base(), 6);  // the trash cannot be emptied: no matter
+  ASSERT_TRUE(made.ok()) << made.ToString();
+  auto r = Step(30);  // version 7 adopts checkpoint 6 and prunes checkpoint 4's bases
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(ReadManifest(repo_).checkpoint.version, 6u);
+  for (const std::string& n : {StateFileName(4), FullHashFileName(4), PrivateSnapshotFileName(4)}) {
+    EXPECT_FALSE(fs::exists(priv + n)) << n;
+  }
+  EXPECT_TRUE(fs::is_regular_file(PrivateTrashDir(repo_, "phishing")));
+  ExpectEveryClientCatchesUp();
+}
+
 TEST_F(Format2Test, CheckpointsMadeBesidePublishingAreAdoptedAndServeClientsBehindThem) {
   Start();
   for (int v = 2; v <= 5; ++v) ASSERT_TRUE(Step(30).ok());
