@@ -972,12 +972,9 @@ std::optional<uint64_t> StrayTempFileVersion(std::string_view name) {
   return std::strtoull(std::string(name.substr(0, digits)).c_str(), nullptr, 10);
 }
 
-// The private files of a format 2 list that nothing reads any more once version `version` names checkpoint
-// `checkpoint`: bases older than the checkpoint's (state, full hashes, snapshot), the deltas it folded in, epoch
-// maps before the previous version's, older archives and records. Failures are ignored (the next run tries again).
 // Moves a superseded file into LIST's trash (format/repository_files.h PrivateTrashDir) by rename, O(1), where
-// unlinking it would make the version wait while the kernel frees its pages and extents: 0.28 s for a 4.8 GB base
-// and 0.24 s for its 3.9 GB full-hash file in a quiet run at 100 M, 2.7 s for the two beside a checkpoint's
+// unlinking it would make the version wait while the kernel frees its pages and extents: 0.28 s for a 4.5 GB base
+// and 0.24 s for its 3.7 GB full-hash file in a quiet run at 100 M, 2.7 s for the two beside a checkpoint's
 // writeback in the freshness run (docs/performance.md "Freshness", session 13). EmptyTrash unlinks it. `tag` keeps
 // names from the public and the private directory apart. Falls back to unlinking.
 void Discard(Env* env, const std::string& dir, const std::string& name, const std::string& trash, const char* tag) {
@@ -989,6 +986,10 @@ void Discard(Env* env, const std::string& dir, const std::string& name, const st
   (void)env->RemoveFile(path);
 }
 
+// The private files of a format 2 list that nothing reads any more once version `version` names checkpoint
+// `checkpoint`: bases older than the checkpoint's (state, full hashes, snapshot), the deltas it folded in, epoch
+// maps before the previous version's, older archives and records. Failures are ignored (the next run tries again).
+// The bases go to `trash` (Discard).
 void PruneFormat2Files(Env* env, const std::string& private_dir, const std::string& trash, uint64_t checkpoint,
                        uint64_t version) {
   auto names = env->ListDir(private_dir);
