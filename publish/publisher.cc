@@ -637,6 +637,13 @@ Result<EffectiveChange> ComputeEffectiveChange(const LsmState& previous, KeySort
   struct Pending {
     KeyRecord rec;
     bool added = false;  // an added entry (perhaps removed too: the added record stays); else removed only
+    std::optional<KeyRange> range;  // its fingerprint's key range, given a universe for its layer
+  };
+  // (A layer without a universe has no touched fingerprints: TouchedFingerprintsOf refuses the version.)
+  auto range_of = [&](const KeyRecord& e) -> std::optional<KeyRange> {
+    if (universe == nullptr || e.layer >= kLayerKindCount || (*universe)[e.layer] == 0) return std::nullopt;
+    const uint64_t u = (*universe)[e.layer];
+    return KeyRangeOfFingerprint(MulHi64(e.key, u), u);
   };
   std::vector<Pending> batch;
   std::vector<LsmState::LookupKey> lookups;
@@ -651,7 +658,7 @@ Result<EffectiveChange> ComputeEffectiveChange(const LsmState& previous, KeySort
     lookups.clear();
     while ((have_a || have_r) && batch.size() < kLookupBatch) {
       const int c = !have_a ? 1 : !have_r ? -1 : CompareEntry(a, r);
-      batch.push_back({c <= 0 ? a : r, c <= 0});
+      batch.push_back({c <= 0 ? a : r, c <= 0, range_of(c <= 0 ? a : r)});
       if (c <= 0) {
         URLGUARD_ASSIGN_OR_RETURN(have_a, added->Next(&a));
       }
@@ -660,24 +667,15 @@ Result<EffectiveChange> ComputeEffectiveChange(const LsmState& previous, KeySort
       }
     }
     // A lookup of an entry's fingerprint range starts at the range's first key: read ahead from there.
-    auto range_of = [&](const KeyRecord& e) -> std::optional<KeyRange> {
-      if (universe == nullptr || e.layer >= kLayerKindCount || (*universe)[e.layer] == 0) return std::nullopt;
-      const uint64_t u = (*universe)[e.layer];
-      return KeyRangeOfFingerprint(MulHi64(e.key, u), u);
-    };
-    for (const Pending& p : batch) {
-      const std::optional<KeyRange> range = range_of(p.rec);
-      lookups.push_back({p.rec.layer, range ? range->first : p.rec.key});
-    }
+    for (const Pending& p : batch) lookups.push_back({p.rec.layer, p.range ? p.range->first : p.rec.key});
     previous.PrefetchLookups(lookups);
     for (const Pending& p : batch) {
       const KeyRecord& e = p.rec;
       std::optional<KeyRecord> old;
       uint64_t in_range = 0;
-      // (A layer without a universe has no touched fingerprints: TouchedFingerprintsOf refuses the version.)
-      if (const std::optional<KeyRange> range = range_of(e)) {
-        URLGUARD_ASSIGN_OR_RETURN(old, previous.FindInKeyRange(e.layer, e.key, e.sha256, range->first, range->last,
-                                                               &in_range, &finger));
+      if (p.range) {
+        URLGUARD_ASSIGN_OR_RETURN(old, previous.FindInKeyRange(e.layer, e.key, e.sha256, p.range->first,
+                                                               p.range->last, &in_range, &finger));
       } else {
         old = previous.Find(e.layer, e.key, e.sha256);
       }
