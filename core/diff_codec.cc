@@ -454,15 +454,15 @@ static_assert(kRangeRecReserved2 + 8 == kDiffLayerRecordBytes);
 // The count checks shared by ValidateRangeDiff() and DecodeRangeDiff(): caps are kResourceExhausted, the
 // rest kCorruption.
 Status CheckRangeLayerCounts(const char* layer_name, uint64_t universe, uint64_t new_count,
-                             uint64_t absent_count, uint64_t present_count) {
+                             uint64_t absent_count, uint64_t present_count, uint64_t max_values) {
   const std::string where = std::string("layer ") + layer_name + ": ";
-  if (absent_count > kMaxDiffEntries) {
+  if (absent_count > max_values) {
     return Status::ResourceExhausted(where + U64(absent_count) + " absent values exceed the cap of " +
-                                     U64(kMaxDiffEntries));
+                                     U64(max_values));
   }
-  if (present_count > kMaxDiffEntries) {
+  if (present_count > max_values) {
     return Status::ResourceExhausted(where + U64(present_count) + " present values exceed the cap of " +
-                                     U64(kMaxDiffEntries));
+                                     U64(max_values));
   }
   if (new_count > universe) {
     return Status::Corruption(where + "new count " + U64(new_count) + " exceeds the universe " + U64(universe));
@@ -497,7 +497,7 @@ bool FirstCommon(const std::vector<uint64_t>& a, const std::vector<uint64_t>& b,
 
 }  // namespace
 
-Status ValidateRangeDiff(const RangeDiff& diff) {
+Status ValidateRangeDiff(const RangeDiff& diff, const RangeDiffCaps& caps) {
   if (!IsValidListName(diff.list_name)) {
     return Status::InvalidArgument("list name must be 1.." + U64(kMaxListNameBytes) +
                                    " bytes of [a-z0-9_-], got \"" + diff.list_name + "\"");
@@ -516,14 +516,14 @@ Status ValidateRangeDiff(const RangeDiff& diff) {
     if (i > 0 && kind <= static_cast<uint8_t>(diff.layers[i - 1].layer)) {
       return Status::InvalidArgument("layers must be in ascending kind order, each at most once");
     }
-    const Status s = CheckRangeLayerDiffShape(d);
+    const Status s = CheckRangeLayerDiffShape(d, caps.max_values);
     if (!s.ok()) return Status::InvalidArgument(s.message());
   }
   return Status::Ok();
 }
 
-std::string EncodeRangeDiff(const RangeDiff& diff) {
-  const Status valid = ValidateRangeDiff(diff);
+std::string EncodeRangeDiff(const RangeDiff& diff, const RangeDiffCaps& caps) {
+  const Status valid = ValidateRangeDiff(diff, caps);
   if (!valid.ok()) {
     std::fprintf(stderr, "EncodeRangeDiff: invalid range diff: %s\n", valid.ToString().c_str());
     std::abort();
@@ -577,11 +577,11 @@ std::string EncodeRangeDiff(const RangeDiff& diff) {
   return out;
 }
 
-Result<RangeDiff> DecodeRangeDiff(std::string_view bytes) {
+Result<RangeDiff> DecodeRangeDiff(std::string_view bytes, const RangeDiffCaps& caps) {
   auto corrupt = [](const std::string& m) { return Status::Corruption("range diff: " + m); };
-  if (bytes.size() > kMaxDiffBytes) {
+  if (bytes.size() > caps.max_bytes) {
     return Status::ResourceExhausted("range diff: " + U64(bytes.size()) + " bytes exceed the cap of " +
-                                     U64(kMaxDiffBytes));
+                                     U64(caps.max_bytes));
   }
   if (bytes.size() < kMinDiffBytes) {
     return corrupt(U64(bytes.size()) + " bytes, shorter than the smallest diff (" + U64(kMinDiffBytes) + ")");
@@ -661,7 +661,8 @@ Result<RangeDiff> DecodeRangeDiff(std::string_view bytes) {
     r.absent_count = LoadLE64(rec + kRangeRecAbsentCount);
     r.present_count = LoadLE64(rec + kRangeRecPresentCount);
     const Status counts =
-        CheckRangeLayerCounts(LayerKindName(d.layer), d.universe, d.new_count, r.absent_count, r.present_count);
+        CheckRangeLayerCounts(LayerKindName(d.layer), d.universe, d.new_count, r.absent_count, r.present_count,
+                              caps.max_values);
     if (!counts.ok()) return counts.WithContext("range diff");
     const uint64_t absent_bytes = LoadLE64(rec + kRangeRecAbsentBytes);
     const uint64_t present_bytes = LoadLE64(rec + kRangeRecPresentBytes);
@@ -708,9 +709,9 @@ Status RangeMergeError(const RangeLayerDiff& d, const std::string& what) {
 }
 }  // namespace diff_internal
 
-Status CheckRangeLayerDiffShape(const RangeLayerDiff& d) {
-  const Status counts =
-      CheckRangeLayerCounts(LayerKindName(d.layer), d.universe, d.new_count, d.absent.size(), d.present.size());
+Status CheckRangeLayerDiffShape(const RangeLayerDiff& d, uint64_t max_values) {
+  const Status counts = CheckRangeLayerCounts(LayerKindName(d.layer), d.universe, d.new_count, d.absent.size(),
+                                              d.present.size(), max_values);
   if (!counts.ok()) return diff_internal::RangeMergeError(d, counts.message());
   Status s = CheckSequence("absent", d.absent, d.universe);
   if (s.ok()) s = CheckSequence("present", d.present, d.universe);

@@ -138,6 +138,16 @@ LayerDiff MakeLayerDiff(LayerKind layer, uint64_t universe, const std::vector<ui
 
 constexpr uint32_t kRangeDiffFormatVersion = 2;
 
+// What a reader takes in one range diff: the file's bytes (before decompression) and the absent or present
+// values of one layer. The defaults are kMaxDiffBytes and kMaxDiffEntries, what every reader takes; a manifest
+// format 2 "large diff" (docs/manifest-format.md §8.5) is read with caps the signed manifest sets
+// (format/manifest.h RangeDiffCapsFor): a catch-up diff of a list of 100 M entries can hold 60 M values and still
+// be smaller than the list's snapshot.
+struct RangeDiffCaps {
+  uint64_t max_bytes = kMaxDiffBytes;
+  uint64_t max_values = kMaxDiffEntries;
+};
+
 // One layer of a range diff.
 struct RangeLayerDiff {
   LayerKind layer = LayerKind::kDomain;
@@ -160,33 +170,35 @@ struct RangeDiff {
 };
 
 // Checks every invariant EncodeRangeDiff() needs and DecodeRangeDiff() enforces: the name, from < to, layer
-// order and uniqueness, absent and present counts <= kMaxDiffEntries, each sequence strictly increasing and
+// order and uniqueness, absent and present counts <= caps.max_values, each sequence strictly increasing and
 // < universe, absent and present disjoint, present count <= new_count <= universe. kInvalidArgument naming
 // the first violation.
-Status ValidateRangeDiff(const RangeDiff& d);
+Status ValidateRangeDiff(const RangeDiff& d, const RangeDiffCaps& caps = {});
 
 // Serializes a range diff (format version 2), choosing the optimal Rice parameter per sequence.
-// Precondition: ValidateRangeDiff(d).ok() (aborts otherwise, in every build type, as EncodeDiff). Deterministic.
-// Thread-safe. The result can exceed kMaxDiffBytes for huge diffs: the publisher checks, clients refuse.
-std::string EncodeRangeDiff(const RangeDiff& d);
+// Precondition: ValidateRangeDiff(d, caps).ok() (aborts otherwise, in every build type, as EncodeDiff).
+// Deterministic. Thread-safe. The result can exceed caps.max_bytes for huge diffs: the publisher checks,
+// clients refuse.
+std::string EncodeRangeDiff(const RangeDiff& d, const RangeDiffCaps& caps = {});
 
 // Parses and validates range diff bytes from outside, with DecodeDiff's checks in DecodeDiff's order: size
 // cap (kResourceExhausted), magic, format version (a version 1 diff is kCorruption "unsupported format
 // version 1"; DecodeDiff likewise refuses version 2), the SHA-256 trailer, every header field and count
 // against the caps (kResourceExhausted) and against the bytes present before allocating, the Rice streams
 // with exact ends, then absent/present disjointness. kCorruption otherwise. Never crashes, never reads
-// outside `bytes`. Thread-safe.
-Result<RangeDiff> DecodeRangeDiff(std::string_view bytes);
+// outside `bytes`. Thread-safe. `caps` replaces the size and value caps (a large diff's, signed by the manifest).
+Result<RangeDiff> DecodeRangeDiff(std::string_view bytes, const RangeDiffCaps& caps = {});
 
-// The checks of one layer that need no old fingerprint (ValidateRangeDiff's, as kCorruption, prefixed "apply
-// range diff to layer X").
-Status CheckRangeLayerDiffShape(const RangeLayerDiff& d);
+// The checks of one layer that need no old fingerprint (ValidateRangeDiff's with `max_values`, as kCorruption,
+// prefixed "apply range diff to layer X").
+Status CheckRangeLayerDiffShape(const RangeLayerDiff& d, uint64_t max_values = kMaxDiffEntries);
 
 // Streaming apply, like MergeLayerDiff: next_old(uint64_t*) -> bool yields the client's old sorted
 // fingerprints (false: no more), emit(uint64_t) -> Status receives the new ones in ascending order. Fails with
 // kCorruption on a shape violation, an old value >= d.universe or not strictly increasing, or a result count
 // != d.new_count (detected at the end: what was emitted is then garbage, the caller discards its output), or
-// with emit's first error. Memory: the diff only.
+// with emit's first error. Memory: the diff only. No value cap: the values are in memory already (the caps
+// guarded their decoding).
 template <typename NextOld, typename Emit>
 Status MergeRangeLayerDiff(const RangeLayerDiff& d, NextOld&& next_old, Emit&& emit);
 
@@ -256,7 +268,7 @@ Status RangeMergeError(const RangeLayerDiff& d, const std::string& what);
 
 template <typename NextOld, typename Emit>
 Status MergeRangeLayerDiff(const RangeLayerDiff& d, NextOld&& next_old, Emit&& emit) {
-  URLGUARD_RETURN_IF_ERROR(CheckRangeLayerDiffShape(d));
+  URLGUARD_RETURN_IF_ERROR(CheckRangeLayerDiffShape(d, UINT64_MAX));
   const uint64_t* absent = d.absent.data();
   const uint64_t* const absent_end = absent + d.absent.size();
   const uint64_t* present = d.present.data();

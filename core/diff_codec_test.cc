@@ -860,6 +860,42 @@ TEST(RangeDiffCorruptionTest, EveryTruncationAndBitFlipFails) {
   EXPECT_EQ(DecodeRangeDiff(big).status().code(), StatusCode::kResourceExhausted);
 }
 
+// The caps a reader gives DecodeRangeDiff (a large diff's, from the signed manifest) replace the defaults both
+// ways: a diff over them is kResourceExhausted before anything is allocated, one within them decodes, and
+// EncodeRangeDiff takes the same caps.
+TEST(RangeDiffCodec, CapsAreTheReadersToSet) {
+  RangeDiff d = GoldenRangeDiff();
+  size_t most = 0;
+  for (const RangeLayerDiff& l : d.layers) most = std::max({most, l.absent.size(), l.present.size()});
+  ASSERT_GE(most, 2u);
+  const std::string bytes = EncodeRangeDiff(d);
+  Result<RangeDiff> tight = DecodeRangeDiff(bytes, {kMaxDiffBytes, most - 1});
+  ASSERT_FALSE(tight.ok());
+  EXPECT_EQ(tight.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(tight.status().message().find("exceed the cap of " + std::to_string(most - 1)), std::string::npos)
+      << tight.status().ToString();
+  EXPECT_TRUE(DecodeRangeDiff(bytes, {kMaxDiffBytes, most}).ok());
+  EXPECT_EQ(DecodeRangeDiff(bytes, {bytes.size() - 1, most}).status().code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(ValidateRangeDiff(d, {kMaxDiffBytes, most - 1}).code(), StatusCode::kInvalidArgument);
+  // Over the default value cap, within a large diff's: a stream of kMaxDiffEntries + 1 values.
+  RangeDiff big;
+  big.list_name = "phishing";
+  big.from_version = 1;
+  big.to_version = 2;
+  RangeLayerDiff l;
+  l.layer = LayerKind::kDomain;
+  l.universe = (kMaxDiffEntries + 1) * 4;
+  for (uint64_t i = 0; i <= kMaxDiffEntries; ++i) l.absent.push_back(i * 4);
+  big.layers.push_back(std::move(l));
+  EXPECT_EQ(ValidateRangeDiff(big).code(), StatusCode::kInvalidArgument);
+  const RangeDiffCaps large{kMaxDiffBytes * 2, kMaxDiffEntries + 1};
+  const std::string big_bytes = EncodeRangeDiff(big, large);
+  EXPECT_EQ(DecodeRangeDiff(big_bytes).status().code(), StatusCode::kResourceExhausted);
+  Result<RangeDiff> decoded = DecodeRangeDiff(big_bytes, large);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  EXPECT_EQ(*decoded, big);
+}
+
 void ExpectRangeRejected(const std::vector<RejectCase>& cases) {
   const std::string good = EncodeRangeDiff(GoldenRangeDiff());
   for (const RejectCase& c : cases) {

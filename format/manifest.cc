@@ -8,6 +8,7 @@
 // throw (find(), is_*(), get_ptr()), so no exception can leave this file.
 #include "format/manifest.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
@@ -257,6 +258,22 @@ Result<Json> ParseJsonStrict(std::string_view bytes) {
   return doc;
 }
 
+// A format 2 array of range diff objects ("diffs", "large_diffs").
+void WriteRangeDiffs(Writer* w, const std::vector<ManifestDiff>& diffs) {
+  w->Open('[');
+  for (const ManifestDiff& d : diffs) {
+    w->Element();
+    w->Open('{');
+    w->Key("from_version");
+    w->Uint(d.from_version);
+    WriteFileMembers(w, d.file);
+    w->Key("to_version");
+    w->Uint(d.to_version);
+    w->Close('}');
+  }
+  w->Close(']');
+}
+
 // Format 2's canonical bytes: members sorted by name as format 1 (docs/manifest-format.md, "Format 2").
 std::string SerializeFormat2(const Manifest& m) {
   Writer w;
@@ -277,18 +294,7 @@ std::string SerializeFormat2(const Manifest& m) {
   w.Key("created_unix");
   w.Int(m.created_unix);
   w.Key("diffs");
-  w.Open('[');
-  for (const ManifestDiff& d : m.diffs) {
-    w.Element();
-    w.Open('{');
-    w.Key("from_version");
-    w.Uint(d.from_version);
-    WriteFileMembers(&w, d.file);
-    w.Key("to_version");
-    w.Uint(d.to_version);
-    w.Close('}');
-  }
-  w.Close(']');
+  WriteRangeDiffs(&w, m.diffs);
   w.Key("emergency");
   w.Bool(m.emergency);
   WritePerLayer(&w, "entries", m.entries);
@@ -298,6 +304,11 @@ std::string SerializeFormat2(const Manifest& m) {
   w.Uint(m.format);
   w.Key("ip_prefix_lengths");
   w.String(ToHex(m.ip_prefix_lengths.data(), m.ip_prefix_lengths.size()));
+  // Only when there are any: a manifest without large diffs keeps the bytes it had before the member existed.
+  if (!m.large_diffs.empty()) {
+    w.Key("large_diffs");
+    WriteRangeDiffs(&w, m.large_diffs);
+  }
   w.Key("list");
   w.String(m.list);
   w.Key("min_wait_seconds");
@@ -325,6 +336,28 @@ Status ReadCommon(const ObjectReader& r, Manifest* m) {
   return Status::Ok();
 }
 
+// A format 2 array of range diff objects named `field`, at most `cap` of them.
+Status ReadRangeDiffs(const Json& array, const std::string& field, size_t cap, std::vector<ManifestDiff>* out) {
+  if (!array.is_array()) return FieldError(field, std::string("not an array but ") + array.type_name());
+  if (array.size() > cap) {
+    return Status::ResourceExhausted("manifest lists " + std::to_string(array.size()) + " " + field + " (cap " +
+                                     std::to_string(cap) + ")");
+  }
+  out->reserve(array.size());
+  size_t i = 0;
+  for (const Json& entry : array) {  // iterating an array never throws
+    const std::string name = field + "[" + std::to_string(i++) + "]";
+    if (!entry.is_object()) return FieldError(name, std::string("not an object but ") + entry.type_name());
+    ObjectReader dr(entry, name + ".");
+    ManifestDiff d;
+    URLGUARD_RETURN_IF_ERROR(dr.Uint64("from_version", &d.from_version));
+    URLGUARD_RETURN_IF_ERROR(dr.Uint64("to_version", &d.to_version));
+    URLGUARD_RETURN_IF_ERROR(ReadFile(dr, &d.file));
+    out->push_back(std::move(d));
+  }
+  return Status::Ok();
+}
+
 // Format 2 after "format" (docs/manifest-format.md, "Format 2"). Format 1's snapshot, state_sha256 and
 // state_bytes members are not read (a publisher may add them for its own reasons; they are ignored like
 // any unknown member).
@@ -342,22 +375,11 @@ Status ParseFormat2(const ObjectReader& r, Manifest* m) {
   URLGUARD_RETURN_IF_ERROR(ReadFile(ObjectReader(*snapshot, "checkpoint.snapshot."), &m->checkpoint.snapshot));
   const Json* diffs;
   URLGUARD_RETURN_IF_ERROR(r.Member("diffs", &diffs));
-  if (!diffs->is_array()) return FieldError("diffs", std::string("not an array but ") + diffs->type_name());
-  if (diffs->size() > kMaxManifestDiffsFormat2) {
-    return Status::ResourceExhausted("manifest lists " + std::to_string(diffs->size()) + " diffs (cap " +
-                                     std::to_string(kMaxManifestDiffsFormat2) + ")");
-  }
-  m->diffs.reserve(diffs->size());
-  size_t i = 0;
-  for (const Json& entry : *diffs) {  // iterating an array never throws
-    const std::string name = "diffs[" + std::to_string(i++) + "]";
-    if (!entry.is_object()) return FieldError(name, std::string("not an object but ") + entry.type_name());
-    ObjectReader dr(entry, name + ".");
-    ManifestDiff d;
-    URLGUARD_RETURN_IF_ERROR(dr.Uint64("from_version", &d.from_version));
-    URLGUARD_RETURN_IF_ERROR(dr.Uint64("to_version", &d.to_version));
-    URLGUARD_RETURN_IF_ERROR(ReadFile(dr, &d.file));
-    m->diffs.push_back(std::move(d));
+  URLGUARD_RETURN_IF_ERROR(ReadRangeDiffs(*diffs, "diffs", kMaxManifestDiffsFormat2, &m->diffs));
+  // Optional: absent in every manifest without large diffs.
+  const Json* large;
+  if (r.Member("large_diffs", &large).ok()) {
+    URLGUARD_RETURN_IF_ERROR(ReadRangeDiffs(*large, "large_diffs", kMaxManifestLargeDiffs, &m->large_diffs));
   }
   return Status::Ok();
 }
@@ -435,6 +457,34 @@ Status ValidateFormat1(const Manifest& m) {
   return Status::Ok();
 }
 
+// The rules `diffs` and `large_diffs` share: versions, order and file caps.
+Status ValidateRangeDiffs(const Manifest& m, const std::vector<ManifestDiff>& diffs, const std::string& field,
+                          uint64_t file_cap) {
+  const ManifestCheckpoint& c = m.checkpoint;
+  for (size_t i = 0; i < diffs.size(); ++i) {
+    const ManifestDiff& d = diffs[i];
+    const std::string name = field + "[" + std::to_string(i) + "]";
+    if (d.to_version != m.version && d.to_version != c.version) {
+      return FieldError(name + ".to_version", "neither the version nor checkpoint.version");
+    }
+    if (d.from_version == 0 || d.from_version >= d.to_version) {
+      return FieldError(name + ".from_version", "must be in 1..to_version-1");
+    }
+    if (d.to_version == m.version && c.version < m.version && d.from_version < c.version) {
+      return FieldError(name + ".from_version", "a diff to the version starts at or after the checkpoint");
+    }
+    if (i > 0) {
+      const ManifestDiff& p = diffs[i - 1];
+      if (d.to_version < p.to_version || (d.to_version == p.to_version && d.from_version <= p.from_version)) {
+        return FieldError(name + ".from_version",
+                          field + " must be sorted by strictly ascending (to_version, from_version)");
+      }
+    }
+    URLGUARD_RETURN_IF_ERROR(ValidateFile(d.file, name, file_cap));
+  }
+  return Status::Ok();
+}
+
 Status ValidateFormat2(const Manifest& m) {
   URLGUARD_RETURN_IF_ERROR(ValidateCommon(m));
   if (m.state_sha256 != Sha256Digest{} || m.state_bytes != 0 || m.snapshot != ManifestFile{}) {
@@ -456,31 +506,30 @@ Status ValidateFormat2(const Manifest& m) {
     return Status::ResourceExhausted("manifest lists " + std::to_string(m.diffs.size()) + " diffs (cap " +
                                      std::to_string(kMaxManifestDiffsFormat2) + ")");
   }
+  if (m.large_diffs.size() > kMaxManifestLargeDiffs) {
+    return Status::ResourceExhausted("manifest lists " + std::to_string(m.large_diffs.size()) +
+                                     " large_diffs (cap " + std::to_string(kMaxManifestLargeDiffs) + ")");
+  }
+  URLGUARD_RETURN_IF_ERROR(ValidateRangeDiffs(m, m.diffs, "diffs", kMaxDiffBytes));
+  URLGUARD_RETURN_IF_ERROR(ValidateRangeDiffs(m, m.large_diffs, "large_diffs", kMaxSnapshotBytes));
   bool has_checkpoint_to_current = false;
-  for (size_t i = 0; i < m.diffs.size(); ++i) {
-    const ManifestDiff& d = m.diffs[i];
-    const std::string name = "diffs[" + std::to_string(i) + "]";
-    if (d.to_version != m.version && d.to_version != c.version) {
-      return FieldError(name + ".to_version", "neither the version nor checkpoint.version");
-    }
-    if (d.from_version == 0 || d.from_version >= d.to_version) {
-      return FieldError(name + ".from_version", "must be in 1..to_version-1");
-    }
-    if (d.to_version == m.version && c.version < m.version && d.from_version < c.version) {
-      return FieldError(name + ".from_version", "a diff to the version starts at or after the checkpoint");
-    }
-    if (i > 0) {
-      const ManifestDiff& p = m.diffs[i - 1];
-      if (d.to_version < p.to_version || (d.to_version == p.to_version && d.from_version <= p.from_version)) {
-        return FieldError(name + ".from_version",
-                          "diffs must be sorted by strictly ascending (to_version, from_version)");
-      }
-    }
-    URLGUARD_RETURN_IF_ERROR(ValidateFile(d.file, name, kMaxDiffBytes));
+  for (const ManifestDiff& d : m.diffs) {
     if (d.to_version == m.version && d.from_version == c.version) has_checkpoint_to_current = true;
   }
   if (c.version < m.version && !has_checkpoint_to_current) {
     return FieldError("diffs", "no diff from checkpoint.version to the version");
+  }
+  for (size_t i = 0; i < m.large_diffs.size(); ++i) {
+    const ManifestDiff& d = m.large_diffs[i];
+    const std::string name = "large_diffs[" + std::to_string(i) + "]";
+    if (d.file.size >= c.snapshot.size) {
+      return FieldError(name + ".size", "not smaller than checkpoint.snapshot.size (the snapshot is the way then)");
+    }
+    for (const ManifestDiff& small : m.diffs) {
+      if (small.from_version == d.from_version && small.to_version == d.to_version) {
+        return FieldError(name, "the same range as a member of diffs");
+      }
+    }
   }
   return Status::Ok();
 }
@@ -615,13 +664,28 @@ const ManifestDiff* FindManifestDiff(const Manifest& manifest, uint64_t from_ver
 const ManifestDiff* FindRangeDiff(const Manifest& manifest, uint64_t to_version, uint64_t client_version) {
   if (manifest.format != kManifestFormat2 || client_version > to_version) return nullptr;
   const ManifestDiff* best = nullptr;
-  for (const ManifestDiff& d : manifest.diffs) {
-    if (d.to_version == to_version && d.from_version <= client_version &&
-        (best == nullptr || d.from_version > best->from_version)) {
-      best = &d;
+  for (const std::vector<ManifestDiff>* list : {&manifest.diffs, &manifest.large_diffs}) {
+    for (const ManifestDiff& d : *list) {
+      if (d.to_version == to_version && d.from_version <= client_version &&
+          (best == nullptr || d.from_version > best->from_version)) {
+        best = &d;
+      }
     }
   }
   return best;
+}
+
+uint64_t LargeRangeDiffValueCap(const Manifest& manifest) {
+  uint64_t entries = 0;
+  for (uint64_t e : manifest.entries) entries = e > UINT64_MAX - entries ? UINT64_MAX : entries + e;
+  const uint64_t twice = entries > (UINT64_MAX - kMaxDiffEntries) / 2 ? UINT64_MAX - kMaxDiffEntries : 2 * entries;
+  return kMaxDiffEntries + twice;
+}
+
+RangeDiffCaps RangeDiffCapsFor(const Manifest& manifest, const ManifestDiff& diff) {
+  const ManifestDiff* first = manifest.large_diffs.data();
+  if (&diff < first || &diff >= first + manifest.large_diffs.size()) return {};
+  return {std::max<uint64_t>(diff.file.inflated_size, kMaxDiffBytes), LargeRangeDiffValueCap(manifest)};
 }
 
 }  // namespace urlguard

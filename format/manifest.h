@@ -28,6 +28,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/diff_codec.h"
 #include "core/layer_kind.h"
 #include "core/set_digest.h"
 #include "core/sha256.h"
@@ -44,6 +45,7 @@ constexpr uint32_t kManifestFormat2 = 2;
 constexpr size_t kMaxManifestBytes = size_t{64} << 10;  // the whole document (kResourceExhausted)
 constexpr size_t kMaxManifestDiffs = 64;                // entries of "diffs", format 1 (kResourceExhausted)
 constexpr size_t kMaxManifestDiffsFormat2 = 128;        // entries of "diffs", format 2 (kResourceExhausted)
+constexpr size_t kMaxManifestLargeDiffs = 32;           // entries of "large_diffs", format 2 (kResourceExhausted)
 constexpr size_t kMaxManifestPathBytes = 128;           // a file name
 // The largest accepted "min_wait_seconds": the 24 h ceiling of the client's failure backoff
 // (docs/architecture.md §5). A larger value would let one bad manifest silence a client for longer.
@@ -123,6 +125,13 @@ struct Manifest {
   Sha256Digest state_digest{};
   // Format 2: the newest checkpoint.
   ManifestCheckpoint checkpoint;
+  // Format 2, optional ("large_diffs", docs/manifest-format.md §8.5): range diffs over the caps every reader
+  // takes (a file over kMaxDiffBytes, or a layer stream over kMaxDiffEntries values), for readers that take a
+  // large diff with the caps RangeDiffCapsFor gives. Readers before it ignore the member (an unknown member)
+  // and take the checkpoint snapshot instead. At most kMaxManifestLargeDiffs, the rules of `diffs` on versions
+  // and order, no (from_version, to_version) that `diffs` also has, and each file smaller than the checkpoint
+  // snapshot (sizes <= kMaxSnapshotBytes). Serialized only when not empty.
+  std::vector<ManifestDiff> large_diffs;
 
   bool operator==(const Manifest&) const = default;
 };
@@ -149,8 +158,21 @@ Result<Manifest> ParseManifest(std::string_view bytes);
 const ManifestDiff* FindManifestDiff(const Manifest& manifest, uint64_t from_version);
 
 // Format 2: the range diff to `to_version` with the largest from_version <= client_version, provided
-// client_version <= to_version; nullptr when there is none (or the manifest is format 1).
+// client_version <= to_version, from `diffs` and `large_diffs`; nullptr when there is none (or the manifest is
+// format 1).
 const ManifestDiff* FindRangeDiff(const Manifest& manifest, uint64_t to_version, uint64_t client_version);
+
+// The caps to read the range diff `diff` (an element of manifest.diffs or manifest.large_diffs) with: the
+// defaults for `diffs`; for a large diff its signed inflated size and LargeRangeDiffValueCap(manifest).
+RangeDiffCaps RangeDiffCapsFor(const Manifest& manifest, const ManifestDiff& diff);
+
+// The values a layer stream of a large diff may hold: kMaxDiffEntries + 2 x the manifest's entries (summed over
+// the layers, saturating). A range diff's present values are at most its new count and its absent values the
+// client's own fingerprints it removes plus values it already lacks; a diff holding more than twice the list
+// would be larger than the list's snapshot, which the publisher offers instead. A publisher writes a large diff
+// only when each stream is within kMaxDiffEntries + the entries of its target version (publish/publisher.cc),
+// which leaves room for a list that shrinks between the checkpoint and a version naming its diffs.
+uint64_t LargeRangeDiffValueCap(const Manifest& manifest);
 
 // True for a name allowed in ManifestFile::path: 1..kMaxManifestPathBytes bytes of [a-z0-9._-], not
 // starting with '.', without "..". A path can therefore never leave the manifest's directory.

@@ -630,5 +630,119 @@ TEST(Manifest2, FindRangeDiffTakesTheLargestStartNotAfterTheClient) {
   EXPECT_EQ(FindRangeDiff(GoldenManifest(), 42, 41), nullptr);
 }
 
+// ---- Format 2 large diffs (docs/manifest-format.md §8.5) ----------------------------------------------------
+
+// The golden format 2 manifest with two large to-checkpoint diffs, from 30 and 35 (over kMaxDiffBytes, smaller
+// than the checkpoint snapshot). Pinned in fixtures/golden/manifest_v2_large.json.
+Manifest GoldenManifest2Large() {
+  Manifest m = GoldenManifest2();
+  m.checkpoint.snapshot = {"phishing-44.snap.z", uint64_t{212} << 20, Sha256("snapshot 44"), uint64_t{212} << 20};
+  m.checkpoint.state_bytes = uint64_t{212} << 20;
+  m.large_diffs.push_back({30, {"phishing-30-44.rdiff.z", uint64_t{180} << 20, Sha256("rdiff 30 44"),
+                                (uint64_t{180} << 20) - 4096}, 44});
+  m.large_diffs.push_back({35, {"phishing-35-44.rdiff.z", uint64_t{90} << 20, Sha256("rdiff 35 44"),
+                                (uint64_t{90} << 20) - 2048}, 44});
+  return m;
+}
+
+TEST(Manifest2Large, GoldenBytes) {
+  const std::string bytes = SerializeManifest(GoldenManifest2Large());
+  const std::string path = GoldenPath("manifest_v2_large.json");
+  MaybeUpdateGolden(path, bytes);
+  EXPECT_EQ(bytes, ReadFileOrDie(path)) << "format 2 manifest bytes changed: a deliberate format change only";
+  EXPECT_EQ(Json::parse(bytes).dump(2) + "\n", bytes);
+  auto parsed = ParseManifest(bytes);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(*parsed, GoldenManifest2Large());
+  // Without large diffs the member is not written: manifest_v2.json's bytes stay what they were.
+  EXPECT_EQ(Json::parse(SerializeManifest(GoldenManifest2())).count("large_diffs"), 0u);
+}
+
+// What a reader before large diffs does with the golden: it ignores the unknown member and finds a valid
+// manifest whose far clients take the checkpoint snapshot.
+TEST(Manifest2Large, AnOldReaderSeesAValidManifestWithoutThem) {
+  Json j = Json::parse(SerializeManifest(GoldenManifest2Large()));
+  j.erase("large_diffs");
+  auto old_view = ParseManifest(j.dump(2));
+  ASSERT_TRUE(old_view.ok()) << old_view.status().ToString();
+  EXPECT_TRUE(old_view->large_diffs.empty());
+  EXPECT_EQ(FindRangeDiff(*old_view, 44, 36), nullptr);
+  // A new reader takes them: the largest start not after the client, over both lists.
+  const Manifest m = GoldenManifest2Large();
+  EXPECT_EQ(FindRangeDiff(m, 44, 36)->from_version, 35u);
+  EXPECT_EQ(FindRangeDiff(m, 44, 34)->from_version, 30u);
+  EXPECT_EQ(FindRangeDiff(m, 44, 41)->from_version, 40u);  // a regular diff when there is a nearer one
+  EXPECT_EQ(FindRangeDiff(m, 44, 29), nullptr);
+}
+
+TEST(Manifest2Large, CapsFollowTheList) {
+  const Manifest m = GoldenManifest2Large();
+  const RangeDiffCaps regular = RangeDiffCapsFor(m, m.diffs[0]);
+  EXPECT_EQ(regular.max_bytes, kMaxDiffBytes);
+  EXPECT_EQ(regular.max_values, kMaxDiffEntries);
+  const RangeDiffCaps large = RangeDiffCapsFor(m, m.large_diffs[0]);
+  EXPECT_EQ(large.max_bytes, m.large_diffs[0].file.inflated_size);
+  EXPECT_EQ(large.max_values, kMaxDiffEntries + 2 * (10 + 3 + 7));
+  Manifest huge = m;
+  huge.entries = {uint64_t{100} << 20, 0, 0};
+  EXPECT_EQ(LargeRangeDiffValueCap(huge), kMaxDiffEntries + (uint64_t{200} << 20));
+  huge.entries = {UINT64_MAX, UINT64_MAX, 1};  // saturates, never wraps
+  EXPECT_EQ(LargeRangeDiffValueCap(huge), UINT64_MAX);
+  // A ManifestDiff that is a copy, not an element of large_diffs, gets the regular caps.
+  const ManifestDiff copy = m.large_diffs[0];
+  EXPECT_EQ(RangeDiffCapsFor(m, copy).max_values, kMaxDiffEntries);
+}
+
+TEST(Manifest2Large, Rules) {
+  struct Case {
+    const char* why;
+    std::function<void(Manifest*)> edit;
+    const char* field;
+  };
+  const std::vector<Case> cases = {
+      {"as large as the snapshot", [](Manifest* m) { m->large_diffs[1].file.size = m->checkpoint.snapshot.size; },
+       "large_diffs[1].size"},
+      {"over the snapshot cap", [](Manifest* m) { m->large_diffs[0].file.inflated_size = kMaxSnapshotBytes + 1; },
+       "large_diffs[0].inflated_size"},
+      {"the range of a regular diff", [](Manifest* m) { m->large_diffs[1].from_version = 40; }, "large_diffs[1]"},
+      {"unsorted", [](Manifest* m) { std::swap(m->large_diffs[0], m->large_diffs[1]); },
+       "large_diffs[1].from_version"},
+      {"to_version elsewhere", [](Manifest* m) { m->large_diffs[0].to_version = 45; }, "large_diffs[0].to_version"},
+      {"to-current from before the checkpoint",
+       [](Manifest* m) {
+         m->large_diffs[1].to_version = 47;
+         m->large_diffs[1].from_version = 43;
+       },
+       "large_diffs[1].from_version"},
+      {"bad path", [](Manifest* m) { m->large_diffs[0].file.path = "../x"; }, "large_diffs[0].path"},
+  };
+  for (const Case& c : cases) {
+    Manifest m = GoldenManifest2Large();
+    c.edit(&m);
+    const Status s = ValidateManifest(m);
+    ASSERT_FALSE(s.ok()) << c.why;
+    EXPECT_EQ(s.code(), StatusCode::kCorruption) << c.why;
+    EXPECT_NE(s.message().find("'" + std::string(c.field) + "'"), std::string::npos) << c.why << ": " << s.ToString();
+  }
+  // Through the parser: a member that is not an array, and too many of them.
+  Json j = Json::parse(SerializeManifest(GoldenManifest2Large()));
+  j["large_diffs"] = "none";
+  ExpectCorruption(j, "large_diffs", "not an array");
+  Manifest many = GoldenManifest2Large();
+  many.large_diffs.clear();
+  for (uint64_t a = 1; a <= kMaxManifestLargeDiffs + 1; ++a) {
+    many.large_diffs.push_back({a, {"l-" + std::to_string(a) + ".z", kMaxDiffBytes + 1, {}, kMaxDiffBytes + 1}, 44});
+  }
+  EXPECT_EQ(ValidateManifest(many).code(), StatusCode::kResourceExhausted);
+  many.large_diffs.pop_back();
+  EXPECT_TRUE(ValidateManifest(many).ok()) << ValidateManifest(many).ToString();
+  const std::string bytes = SerializeManifest(many);
+  EXPECT_LE(bytes.size(), kMaxManifestBytes);
+  j = Json::parse(bytes);
+  j["large_diffs"].push_back(j["large_diffs"][0]);
+  auto r = ParseManifest(j.dump(2));
+  EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted);
+}
+
 }  // namespace
 }  // namespace urlguard

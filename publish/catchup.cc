@@ -167,6 +167,57 @@ Result<EpochMap> EpochMap::Concatenate(const EpochMap& older, const EpochMap& ne
   return m;
 }
 
+Status EpochMap::Append(const EpochMap& newer, uint64_t max_touched) {
+  if (version_ != newer.checkpoint_) {
+    return Status::InvalidArgument("epoch maps do not meet: " + std::to_string(version_) + " vs " +
+                                   std::to_string(newer.checkpoint_));
+  }
+  if (touched_counts_.size() + newer.touched_counts_.size() > kMaxEpochVersions ||
+      entries_.size() + newer.entries_.size() > kMaxEpochMapEntries) {
+    return Status::ResourceExhausted("epoch map: archive too large");
+  }
+  // The window's start over both maps, as TrimToTouched computes it.
+  uint64_t from = newer.version_;
+  uint64_t touched = 0;
+  while (from > checkpoint_) {
+    const uint64_t c = from > version_ ? newer.touched_counts_[from - version_ - 1]
+                                       : touched_counts_[from - checkpoint_ - 1];
+    if (touched + c > max_touched) break;
+    touched += c;
+    --from;
+  }
+  Rebase(std::min(from, version_));  // drop what falls outside before growing
+  // Merge from the back: newer's entries replace older ones of the same fingerprint; the gap duplicates leave
+  // ends up at the front and is closed once.
+  const size_t n_old = entries_.size();
+  const size_t n_new = newer.entries_.size();
+  entries_.resize(n_old + n_new);
+  size_t i = n_old;
+  size_t j = n_new;
+  size_t k = n_old + n_new;
+  while (j > 0) {
+    const EpochEntry& e = newer.entries_[j - 1];
+    if (i > 0 && !EntryLess(entries_[i - 1], e.layer, e.fingerprint)) {
+      const EpochEntry& o = entries_[i - 1];
+      if (o.layer == e.layer && o.fingerprint == e.fingerprint) {
+        --i;  // replaced by newer's entry
+      } else {
+        entries_[--k] = entries_[--i];
+        continue;
+      }
+    }
+    entries_[--k] = e;
+    --j;
+  }
+  // entries_[0, i) are in place; entries_[k, end) are merged; close the gap [i, k).
+  if (k > i) entries_.erase(entries_.begin() + static_cast<ptrdiff_t>(i), entries_.begin() + static_cast<ptrdiff_t>(k));
+  touched_counts_.insert(touched_counts_.end(), newer.touched_counts_.begin(), newer.touched_counts_.end());
+  version_ = newer.version_;
+  sums_ = newer.sums_;
+  Rebase(from);  // when the window starts inside newer
+  return Status::Ok();
+}
+
 void EpochMap::TrimToTouched(uint64_t max_touched) {
   uint64_t from = version_;
   uint64_t touched = 0;

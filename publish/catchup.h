@@ -98,8 +98,17 @@ class EpochMap {
   // `older` followed by `newer` (older.version() == newer.checkpoint()): the map of every fingerprint touched
   // over (older.checkpoint(), newer.version()], newer's entries replacing older's (an entry's presence is its
   // presence after its last touch, so an older entry not touched again is still true at newer's version). What a
-  // checkpoint keeps as its catch-up archive. kInvalidArgument when the two do not meet.
+  // checkpoint keeps as its catch-up archive (made with Append, in place; this copying form is its reference in
+  // the tests). kInvalidArgument when the two do not meet.
   static Result<EpochMap> Concatenate(const EpochMap& older, const EpochMap& newer);
+
+  // Concatenate in place (this map is the older one), keeping the retention window TrimToTouched(max_touched)
+  // gives over both maps: entries outside it are dropped before the merge, so the memory is the entries kept plus
+  // newer's (decode the older map with `room` >= newer's entries and nothing is reallocated). What a checkpoint
+  // makes its catch-up archive with: the archive of a 100 M list can hold 60 M entries (1.4 GB), and a copy
+  // would double that. kInvalidArgument when the two do not meet, kResourceExhausted over the caps; the map is
+  // unchanged then.
+  Status Append(const EpochMap& newer, uint64_t max_touched = UINT64_MAX);
 
   // Rebases to the oldest checkpoint whose range (checkpoint, version()] touched at most `max_touched`
   // fingerprints (counted with repeats): the retention window of a catch-up archive.

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <map>
 #include <random>
 #include <set>
@@ -190,6 +191,50 @@ TEST(EpochMap, ConcatenatedArchiveServesClientsOfEarlierEpochs) {
   for (uint64_t f = archive->checkpoint(); f < 25; ++f) {
     EXPECT_EQ(ApplyRange(history[f], archive->Diff(target, f)), state) << "from " << f;
   }
+}
+
+// Append (the checkpoint's in-place archive) equals Concatenate followed by TrimToTouched, for every window: one
+// that keeps both maps, one that starts inside the older map, inside the newer one, and an empty one.
+TEST(EpochMap, AppendInPlaceEqualsConcatenateThenTrim) {
+  std::mt19937_64 rng(11);
+  const uint64_t universe = 400;
+  std::array<std::set<uint64_t>, 2> state;  // domain and url
+  auto version = [&](EpochMap* m, uint64_t v) {
+    std::vector<TouchedFingerprint> touched;
+    for (int layer = 0; layer < 2; ++layer) {
+      for (uint64_t f = 0; f < universe; ++f) {
+        if (rng() % 15 != 0) continue;
+        const bool before = state[layer].count(f) != 0;
+        const bool after = rng() % 2 == 0;
+        if (after) state[layer].insert(f); else state[layer].erase(f);
+        touched.push_back({static_cast<LayerKind>(layer), f, before, after});
+      }
+    }
+    ASSERT_TRUE(m->Apply(v, touched).ok());
+  };
+  EpochMap first(0, {});
+  for (uint64_t v = 1; v <= 12; ++v) version(&first, v);
+  EpochMap second(12, first.sums());
+  for (uint64_t v = 13; v <= 20; ++v) version(&second, v);
+  auto whole = EpochMap::Concatenate(first, second);
+  ASSERT_TRUE(whole.ok());
+  const uint64_t all = whole->TouchedSince(0);
+  const uint64_t in_second = second.TouchedSince(12);
+  for (uint64_t max : {all, all - 1, (all + in_second) / 2, in_second, in_second / 2, uint64_t{0}}) {
+    EpochMap expected = *whole;
+    expected.TrimToTouched(max);
+    EpochMap got = first;
+    ASSERT_TRUE(got.Append(second, max).ok()) << max;
+    EXPECT_EQ(got.checkpoint(), expected.checkpoint()) << max;
+    EXPECT_EQ(got.version(), 20u);
+    EXPECT_EQ(got.entries(), expected.entries()) << max;
+    EXPECT_EQ(got.touched_counts(), expected.touched_counts()) << max;
+    EXPECT_EQ(got.sums(), second.sums());
+  }
+  EpochMap unchanged = second;
+  EXPECT_EQ(unchanged.Append(first).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(unchanged.entries(), second.entries());
+  EXPECT_EQ(unchanged.version(), second.version());
 }
 
 TEST(EpochMap, RefusesOutOfOrderVersionsAndContradictions) {

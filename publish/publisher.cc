@@ -832,6 +832,19 @@ uint64_t NewestCheckpoint(Env* env, const std::string& private_dir, uint64_t at)
 
 // Mapped, not read: the file is immutable once renamed into place, and a copy of it (24 bytes per fingerprint
 // touched since the checkpoint) was fresh memory to fault in on every version. `room`: EpochMap::Decode's.
+// The catch-up archive's window in touched fingerprints: `configured`, or with 0 (the default) one that follows
+// the list: 3/5 of its fingerprints, within [16 Mi, 64 Mi]. A client that missed t touched fingerprints downloads
+// a range diff of about 3.7 bytes each, or the checkpoint snapshot at about 2.1 bytes per listed fingerprint
+// (docs/versions.md §7b): past t = 0.57 N the snapshot is the smaller, so a longer window serves nobody. The
+// ceiling bounds the checkpoint's memory (24 bytes an entry: 1.5 GB) and covers a 100 M list whole; a 1.2 B list
+// keeps about 6.7 hours at 1,400 new entries a second (the floor was the whole window before: 1.7 hours).
+constexpr uint64_t kMinCatchupRetention = uint64_t{16} << 20;
+constexpr uint64_t kMaxCatchupRetention = uint64_t{64} << 20;
+uint64_t CatchupRetention(uint64_t configured, uint64_t listed) {
+  if (configured != 0) return configured;
+  return std::clamp(listed / 5 * 3, kMinCatchupRetention, kMaxCatchupRetention);
+}
+
 Result<EpochMap> ReadEpochFile(Env* env, const std::string& path, const std::string& list, size_t room = 0) {
   URLGUARD_ASSIGN_OR_RETURN(std::unique_ptr<MappedFile> file, env->MapReadOnly(path));
   auto map = EpochMap::Decode(std::string_view(reinterpret_cast<const char*>(file->data()), file->size()),
@@ -1044,6 +1057,7 @@ void AddNamedFiles(const Manifest& m, std::set<std::string>* names) {
   if (!m.checkpoint.snapshot.path.empty()) names->insert(m.checkpoint.snapshot.path);
   if (!m.snapshot.path.empty()) names->insert(m.snapshot.path);
   for (const ManifestDiff& d : m.diffs) names->insert(d.file.path);
+  for (const ManifestDiff& d : m.large_diffs) names->insert(d.file.path);
 }
 
 // The seen filter (publish/seen_filter.h) records what the format 2 versions (from, to] put, each version one run:
@@ -1190,15 +1204,19 @@ Status MakeCheckpoint(Env* env, const PublishOptions& o, uint64_t version) {
   // 4. The catch-up archive and the to-checkpoint diffs (none across a universe change).
   EpochMap archive(version, digest.layers);
   if (!universe_changed) {
-    auto old = ReadEpochFile(env, JoinPath(private_dir, ArchiveFileName(previous)), o.list);
-    // The first checkpoint after a full version has no archive yet: an empty one at it.
-    EpochMap older = old.ok() ? std::move(old).value() : EpochMap(previous, {});
-    if (older.version() == epoch.checkpoint()) {
-      URLGUARD_ASSIGN_OR_RETURN(archive, EpochMap::Concatenate(older, epoch));
+    uint64_t listed = 0;
+    for (const LayerSetSum& l : digest.layers) listed += l.count;
+    const uint64_t retention = CatchupRetention(o.catchup_retention, listed);
+    // The previous archive, with room for the epoch's entries so that Append merges in place (an archive of a
+    // 100 M list holds up to 64 Mi entries, 1.5 GB). The first checkpoint after a full version has none yet.
+    auto old = ReadEpochFile(env, JoinPath(private_dir, ArchiveFileName(previous)), o.list, epoch.entries().size());
+    if (old.ok() && old->version() == epoch.checkpoint()) {
+      archive = std::move(old).value();
+      URLGUARD_RETURN_IF_ERROR(archive.Append(epoch, retention));
     } else {
       archive = epoch;
+      archive.TrimToTouched(retention);
     }
-    archive.TrimToTouched(o.catchup_retention);
     RangeDiffTarget target;
     target.list = o.list;
     target.version = version;
@@ -1208,32 +1226,49 @@ Status MakeCheckpoint(Env* env, const PublishOptions& o, uint64_t version) {
     // the to-checkpoint diffs (A, version], and clients are reading them. Such a file is taken as it is (the same
     // range, the same final presences), never rewritten under a client nor removed (that took a live manifest's
     // diff away whenever it outgrew the new snapshot).
-    std::map<std::string, ManifestDiff> live;
+    struct Live {
+      ManifestDiff diff;
+      bool large = false;
+    };
+    std::map<std::string, Live> live;
     if (auto bytes = env->ReadFile(JoinPath(public_dir, kManifestFileName), kMaxManifestBytes); bytes.ok()) {
       if (auto m = ParseManifest(*bytes); m.ok() && m->format == kManifestFormat2 && m->version == version) {
         for (const ManifestDiff& d : m->diffs) {
-          if (d.to_version == version) live[d.file.path] = d;
+          if (d.to_version == version) live[d.file.path] = {d, false};
+        }
+        for (const ManifestDiff& d : m->large_diffs) {
+          if (d.to_version == version) live[d.file.path] = {d, true};
         }
       }
     }
+    // Diffs over the caps every reader takes go to `large_diffs` (docs/manifest-format.md §8.5) while they are
+    // smaller than the snapshot: a client away a few hours from a 100 M list would otherwise download the
+    // snapshot and the diff from it, up to 3.6x what it missed. Each stream within kMaxDiffEntries + the list's
+    // count, half of what a reader takes (LargeRangeDiffValueCap: room for a list that shrinks after C).
+    const RangeDiffCaps large{rec.checkpoint.snapshot.size, kMaxDiffEntries + listed};
     std::vector<uint64_t> anchors = archive.Anchors(o.catchup_ratio);
+    size_t written = 0;
     for (auto a = anchors.rbegin(); a != anchors.rend(); ++a) {
+      if (rec.large_diffs.size() == kMaxManifestLargeDiffs) break;
       auto served = live.find(RangeDiffFileName(*a, version));
-      Result<ManifestDiff> md = served != live.end() ? Result<ManifestDiff>(served->second)
-                                                     : WriteRangeDiffFile(env, public_dir, archive.Diff(target, *a),
-                                                                         o.range_diff_value_cap);
+      bool is_large = served != live.end() && served->second.large;
+      Result<ManifestDiff> md = served != live.end()
+                                    ? Result<ManifestDiff>(served->second.diff)
+                                    : WriteRangeDiffFile(env, public_dir, archive.Diff(target, *a),
+                                                         o.range_diff_value_cap, &large, &is_large);
       if (!md.ok() && md.status().code() == StatusCode::kResourceExhausted) break;
       URLGUARD_RETURN_IF_ERROR(md.status());
       // "publish.checkpoint.after-diff-1", -2, ...: after each to-checkpoint diff, nearest first.
-      URLGUARD_FAULT_POINT(("publish.checkpoint.after-diff-" + std::to_string(rec.diffs.size() + 1)).c_str());
+      URLGUARD_FAULT_POINT(("publish.checkpoint.after-diff-" + std::to_string(++written)).c_str());
       // Farther clients take the snapshot: it is smaller.
       if (md->file.size >= rec.checkpoint.snapshot.size) {
         if (served == live.end()) (void)env->RemoveFile(JoinPath(public_dir, md->file.path));
         break;
       }
-      rec.diffs.push_back(*md);
+      (is_large ? rec.large_diffs : rec.diffs).push_back(*md);
     }
     std::reverse(rec.diffs.begin(), rec.diffs.end());
+    std::reverse(rec.large_diffs.begin(), rec.large_diffs.end());
   }
   URLGUARD_RETURN_IF_ERROR(
       WriteFileAtomic(env, JoinPath(private_dir, ArchiveFileName(version)), archive.Encode(o.list), true));
@@ -1452,6 +1487,9 @@ Result<PublishReport> PublishRangeVersion(Env* env, const SigningKey& key, const
   m.ip_prefix_lengths = prefixes.bits;
   for (const ManifestDiff& d : rec.diffs) {
     if (d.from_version < checkpoint) m.diffs.push_back(d);  // the first hop of clients behind the checkpoint
+  }
+  for (const ManifestDiff& d : rec.large_diffs) {
+    if (d.from_version < checkpoint) m.large_diffs.push_back(d);  // the same, over the regular caps
   }
   RangeDiffTarget target;
   target.list = o.list;
@@ -2130,6 +2168,7 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
                   n == m.checkpoint.snapshot.path ||
                   n == RpzFileName(o.list) || (!versions.empty() && n == SnapshotFileName(versions.back()));
       for (const ManifestDiff& d : m.diffs) keep |= n == d.file.path;
+      for (const ManifestDiff& d : m.large_diffs) keep |= n == d.file.path;
       if (!keep) (void)env->RemoveFile(JoinPath(public_dir, n));
     }
   }

@@ -123,8 +123,9 @@ struct PublishOptions {
   // Format 2: each range diff from an anchor wastes at most this ratio over what a client missed (PlanAnchors).
   double catchup_ratio = 1.3;
   // Format 2: a checkpoint's catch-up archive covers at most this many touched fingerprints back (its memory:
-  // 24 bytes each); clients that missed more take the checkpoint snapshot.
-  uint64_t catchup_retention = uint64_t{16} << 20;
+  // 24 bytes each); clients that missed more take the checkpoint snapshot. 0: follows the list (3/5 of its
+  // fingerprints, within 16 Mi .. 64 Mi: past 3/5 the snapshot is the smaller download; docs/versions.md §7b).
+  uint64_t catchup_retention = 0;
   // Format 2: the most values one stream of a range diff may hold (what clients take: kMaxDiffEntries). A version
   // whose diff from its checkpoint would hold more (a batch of millions of changes) becomes a checkpoint itself
   // before its commit. Tests lower it to reach that path with small lists.

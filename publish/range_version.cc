@@ -114,21 +114,38 @@ Result<std::vector<TouchedFingerprint>> TouchedFingerprintsOf(
 }
 
 Result<ManifestDiff> WriteRangeDiffFile(Env* env, const std::string& public_dir, const RangeDiff& diff,
-                                        uint64_t value_cap) {
+                                        uint64_t value_cap, const RangeDiffCaps* large, bool* is_large) {
+  const std::string name =
+      "range diff (" + std::to_string(diff.from_version) + ", " + std::to_string(diff.to_version) + "]";
+  const RangeDiffCaps regular{kMaxDiffBytes, std::min(value_cap, kMaxDiffEntries)};
   // Checked before encoding: EncodeRangeDiff stops the process on a diff no reader takes.
+  uint64_t most = 0;
+  LayerKind most_layer = LayerKind::kDomain;
   for (const RangeLayerDiff& l : diff.layers) {
-    const uint64_t most = std::max(l.absent.size(), l.present.size());
-    if (most > std::min(value_cap, kMaxDiffEntries)) {
-      return Status::ResourceExhausted("range diff (" + std::to_string(diff.from_version) + ", " +
-                                       std::to_string(diff.to_version) + "]: " + std::to_string(most) + " " +
-                                       LayerKindName(l.layer) + " values in one stream, more than a reader takes (" +
-                                       std::to_string(std::min(value_cap, kMaxDiffEntries)) + ")");
+    const uint64_t n = std::max(l.absent.size(), l.present.size());
+    if (n > most) {
+      most = n;
+      most_layer = l.layer;
     }
   }
-  std::string bytes = EncodeRangeDiff(diff);
-  if (bytes.size() > kMaxDiffBytes) return Status::ResourceExhausted("range diff over kMaxDiffBytes");
+  const RangeDiffCaps& caps = most > regular.max_values && large != nullptr ? *large : regular;
+  if (most > caps.max_values) {
+    return Status::ResourceExhausted(name + ": " + std::to_string(most) + " " + LayerKindName(most_layer) +
+                                     " values in one stream, more than a reader takes (" +
+                                     std::to_string(caps.max_values) + ")");
+  }
+  const uint64_t byte_cap = large != nullptr ? std::max(large->max_bytes, regular.max_bytes) : regular.max_bytes;
+  std::string bytes = EncodeRangeDiff(diff, caps);
+  if (bytes.size() > byte_cap) {
+    return Status::ResourceExhausted(name + ": " + std::to_string(bytes.size()) + " bytes, more than a reader takes");
+  }
   std::string z = DeflateBytes(bytes, kRangeDiffDeflateLevel);
-  if (z.size() > kMaxDiffBytes) return Status::ResourceExhausted("compressed range diff over kMaxDiffBytes");
+  if (z.size() > byte_cap) {
+    return Status::ResourceExhausted(name + ": " + std::to_string(z.size()) + " deflated bytes, more than a reader takes");
+  }
+  if (is_large != nullptr) {
+    *is_large = most > regular.max_values || bytes.size() > regular.max_bytes || z.size() > regular.max_bytes;
+  }
   ManifestDiff md;
   md.from_version = diff.from_version;
   md.to_version = diff.to_version;

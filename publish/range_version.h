@@ -57,8 +57,12 @@ Result<std::vector<TouchedFingerprint>> TouchedFingerprintsOf(
 // §7); every zlib reader inflates stored blocks. kResourceExhausted, with nothing written, when clients could not
 // take the diff: a layer's absent or present values over `value_cap` (readers take kMaxDiffEntries; tests lower
 // it), or its bytes over kMaxDiffBytes. The caller leaves such a diff out.
+// With `large` (a checkpoint's to-checkpoint diffs), a diff over those caps is written when it is within
+// `large` (values a stream, bytes inflated and deflated), and *is_large says so: it goes to the manifest's
+// `large_diffs` (docs/manifest-format.md §8.5), which only readers that take large diffs read.
 Result<ManifestDiff> WriteRangeDiffFile(Env* env, const std::string& public_dir, const RangeDiff& diff,
-                                        uint64_t value_cap = kMaxDiffEntries);
+                                        uint64_t value_cap = kMaxDiffEntries, const RangeDiffCaps* large = nullptr,
+                                        bool* is_large = nullptr);
 
 // The checkpoint record, REPO/private/lists/LIST/X.checkpoint: the format 2 manifest of version X with checkpoint
 // X (its snapshot, state hash and digest) whose diffs are the to-X range diffs of the checkpoint's catch-up

@@ -78,12 +78,14 @@ Sets FromSnapshot(const std::string& repo, const Manifest& m) {
   return s;
 }
 
-Sets Apply(Sets s, const std::string& repo, const ManifestDiff& d) {
+// `caps`: what the reader takes (the publisher's value cap for a member of `diffs`, RangeDiffCapsFor for a large
+// diff), so a diff over what its list promises fails here.
+Sets Apply(Sets s, const std::string& repo, const ManifestDiff& d, const RangeDiffCaps& caps = {}) {
   auto z = Read(repo + "/public/v1/lists/phishing/" + d.file.path);
   EXPECT_EQ(Sha256(z), d.file.sha256);
   auto bytes = InflateBounded(z, d.file.inflated_size);
   EXPECT_TRUE(bytes.ok());
-  auto diff = DecodeRangeDiff(*bytes);
+  auto diff = DecodeRangeDiff(*bytes, caps);
   EXPECT_TRUE(diff.ok()) << diff.status().ToString();
   EXPECT_EQ(diff->from_version, d.from_version);
   for (const RangeLayerDiff& l : diff->layers) {
@@ -183,7 +185,7 @@ class Format2Test : public ::testing::Test {
     if (m.checkpoint.version < m.version) {
       const ManifestDiff* d = FindRangeDiff(m, m.version, m.checkpoint.version);
       ASSERT_NE(d, nullptr);
-      fresh = Apply(fresh, repo_, *d);
+      fresh = Apply(fresh, repo_, *d, CapsFor(m, *d));
     }
     EXPECT_EQ(fresh, want);
     for (const auto& [f, state] : history_) {
@@ -193,15 +195,26 @@ class Format2Test : public ::testing::Test {
         const ManifestDiff* d = FindRangeDiff(m, m.version, f);
         ASSERT_NE(d, nullptr) << "client at " << f;
         EXPECT_LE(d->from_version, f);
-        s = Apply(s, repo_, *d);
+        s = Apply(s, repo_, *d, CapsFor(m, *d));
       } else {
         const ManifestDiff* hop = FindRangeDiff(m, m.checkpoint.version, f);
         if (hop == nullptr) continue;  // beyond the archive: the snapshot
-        s = Apply(s, repo_, *hop);
-        if (m.checkpoint.version < m.version) s = Apply(s, repo_, *FindRangeDiff(m, m.version, m.checkpoint.version));
+        s = Apply(s, repo_, *hop, CapsFor(m, *hop));
+        if (m.checkpoint.version < m.version) {
+          const ManifestDiff* second = FindRangeDiff(m, m.version, m.checkpoint.version);
+          s = Apply(s, repo_, *second, CapsFor(m, *second));
+        }
       }
       EXPECT_EQ(s, want) << "client at " << f << " -> " << m.version;
     }
+  }
+
+  // A reader's caps for `d`: a member of `diffs` holds at most the publisher's value cap a stream (what every
+  // reader takes, lowered by the tests), a large diff what the manifest lets it hold.
+  RangeDiffCaps CapsFor(const Manifest& m, const ManifestDiff& d) const {
+    RangeDiffCaps caps = RangeDiffCapsFor(m, d);
+    if (caps.max_values == kMaxDiffEntries) caps.max_values = range_diff_value_cap_;
+    return caps;
   }
 
   testing::TempDir tmp_{"format2"};
@@ -485,9 +498,18 @@ TEST_F(Format2Test, AVersionNoDiffFromItsCheckpointCanCarryBecomesACheckpoint) {
   EXPECT_TRUE(std::filesystem::exists(repo_ + "/private/lists/phishing/" + CheckpointRecordFileName(5)));
   EXPECT_TRUE(std::filesystem::exists(repo_ + "/public/v1/lists/phishing/" + m.checkpoint.snapshot.path));
   for (const ManifestDiff& d : m.diffs) EXPECT_EQ(d.to_version, 5u);  // none reaches back across version 5
+  // The diffs over the cap that are still smaller than the snapshot are large diffs (§8.5), for readers that take
+  // them; the rest of the clients take the snapshot.
+  ASSERT_FALSE(m.large_diffs.empty());
+  for (const ManifestDiff& d : m.large_diffs) {
+    EXPECT_EQ(d.to_version, 5u);
+    EXPECT_LT(d.file.size, m.checkpoint.snapshot.size);
+  }
   ExpectEveryClientCatchesUp();
-  // No file for the diff that could not be written.
-  EXPECT_FALSE(std::filesystem::exists(repo_ + "/public/v1/lists/phishing/" + RangeDiffFileName(1, 5)));
+  // A reader from before large diffs sees a valid manifest without them.
+  Manifest old_reader = m;
+  old_reader.large_diffs.clear();
+  EXPECT_TRUE(ValidateManifest(old_reader).ok());
   // The next versions are incremental from it.
   for (int v = 6; v <= 7; ++v) {
     r = Step(20);
@@ -497,6 +519,42 @@ TEST_F(Format2Test, AVersionNoDiffFromItsCheckpointCanCarryBecomesACheckpoint) {
   m = ReadManifest(repo_);
   EXPECT_EQ(m.checkpoint.version, 5u);
   ASSERT_NE(FindRangeDiff(m, 7, 5), nullptr);
+  ExpectEveryClientCatchesUp();
+}
+
+// A client behind the checkpoint whose first hop holds more than readers take in `diffs` (here 100 values a
+// stream; 16 Mi in production, which a client away a few hours from a 100 M list needs) takes a large diff and the
+// diff from the checkpoint, not the checkpoint snapshot; the versions after the checkpoint keep naming it, and the
+// prune keeps its file.
+TEST_F(Format2Test, ClientsBehindTheCheckpointTakeALargeDiffNotTheSnapshot) {
+  range_diff_value_cap_ = 50;
+  Start();
+  // About 10 absent and 10 present values a layer each version; a checkpoint every third version keeps each
+  // epoch's diffs under the cap, while the archive at 9 reaches back to version 1 over 8 versions.
+  for (int v = 2; v <= 9; ++v) {
+    auto r = Step(30, v % 3 == 0 ? 1 : uint64_t{1} << 40);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ASSERT_LT(r->checkpoint, static_cast<uint64_t>(v));  // no version had to become a checkpoint itself
+  }
+  ASSERT_TRUE(Step(20).ok());
+  Manifest m = ReadManifest(repo_);
+  ASSERT_EQ(m.version, 10u);
+  ASSERT_EQ(m.checkpoint.version, 9u);
+  ASSERT_FALSE(m.large_diffs.empty());
+  const ManifestDiff* far = FindRangeDiff(m, 9, 1);
+  ASSERT_NE(far, nullptr);
+  EXPECT_EQ(RangeDiffCapsFor(m, *far).max_values, LargeRangeDiffValueCap(m));  // it is a large diff
+  EXPECT_TRUE(std::filesystem::exists(repo_ + "/public/v1/lists/phishing/" + far->file.path));
+  EXPECT_LT(far->file.size + FindRangeDiff(m, 10, 9)->file.size, m.checkpoint.snapshot.size);
+  // What a reader of `diffs` alone takes would refuse it.
+  auto far_bytes =
+      InflateBounded(Read(repo_ + "/public/v1/lists/phishing/" + far->file.path), far->file.inflated_size);
+  ASSERT_TRUE(far_bytes.ok());
+  EXPECT_EQ(DecodeRangeDiff(*far_bytes, {kMaxDiffBytes, 50}).status().code(), StatusCode::kResourceExhausted);
+  // A nearer client's first hop stays a regular diff.
+  const ManifestDiff* near = FindRangeDiff(m, 9, 8);
+  ASSERT_NE(near, nullptr);
+  EXPECT_EQ(RangeDiffCapsFor(m, *near).max_values, kMaxDiffEntries);
   ExpectEveryClientCatchesUp();
 }
 

@@ -271,7 +271,7 @@ Status WriteRangeDiffAppliedSnapshot(Env* env, const std::string& path, const Sn
       if (old_layer != nullptr && d->universe != universe) {
         return Status::Corruption(name + " layer: range diff universe differs from the state's");
       }
-      URLGUARD_RETURN_IF_ERROR(CheckRangeLayerDiffShape(*d).WithContext(name));
+      URLGUARD_RETURN_IF_ERROR(CheckRangeLayerDiffShape(*d, LargeRangeDiffValueCap(m)).WithContext(name));
       universe = d->universe;
       new_count = d->new_count;
     }

@@ -339,6 +339,65 @@ TEST(RangeSync, CatchUpFromEveryVersionEqualsTheSnapshotByteForByte) {
   }
 }
 
+// A to-checkpoint diff over the caps every reader takes is published in `large_diffs` (docs/manifest-format.md
+// §8.5). A client behind the checkpoint takes it as its first hop, through the real download path with the caps
+// the manifest gives it, instead of the checkpoint snapshot; when it is damaged the client falls back to the
+// snapshot, and a manifest without the member (what a reader before it sees) sends the client to the snapshot.
+TEST(RangeSync, AClientBehindTheCheckpointTakesALargeDiff) {
+  constexpr uint64_t kV = 12;
+  constexpr uint64_t kC = 8;
+  const Chain chain(kV);
+  MapServer server;
+  Repo repo{chain, server, TestKey()};
+  const std::string root = ScratchDir("range_sync_large");
+  auto with_large = [&](const std::string& served_name, const std::string& bytes) {
+    Manifest m = repo.Build(kV, kC, {kC}, {}, /*all=*/false);
+    m.large_diffs.push_back({2, Served(server, served_name, bytes), kC});
+    return m;
+  };
+  {
+    Client client(root + "/D", server.base_url(), repo.key.public_key());
+    InstallVersion(repo, client, 3);
+    const Manifest m = with_large(DiffName(2, kC), EncodeRangeDiff(chain.Range(2, kC)));
+    ASSERT_LT(m.large_diffs[0].file.size + m.diffs[0].file.size, m.checkpoint.snapshot.size);
+    repo.Publish(m);
+    server.TakeRequests();
+    SyncOutcome o = client.Sync(kV);
+    ASSERT_EQ(o.kind, SyncOutcome::kUpdated) << Describe(o);
+    EXPECT_FALSE(o.used_checkpoint_snapshot) << Describe(o);
+    EXPECT_EQ(o.range_diffs, 2u);
+    EXPECT_EQ(server.TakeRequests(),
+              (std::vector<std::string>{"manifest.json", "manifest.sig", DiffName(2, kC), DiffName(kC, kV)}));
+    EXPECT_EQ(client.InstalledBytes(), chain.Snapshot(kV));
+  }
+  {
+    // The large diff damaged (a range it does not claim): the checkpoint snapshot and the diff from it.
+    Client client(root + "/E", server.base_url(), repo.key.public_key());
+    InstallVersion(repo, client, 3);
+    repo.Publish(with_large("bad-2-8.z", EncodeRangeDiff(chain.Range(3, kC))));
+    server.TakeRequests();
+    SyncOutcome o = client.Sync(kV);
+    ASSERT_EQ(o.kind, SyncOutcome::kUpdated) << Describe(o);
+    EXPECT_TRUE(o.fell_back_to_snapshot);
+    EXPECT_TRUE(o.used_checkpoint_snapshot);
+    EXPECT_EQ(client.InstalledBytes(), chain.Snapshot(kV));
+  }
+  {
+    // A reader before large diffs: the same manifest without the member; the snapshot.
+    Client client(root + "/F", server.base_url(), repo.key.public_key());
+    InstallVersion(repo, client, 3);
+    Manifest m = with_large(DiffName(2, kC), EncodeRangeDiff(chain.Range(2, kC)));
+    m.large_diffs.clear();
+    repo.Publish(m);
+    server.TakeRequests();
+    SyncOutcome o = client.Sync(kV);
+    ASSERT_EQ(o.kind, SyncOutcome::kUpdated) << Describe(o);
+    EXPECT_FALSE(o.fell_back_to_snapshot);
+    EXPECT_TRUE(o.used_checkpoint_snapshot);
+    EXPECT_EQ(client.InstalledBytes(), chain.Snapshot(kV));
+  }
+}
+
 TEST(RangeSync, TwoHopsThroughAToCheckpointDiff) {
   const Chain chain(10);
   MapServer server;

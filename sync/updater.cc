@@ -132,14 +132,15 @@ Result<std::string> StateFromSnapshot(Pass& pass, const Manifest& m) {
 
 // ---- Manifest format 2 (docs/manifest-format.md §8.3) --------------------------------------------------------
 
-// Downloads and decodes the range diffs of `hops` (in order), checks that each file is the diff the manifest
-// names, and composes two hops into one diff.
-Result<RangeDiff> FetchRangeDiffs(Pass& pass, const std::vector<const ManifestDiff*>& hops) {
+// Downloads and decodes the range diffs of `hops` (in order; each an element of m.diffs or m.large_diffs, read
+// with the caps the manifest gives it), checks that each file is the diff the manifest names, and composes two
+// hops into one diff.
+Result<RangeDiff> FetchRangeDiffs(Pass& pass, const Manifest& m, const std::vector<const ManifestDiff*>& hops) {
   std::vector<RangeDiff> decoded;
   for (const ManifestDiff* hop : hops) {
     URLGUARD_ASSIGN_OR_RETURN(std::string bytes, DownloadSignedFile(pass, hop->file));
     pass.out->diff_bytes += hop->file.size;
-    auto d = DecodeRangeDiff(bytes);
+    auto d = DecodeRangeDiff(bytes, RangeDiffCapsFor(m, *hop));
     if (!d.ok()) return d.status().WithContext(hop->file.path);
     if (d->from_version != hop->from_version || d->to_version != hop->to_version) {
       return Status::Corruption(hop->file.path + ": the file is the range diff (" + std::to_string(d->from_version) +
@@ -230,7 +231,7 @@ Status SyncFormat2(Pass& pass, Store& store, const InstalledList* before, const 
   if (!hops.empty()) {
     bool diff_failed = false;
     Status s;
-    auto diff = FetchRangeDiffs(pass, hops);
+    auto diff = FetchRangeDiffs(pass, m, hops);
     if (diff.ok()) {
       s = InstallFromRangeDiff(store, *base, mapped.get(), m, *diff, meta, &diff_failed);
     } else {
@@ -269,7 +270,7 @@ Status SyncFormat2(Pass& pass, Store& store, const InstalledList* before, const 
     return store.Install(with_hash, bytes);
   }
   bytes = std::string();
-  auto diff = FetchRangeDiffs(pass, {from_checkpoint});
+  auto diff = FetchRangeDiffs(pass, m, {from_checkpoint});
   if (!diff.ok()) return diff.status();
   bool diff_failed = false;
   URLGUARD_RETURN_IF_ERROR(InstallFromRangeDiff(store, *view, nullptr, m, *diff, meta, &diff_failed)
