@@ -558,16 +558,27 @@ class Client:
     def sync(self):
         mark = self.proxy.mark()
         t = time.time()
-        p = subprocess.run([self.bins["urlguard"], "sync", "--once", "--data-dir", self.data, "--server",
-                            self.proxy.url, "--public-key", self.pub_key, "--list", LIST],
-                           capture_output=True, text=True, timeout=600)
-        line = " | ".join(l for l in (p.stdout + p.stderr).splitlines() if l.strip())
-        self.log.write("%.3f sync rc %d: %s\n" % (t, p.returncode, line))
+        # Popen + wait4: the sync's own peak RSS (self.last_rss_mb), what a catch-up costs the client in memory.
+        p = subprocess.Popen([self.bins["urlguard"], "sync", "--once", "--data-dir", self.data, "--server",
+                              self.proxy.url, "--public-key", self.pub_key, "--list", LIST],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        timer = threading.Timer(600, p.kill)
+        timer.start()
+        try:
+            out = p.stdout.read()
+            p.stdout.close()
+            _, status, usage = os.wait4(p.pid, 0)
+        finally:
+            timer.cancel()
+        rc = p.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait again
+        self.last_rss_mb = usage.ru_maxrss / 1024.0
+        line = " | ".join(l for l in out.splitlines() if l.strip())
+        self.log.write("%.3f sync rc %d: %s\n" % (t, rc, line))
         self.log.flush()
         recs = self.proxy.since(mark)
         self.syncs.append((t, line, recs))
-        self.failures += p.returncode != 0
-        return p.returncode, line, recs
+        self.failures += rc != 0
+        return rc, line, recs
 
     def check(self, samples):
         if not samples:
@@ -1092,11 +1103,11 @@ def catchup_phase(a, bins, work, repo, key, pub_key, server, feeder, feats, r):
             "net_diff_bytes": ideal_scaled, "formula_bytes": ideal, "scale": scale, "snapshot_bytes": snap,
             "ratio": file_bytes / bound if bound else None,
             "net_ratio": file_bytes / net_bound if net_bound else None,
-            "changes_missed": sum(adds.values()) + sum(removes.values()),
+            "changes_missed": sum(adds.values()) + sum(removes.values()), "client_rss_mb": c.last_rss_mb,
             "files": [rec[2] for rec in recs if rec[3] in (200, 206)]}
         log("catch-up after %d versions: sync exit %d, %d downloads after the manifest, %d bytes (one range diff "
-            "%.0f, one net diff %.0f, snapshot %s), snapshot taken: %s" % (k, rc, n_files, file_bytes, range_scaled,
-                                                                           ideal_scaled, snap, snapshot))
+            "%.0f, one net diff %.0f, snapshot %s), snapshot taken: %s, the sync's peak RSS %.0f MB" %
+            (k, rc, n_files, file_bytes, range_scaled, ideal_scaled, snap, snapshot, c.last_rss_mb))
     for c in clients.values():
         c.stop()
     if checkpoints:
@@ -1209,10 +1220,13 @@ def report(a, r, feats):
             "one range diff (%s bytes)" % "{:,.0f}".format(c["ideal_diff_bytes"]), c["net_ratio"] or 0,
             c["changes_missed"], "taken" if c["snapshot"] else "not taken",
             "; SYNC FAILED, exit %d" % c["rc"] if c["rc"] else "")
+        if c.get("client_rss_mb") is not None:
+            text += "; the client's sync peaked at %.0f MB RSS" % c["client_rss_mb"]
         row("freshness_catchup_%d_ratio" % k, c["ratio"], "x", "client away %s (%d versions): downloads after "
             "the manifest / bytes over one diff of its changes" % (away, k), "<= 2 / <= 1.3x", text,
             {"downloads": c["downloads"], "bytes": c["bytes"], "ideal_diff_bytes": round(c["ideal_diff_bytes"]),
-             "over_net_diff": round(c["net_ratio"] or 0, 3), "snapshot_taken": int(c["snapshot"])},
+             "over_net_diff": round(c["net_ratio"] or 0, 3), "snapshot_taken": int(c["snapshot"]),
+             "client_rss_mb": round(c["client_rss_mb"]) if c.get("client_rss_mb") is not None else None},
             "one sync after %d versions published back to back" % k)
         row("freshness_catchup_%d_downloads" % k, c["downloads"], "", "  downloads after the manifest", "<= 2",
             str(c["downloads"]))

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/layer_kind.h"
@@ -202,6 +203,44 @@ Status CheckRangeLayerDiffShape(const RangeLayerDiff& d, uint64_t max_values = k
 template <typename NextOld, typename Emit>
 Status MergeRangeLayerDiff(const RangeLayerDiff& d, NextOld&& next_old, Emit&& emit);
 
+// The pull form of MergeRangeLayerDiff (which is written with it): Next(&v) yields the new fingerprints in
+// ascending order, and false at the end or at the first error, which status() then holds (a result count other
+// than d.new_count is found at the end). A client two hops behind chains two of them, old -> C -> V, and streams
+// its state through both without composing the diffs in memory (sync/apply.h). Holds references to `d` and to
+// what next_old refers to. Not thread-safe.
+template <typename NextOld>
+class RangeLayerMerger {
+ public:
+  RangeLayerMerger(const RangeLayerDiff& d, NextOld next_old)
+      : d_(&d),
+        next_old_(std::forward<NextOld>(next_old)),
+        absent_(d.absent.data()),
+        absent_end_(d.absent.data() + d.absent.size()),
+        present_(d.present.data()),
+        present_end_(d.present.data() + d.present.size()) {}
+
+  bool Next(uint64_t* out);
+  const Status& status() const { return status_; }
+
+ private:
+  bool Fail(const std::string& what);
+
+  const RangeLayerDiff* d_;
+  NextOld next_old_;
+  const uint64_t* absent_;
+  const uint64_t* absent_end_;
+  const uint64_t* present_;
+  const uint64_t* present_end_;
+  Status status_;
+  uint64_t emitted_ = 0;
+  uint64_t old_ = 0;        // the last old value read; waiting to be emitted while have_old_
+  bool have_prev_ = false;  // an old value was read (old_ is the previous one for the order check)
+  bool have_old_ = false;
+  bool old_end_ = false;
+  bool started_ = false;
+  bool done_ = false;
+};
+
 // Reference apply into a vector (tests, small states): *out = (old_sorted \ d.absent) U d.present, with
 // MergeRangeLayerDiff's checks. *out is cleared on failure; must not alias old_sorted.
 Status ApplyRangeLayerDiff(const std::vector<uint64_t>& old_sorted, const RangeLayerDiff& d,
@@ -215,9 +254,10 @@ RangeLayerDiff MakeRangeLayerDiff(LayerKind layer, uint64_t universe, const std:
 
 // Composes the range diffs (A, C] and (C, V] of one list into (A, V]: per layer, a value touched in (C, V]
 // takes its presence from `second`, one touched only in (A, C] from `first` (it is the same at C and V);
-// new_count is second's for the layers second has, first's otherwise. Lets a client two hops behind apply one
-// streaming merge. kInvalidArgument when first.to_version != second.from_version, the lists differ, or a layer
-// has different universes in the two. O(size of the two diffs).
+// new_count is second's for the layers second has, first's otherwise. kInvalidArgument when first.to_version !=
+// second.from_version, the lists differ, or a layer has different universes in the two. O(size of the two
+// diffs). (A client two hops behind chains the two merges instead, RangeLayerMerger: no third diff in memory,
+// and the first hop's count at C is checked.)
 Result<RangeDiff> ComposeRangeDiffs(const RangeDiff& first, const RangeDiff& second);
 
 // ---- implementation ----
@@ -266,52 +306,80 @@ namespace diff_internal {
 Status RangeMergeError(const RangeLayerDiff& d, const std::string& what);
 }  // namespace diff_internal
 
+template <typename NextOld>
+bool RangeLayerMerger<NextOld>::Fail(const std::string& what) {
+  status_ = diff_internal::RangeMergeError(*d_, what);
+  done_ = true;
+  return false;
+}
+
+template <typename NextOld>
+bool RangeLayerMerger<NextOld>::Next(uint64_t* out) {
+  if (done_) return false;
+  if (!started_) {
+    started_ = true;
+    status_ = CheckRangeLayerDiffShape(*d_, UINT64_MAX);
+    if (!status_.ok()) {
+      done_ = true;
+      return false;
+    }
+  }
+  for (;;) {
+    if (!have_old_ && !old_end_) {
+      uint64_t v;
+      if (!next_old_(&v)) {
+        old_end_ = true;
+      } else {
+        if (v >= d_->universe) {
+          return Fail("the state holds fingerprint " + std::to_string(v) + " >= the universe " +
+                      std::to_string(d_->universe));
+        }
+        if (have_prev_ && v <= old_) {
+          return Fail("the state is not strictly increasing after " + std::to_string(old_));
+        }
+        have_prev_ = true;
+        have_old_ = true;
+        old_ = v;
+      }
+    }
+    if (have_old_) {
+      // Touched values present at the end that come before the old value go first.
+      if (present_ != present_end_ && *present_ < old_) {
+        ++emitted_;
+        *out = *present_++;
+        return true;
+      }
+      have_old_ = false;
+      if (present_ != present_end_ && *present_ == old_) {
+        ++present_;  // touched, present at both ends: once
+      } else {
+        while (absent_ != absent_end_ && *absent_ < old_) ++absent_;
+        if (absent_ != absent_end_ && *absent_ == old_) continue;  // Spec: old \ absent.
+      }
+      ++emitted_;
+      *out = old_;
+      return true;
+    }
+    if (present_ != present_end_) {
+      ++emitted_;
+      *out = *present_++;
+      return true;
+    }
+    done_ = true;
+    if (emitted_ != d_->new_count) {
+      return Fail("the result has " + std::to_string(emitted_) + " entries, the diff says " +
+                  std::to_string(d_->new_count) + " (the state is not a version the diff applies to)");
+    }
+    return false;
+  }
+}
+
 template <typename NextOld, typename Emit>
 Status MergeRangeLayerDiff(const RangeLayerDiff& d, NextOld&& next_old, Emit&& emit) {
-  URLGUARD_RETURN_IF_ERROR(CheckRangeLayerDiffShape(d, UINT64_MAX));
-  const uint64_t* absent = d.absent.data();
-  const uint64_t* const absent_end = absent + d.absent.size();
-  const uint64_t* present = d.present.data();
-  const uint64_t* const present_end = present + d.present.size();
-  uint64_t emitted = 0;
-  uint64_t prev = 0;
-  bool first = true;
+  RangeLayerMerger<NextOld&> merger(d, next_old);
   uint64_t v;
-  while (next_old(&v)) {
-    if (v >= d.universe) {
-      return diff_internal::RangeMergeError(
-          d, "the state holds fingerprint " + std::to_string(v) + " >= the universe " + std::to_string(d.universe));
-    }
-    if (!first && v <= prev) {
-      return diff_internal::RangeMergeError(d, "the state is not strictly increasing after " + std::to_string(prev));
-    }
-    first = false;
-    prev = v;
-    while (present != present_end && *present < v) {
-      URLGUARD_RETURN_IF_ERROR(emit(*present++));
-      ++emitted;
-    }
-    if (present != present_end && *present == v) {  // touched, present at both ends: once
-      ++present;
-      URLGUARD_RETURN_IF_ERROR(emit(v));
-      ++emitted;
-      continue;
-    }
-    while (absent != absent_end && *absent < v) ++absent;
-    if (absent != absent_end && *absent == v) continue;  // Spec: old \ absent.
-    URLGUARD_RETURN_IF_ERROR(emit(v));
-    ++emitted;
-  }
-  while (present != present_end) {
-    URLGUARD_RETURN_IF_ERROR(emit(*present++));
-    ++emitted;
-  }
-  if (emitted != d.new_count) {
-    return diff_internal::RangeMergeError(d, "the result has " + std::to_string(emitted) +
-                                                 " entries, the diff says " + std::to_string(d.new_count) +
-                                                 " (the state is not a version the diff applies to)");
-  }
-  return Status::Ok();
+  while (merger.Next(&v)) URLGUARD_RETURN_IF_ERROR(emit(v));
+  return merger.status();
 }
 
 }  // namespace urlguard

@@ -1083,6 +1083,65 @@ TEST(ComposeRangeDiffsTest, TwoHopsEqualOneDiffOverTheWholeRange) {
   EXPECT_FALSE(ComposeRangeDiffs(range(0, 2), other_universe).ok());
 }
 
+// Two hops chained through RangeLayerMerger (old at F -> C -> V, what a client two hops behind streams) give the
+// state at V for every F in [A, C], as applying them one after the other does; a wrong first hop reports its own
+// error at the end of the chain.
+TEST(RangeLayerMergerTest, TwoChainedHopsGiveTheStateAtTheEnd) {
+  std::mt19937_64 rng(77);
+  const uint64_t universe = 1 << 11;
+  std::vector<std::vector<uint64_t>> states = {RandomSet(rng, 300, universe)};
+  std::vector<std::set<uint64_t>> touched = {{}};
+  for (int v = 1; v <= 8; ++v) {
+    std::set<uint64_t> s(states.back().begin(), states.back().end());
+    std::set<uint64_t> t;
+    for (int i = 0; i < 40; ++i) {
+      const uint64_t f = rng() % universe;
+      t.insert(f);
+      if (s.count(f) != 0) s.erase(f); else s.insert(f);
+    }
+    states.emplace_back(s.begin(), s.end());
+    touched.push_back(t);
+  }
+  auto range = [&](size_t a, size_t v) {
+    std::set<uint64_t> t;
+    for (size_t x = a + 1; x <= v; ++x) t.insert(touched[x].begin(), touched[x].end());
+    return MakeRangeLayerDiff(LayerKind::kUrl, universe, {t.begin(), t.end()}, states[v]);
+  };
+  auto chain = [](const std::vector<uint64_t>& old, const RangeLayerDiff& first, const RangeLayerDiff& second,
+                  std::vector<uint64_t>* out) {
+    size_t i = 0;
+    auto next_old = [&](uint64_t* v) {
+      if (i == old.size()) return false;
+      *v = old[i++];
+      return true;
+    };
+    RangeLayerMerger<decltype(next_old)&> hop1(first, next_old);
+    out->clear();
+    Status s = MergeRangeLayerDiff(second, [&](uint64_t* v) { return hop1.Next(v); },
+                                   [&](uint64_t v) {
+                                     out->push_back(v);
+                                     return Status::Ok();
+                                   });
+    return hop1.status().ok() ? s : hop1.status();
+  };
+  for (size_t a = 0; a < 7; ++a) {
+    for (size_t c = a + 1; c < 8; ++c) {
+      for (size_t f = a; f <= c; ++f) {
+        std::vector<uint64_t> got;
+        ASSERT_TRUE(chain(states[f], range(a, c), range(c, 8), &got).ok()) << a << " " << c << " " << f;
+        EXPECT_EQ(got, states[8]) << "from " << f << " through (" << a << ", " << c << "]";
+      }
+    }
+  }
+  // A first hop whose count is wrong: its error, not the second hop's.
+  RangeLayerDiff bad = range(1, 4);
+  bad.new_count += 1;
+  std::vector<uint64_t> got;
+  Status s = chain(states[2], bad, range(4, 8), &got);
+  EXPECT_EQ(s.code(), StatusCode::kCorruption);
+  EXPECT_NE(s.message().find("the diff says " + std::to_string(bad.new_count)), std::string::npos) << s.ToString();
+}
+
 }  // namespace range
 
 }  // namespace

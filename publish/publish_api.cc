@@ -16,6 +16,7 @@
 #include "publish/publisher.h"
 #include "format/key_rotation.h"
 #include "format/signature.h"
+#include "publish/range_version.h"
 #include "publish/rpz_export.h"
 #include "publish/lsm_state.h"
 #include "core/list_name.h"
@@ -315,6 +316,25 @@ PublishOptions CheckpointOptions(const std::string& repo_dir, const std::string&
   return po;
 }
 
+// Fills the report's catch-up figures from the checkpoint record of `version` (a record that cannot be read leaves
+// them 0: the checkpoint itself was made).
+void DescribeCheckpoint(Env* env, const std::string& repo_dir, const std::string& list, uint64_t version,
+                        ListCompactReport* report) {
+  auto rec = ReadCheckpointRecord(env, JoinPath(PrivateListDir(repo_dir, list), CheckpointRecordFileName(version)),
+                                  list);
+  if (!rec.ok()) return;
+  report->snapshot_bytes = rec->checkpoint.snapshot.size;
+  auto count = [&](const std::vector<ManifestDiff>& diffs) {
+    for (const ManifestDiff& d : diffs) {
+      ++report->catchup_diffs;
+      if (report->catchup_from == 0 || d.from_version < report->catchup_from) report->catchup_from = d.from_version;
+    }
+  };
+  count(rec->diffs);
+  count(rec->large_diffs);
+  report->large_diffs = static_cast<uint32_t>(rec->large_diffs.size());
+}
+
 }  // namespace
 
 Result<ListCompactReport> CheckpointListIfDue(const std::string& repo_dir, const std::string& list,
@@ -331,6 +351,7 @@ Result<ListCompactReport> CheckpointListIfDue(const std::string& repo_dir, const
   po.fp_rate = fp_rate;
   po.checkpoint_changes = checkpoint_changes;
   URLGUARD_ASSIGN_OR_RETURN(report.compacted, MakeCheckpointIfDue(env, po, m.version));
+  if (report.compacted) DescribeCheckpoint(env, repo_dir, list, m.version, &report);
   return report;
 }
 
@@ -346,6 +367,7 @@ Result<ListCompactReport> CompactList(const std::string& repo_dir, const std::st
       ListCompactReport report;
       URLGUARD_RETURN_IF_ERROR(MakeCheckpoint(env, CheckpointOptions(repo_dir, list, m, &report), m.version));
       report.compacted = m.checkpoint.version != m.version;
+      DescribeCheckpoint(env, repo_dir, list, m.version, &report);
       return report;
     }
   }

@@ -2,6 +2,7 @@
 // Copyright urlguard authors.
 #include "sync/apply.h"
 
+#include <array>
 #include <cstring>
 #include <memory>
 
@@ -235,22 +236,38 @@ Result<Sha256Digest> SnapshotSetDigest(const SnapshotView& snapshot) {
 Status WriteRangeDiffAppliedSnapshot(Env* env, const std::string& path, const SnapshotView& old,
                                      const MappedFile* old_file, const RangeDiff& diff, const Manifest& m,
                                      Sha256Digest* state_sha256) {
+  const RangeDiff* hops[] = {&diff};
+  return WriteRangeDiffAppliedSnapshot(env, path, old, old_file, hops, m, state_sha256);
+}
+
+Status WriteRangeDiffAppliedSnapshot(Env* env, const std::string& path, const SnapshotView& old,
+                                     const MappedFile* old_file, std::span<const RangeDiff* const> hops,
+                                     const Manifest& m, Sha256Digest* state_sha256) {
   if (m.format != kManifestFormat2) return Status::InvalidArgument("range diffs come with format 2 manifests");
-  if (diff.list_name != m.list || old.list_name() != m.list) {
-    return Status::Corruption("range diff, manifest and state name different lists");
+  if (hops.empty() || hops.size() > 2) return Status::InvalidArgument("one or two range diffs, in order");
+  for (const RangeDiff* diff : hops) {
+    if (diff->list_name != m.list || old.list_name() != m.list) {
+      return Status::Corruption("range diff, manifest and state name different lists");
+    }
   }
   // Spec (manifest-format.md §8.3): a diff with A > F is never applied; F <= V.
-  if (diff.from_version > old.version() || old.version() > diff.to_version) {
-    return Status::Corruption("range diff (" + std::to_string(diff.from_version) + ", " +
-                              std::to_string(diff.to_version) + "] does not apply to version " +
+  const RangeDiff& first = *hops.front();
+  if (first.from_version > old.version() || old.version() > first.to_version) {
+    return Status::Corruption("range diff (" + std::to_string(first.from_version) + ", " +
+                              std::to_string(first.to_version) + "] does not apply to version " +
                               std::to_string(old.version()));
   }
-  if (diff.to_version != m.version) return Status::Corruption("range diff leads to another version than the manifest");
+  if (hops.size() == 2 && hops[1]->from_version != first.to_version) {
+    return Status::Corruption("the second range diff does not start where the first ends");
+  }
+  if (hops.back()->to_version != m.version) {
+    return Status::Corruption("range diff leads to another version than the manifest");
+  }
 
   struct Plan {
     LayerKind kind;
     const LayerView* old_layer;
-    const RangeLayerDiff* diff;
+    std::array<const RangeLayerDiff*, 2> diffs;  // per hop, nullptr where the hop leaves the layer untouched
   };
   std::vector<Plan> plans;
   std::vector<StreamLayerSpec> specs;
@@ -261,17 +278,22 @@ Status WriteRangeDiffAppliedSnapshot(Env* env, const std::string& path, const Sn
     if (old_layer != nullptr && old_layer->filter != FilterKind::kFingerprintArray) {
       return Status::Corruption("a Bloom-filter layer cannot take a diff");
     }
-    const RangeLayerDiff* d = nullptr;
-    for (const RangeLayerDiff& x : diff.layers) {
-      if (x.layer == kind) d = &x;
+    std::array<const RangeLayerDiff*, 2> ds = {nullptr, nullptr};
+    for (size_t h = 0; h < hops.size(); ++h) {
+      for (const RangeLayerDiff& x : hops[h]->layers) {
+        if (x.layer == kind) ds[h] = &x;
+      }
     }
     uint64_t universe = old_layer != nullptr ? old_layer->fingerprints.universe() : 0;
     uint64_t new_count = old_layer != nullptr ? old_layer->fingerprints.size() : 0;
-    if (d != nullptr) {
-      if (old_layer != nullptr && d->universe != universe) {
+    bool known = old_layer != nullptr;  // `universe` is the layer's (else the first hop that has it sets it)
+    for (const RangeLayerDiff* d : ds) {
+      if (d == nullptr) continue;
+      if (known && d->universe != universe) {
         return Status::Corruption(name + " layer: range diff universe differs from the state's");
       }
       URLGUARD_RETURN_IF_ERROR(CheckRangeLayerDiffShape(*d, LargeRangeDiffValueCap(m)).WithContext(name));
+      known = true;
       universe = d->universe;
       new_count = d->new_count;
     }
@@ -283,7 +305,7 @@ Status WriteRangeDiffAppliedSnapshot(Env* env, const std::string& path, const Sn
     spec.entries = new_count;
     if (kind == LayerKind::kIp) spec.ip_prefixes.bits = m.ip_prefix_lengths;
     specs.push_back(spec);
-    plans.push_back({kind, old_layer, d});
+    plans.push_back({kind, old_layer, ds});
   }
   if (specs.empty()) return Status::Corruption("the range diff leaves the list empty");
   if (old_file != nullptr) ReleaseMappedPages(*old_file, 0, old_file->size());
@@ -327,9 +349,16 @@ Status WriteRangeDiffAppliedSnapshot(Env* env, const std::string& path, const Sn
         AddToSetSum(&sum, p.kind, fp);
         return w.Add(fp);
       };
+      // Two hops stream through each other (old -> C -> V), never composed in memory: the client holds the two
+      // decoded diffs, not a third, composed one (a large first hop of a 100 M list is 300 MB decoded).
       Status s;
-      if (p.diff != nullptr) {
-        s = MergeRangeLayerDiff(*p.diff, next_old, emit);
+      if (p.diffs[0] != nullptr && p.diffs[1] != nullptr) {
+        RangeLayerMerger<decltype(next_old)&> hop1(*p.diffs[0], next_old);
+        auto from_hop1 = [&](uint64_t* fp) { return hop1.Next(fp); };
+        s = MergeRangeLayerDiff(*p.diffs[1], from_hop1, emit);
+        if (!hop1.status().ok()) s = hop1.status();  // the first hop's error, not what it caused in the second
+      } else if (const RangeLayerDiff* d = p.diffs[0] != nullptr ? p.diffs[0] : p.diffs[1]) {
+        s = MergeRangeLayerDiff(*d, next_old, emit);
       } else {
         uint64_t fp = 0;
         while (s.ok() && next_old(&fp)) s = emit(fp);

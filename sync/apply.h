@@ -9,6 +9,7 @@
 #ifndef URLGUARD_SYNC_APPLY_H_
 #define URLGUARD_SYNC_APPLY_H_
 
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -46,7 +47,7 @@ Result<Sha256Digest> SnapshotSetDigest(const SnapshotView& snapshot);
 
 // The format 2 form of WriteDiffAppliedSnapshot: streams `old` (a state at version F) through the range
 // diff `diff` (F in [diff.from_version, diff.to_version], diff.to_version == manifest.version; a two-hop
-// client composes its two diffs first, ComposeRangeDiffs) into the snapshot of manifest.version at
+// client passes its two diffs to the form below) into the snapshot of manifest.version at
 // `path`.tmp, fsynced and not renamed. The header carries the manifest's list, version, created_unix and
 // ip_prefix_lengths and the old state's key hash. Checks, before writing where possible: list and versions,
 // each diff layer's universe against the old state's and the manifest's, then while streaming the merge's
@@ -57,6 +58,15 @@ Result<Sha256Digest> SnapshotSetDigest(const SnapshotView& snapshot);
 Status WriteRangeDiffAppliedSnapshot(Env* env, const std::string& path, const SnapshotView& old,
                                      const MappedFile* old_file, const RangeDiff& diff, const Manifest& manifest,
                                      Sha256Digest* state_sha256);
+
+// The same with the one or two range diffs of a client's path (docs/manifest-format.md §8.3) in order: a
+// to-checkpoint diff (A, C] with A <= F <= C, then the diff (C, V]. Each layer streams the old state through the
+// first hop and that through the second (RangeLayerMerger), so the memory is the two decoded diffs, never a
+// composed third. The checks of the one-diff form, plus: the second starts where the first ends, both hops'
+// universes are the state's; a hop's own count check (its new_count at C) holds where it is reached.
+Status WriteRangeDiffAppliedSnapshot(Env* env, const std::string& path, const SnapshotView& old,
+                                     const MappedFile* old_file, std::span<const RangeDiff* const> hops,
+                                     const Manifest& manifest, Sha256Digest* state_sha256);
 
 // Format 2: checks full snapshot bytes are the checkpoint the manifest names (list, checkpoint.version,
 // checkpoint.state_bytes, checkpoint.state_sha256) and structurally valid. kCorruption otherwise.

@@ -507,6 +507,31 @@ TEST(RangeSync, WrongNewCountFallsBackToTheCheckpoint) {
                                                              "snap-8.z", DiffName(8, 10)}));
 }
 
+// Two hops stream the state through each other (old -> C -> V) instead of being composed: the first hop's own
+// count at C is checked where it is reached. A to-checkpoint diff with a wrong new_count is refused and the client
+// falls back to the checkpoint snapshot (composed, the second hop's count had replaced it unchecked).
+TEST(RangeSync, AFirstHopWithAWrongCountAtTheCheckpointIsRefused) {
+  const Chain chain(10);
+  MapServer server;
+  Repo repo{chain, server, TestKey()};
+  Client client(ScratchDir("range_sync_hop_count") + "/D", server.base_url(), repo.key.public_key());
+  InstallVersion(repo, client, 5);
+  Manifest m = repo.Build(10, 8);
+  RangeDiff bad = chain.Range(5, 8);
+  for (RangeLayerDiff& l : bad.layers) l.new_count += 1;
+  for (ManifestDiff& d : m.diffs) {
+    if (d.from_version == 5 && d.to_version == 8) d.file = Served(server, "bad-5-8.z", EncodeRangeDiff(bad));
+  }
+  repo.Publish(m);
+  server.TakeRequests();
+  SyncOutcome o = client.Sync(10);
+  ASSERT_EQ(o.kind, SyncOutcome::kUpdated) << Describe(o);
+  EXPECT_TRUE(o.fell_back_to_snapshot);
+  EXPECT_NE(o.diff_error.message().find("the diff says"), std::string::npos) << o.diff_error.ToString();
+  EXPECT_TRUE(o.used_checkpoint_snapshot);
+  EXPECT_EQ(client.InstalledBytes(), chain.Snapshot(10));
+}
+
 // A truncated range diff fails its signed size/SHA-256. When it is the diff from the checkpoint, both paths
 // need it: the pass fails and the old state serves.
 TEST(RangeSync, TruncatedRangeDiffIsRefused) {

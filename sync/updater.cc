@@ -133,9 +133,10 @@ Result<std::string> StateFromSnapshot(Pass& pass, const Manifest& m) {
 // ---- Manifest format 2 (docs/manifest-format.md §8.3) --------------------------------------------------------
 
 // Downloads and decodes the range diffs of `hops` (in order; each an element of m.diffs or m.large_diffs, read
-// with the caps the manifest gives it), checks that each file is the diff the manifest names, and composes two
-// hops into one diff.
-Result<RangeDiff> FetchRangeDiffs(Pass& pass, const Manifest& m, const std::vector<const ManifestDiff*>& hops) {
+// with the caps the manifest gives it) and checks that each file is the diff the manifest names. Two hops are
+// applied through each other, not composed (WriteRangeDiffAppliedSnapshot).
+Result<std::vector<RangeDiff>> FetchRangeDiffs(Pass& pass, const Manifest& m,
+                                               const std::vector<const ManifestDiff*>& hops) {
   std::vector<RangeDiff> decoded;
   for (const ManifestDiff* hop : hops) {
     URLGUARD_ASSIGN_OR_RETURN(std::string bytes, DownloadSignedFile(pass, hop->file));
@@ -149,24 +150,23 @@ Result<RangeDiff> FetchRangeDiffs(Pass& pass, const Manifest& m, const std::vect
     }
     decoded.push_back(std::move(*d));
   }
-  if (decoded.size() == 1) return std::move(decoded[0]);
-  auto composed = ComposeRangeDiffs(decoded[0], decoded[1]);
-  if (!composed.ok()) return Status::Corruption(composed.status().message());
-  return composed;
+  return decoded;
 }
 
-// Spec (§8.3) with range diffs: stream `base` (at some version F) through the composed diff into the new
-// file, check the set digest, install. *diff_failed as InstallFromDiff's.
+// Spec (§8.3) with range diffs: stream `base` (at some version F) through the diffs into the new file, check the
+// set digest, install. *diff_failed as InstallFromDiff's.
 Status InstallFromRangeDiff(Store& store, const SnapshotView& base, const MappedFile* base_file, const Manifest& m,
-                            const RangeDiff& diff, const InstalledList& meta, bool* diff_failed) {
+                            const std::vector<RangeDiff>& diffs, const InstalledList& meta, bool* diff_failed) {
   *diff_failed = true;
+  std::vector<const RangeDiff*> hops;
+  for (const RangeDiff& d : diffs) hops.push_back(&d);
   // Format 2 signs the set digest, not the new file's SHA-256: the Store, which checks the file it installs
   // against meta.state_sha256 after `write` returns, gets the hash of the file just written and proven.
   InstalledList with_hash = meta;
   Status applied;
   Status installed = store.InstallWith(with_hash, [&](const std::string& path) {
     Sha256Digest sha{};
-    applied = WriteRangeDiffAppliedSnapshot(store.env(), path, base, base_file, diff, m, &sha);
+    applied = WriteRangeDiffAppliedSnapshot(store.env(), path, base, base_file, hops, m, &sha);
     if (applied.ok()) with_hash.state_sha256 = sha;
     return applied;
   });

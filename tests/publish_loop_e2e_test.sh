@@ -115,6 +115,8 @@ grep -q "a new checkpoint is due, to be made beside publishing" f2-v2.out && [ "
 grep -q "no checkpoint due at version 2" f2-c0.out && ok || fail "compact --if-due made one not due: $(cat f2-c0.out)"
 "$publish" compact --repo repo --list f2 --if-due --checkpoint-changes 10 > f2-c1.out
 grep -q "f2: made version 2 a checkpoint" f2-c1.out && ok || fail "compact --if-due: $(cat f2-c1.out)"
+grep -q "clients at version 1 or later catch up with a range diff to it (1 offered); clients further behind take its snapshot ([0-9]* bytes)" f2-c1.out && ok ||
+  fail "compact --if-due does not say what the checkpoint offers clients behind it: $(cat f2-c1.out)"
 "$publish" compact --repo repo --list f2 --if-due --checkpoint-changes 10 > f2-c2.out
 grep -q "no checkpoint due at version 2" f2-c2.out && ok || fail "compact --if-due again: $(cat f2-c2.out)"
 echo "f2-new41.example" > f2.add

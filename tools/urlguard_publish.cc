@@ -351,6 +351,23 @@ int RunIndex(const std::string& repo, const std::string& key) {
   return 0;
 }
 
+// What a new checkpoint offers clients behind it.
+void PrintCheckpointCatchUp(const urlguard::ListCompactReport& r) {
+  if (r.snapshot_bytes == 0) return;
+  if (r.catchup_diffs == 0) {
+    std::cout << "  clients behind it take its snapshot (" << r.snapshot_bytes << " bytes)\n";
+    return;
+  }
+  std::cout << "  clients at version " << r.catchup_from << " or later catch up with a range diff to it ("
+            << r.catchup_diffs << " offered";
+  if (r.large_diffs != 0) {
+    std::cout << ", " << r.large_diffs << " of them large: over the 64 MB / 16 Mi-value caps every reader takes, "
+              << "still smaller than the snapshot; readers before large diffs take the snapshot instead";
+  }
+  std::cout << ")";
+  std::cout << "; clients further behind take its snapshot (" << r.snapshot_bytes << " bytes)\n";
+}
+
 int RunCheckpointIfDue(const std::string& repo, const std::string& list, uint64_t checkpoint_changes,
                        double fp_rate) {
   auto r = urlguard::CheckpointListIfDue(repo, list, checkpoint_changes, fp_rate);
@@ -361,6 +378,7 @@ int RunCheckpointIfDue(const std::string& repo, const std::string& list, uint64_
   if (r->compacted) {
     std::cout << list << ": made version " << r->version << " a checkpoint (the previous one was version "
               << r->base_version << "); the next version names it\n";
+    PrintCheckpointCatchUp(*r);
   } else {
     std::cout << list << ": no checkpoint due at version " << r->version << " (the newest is version "
               << r->base_version << ")\n";
@@ -377,6 +395,7 @@ int RunCompact(const std::string& repo, const std::string& list, uint32_t keep_d
   if (r->compacted) {
     std::cout << list << ": folded the state of version " << r->version << " (base " << r->base_version
               << " and its deltas) into a new base\n";
+    PrintCheckpointCatchUp(*r);  // format 2: the new checkpoint
   } else {
     std::cout << list << ": the state of version " << r->version << " already is a base\n";
   }

@@ -329,6 +329,13 @@ struct ListCompactReport {
   uint64_t version = 0;     // the list's committed version (its public manifest's)
   uint64_t base_version = 0;  // the base the state was folded from
   bool compacted = false;   // false: the base already was `version`
+  // Manifest format 2, a checkpoint made: what it offers clients behind it (docs/versions.md §5): `catchup_diffs`
+  // range diffs to it, the farthest from version `catchup_from` (0: none), `large_diffs` of them over the caps
+  // every reader takes (docs/manifest-format.md §8.5); clients further behind take its snapshot (`snapshot_bytes`).
+  uint64_t catchup_from = 0;
+  uint32_t catchup_diffs = 0;
+  uint32_t large_diffs = 0;
+  uint64_t snapshot_bytes = 0;
 };
 
 // Folds list `list`'s private state (a base and the deltas of the incremental versions after it:
