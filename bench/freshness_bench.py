@@ -1045,6 +1045,9 @@ def catchup_phase(a, bins, work, repo, key, pub_key, server, feeder, feats, r):
         if rc != 0:
             raise SystemExit("freshness_bench: catch-up client's first sync failed: " + line)
         clients[k] = c
+        # A new client's sync (the checkpoint snapshot and the diff from it): the memory a catch-up compares with.
+        r.setdefault("first_sync_rss_mb", []).append(c.last_rss_mb)
+        log("catch-up client %d: first sync (%s) peaked at %.0f MB RSS" % (k, line[:80], c.last_rss_mb))
     m = read_manifest(repo)
     f_version = m["version"]
     with feeder.lock:
@@ -1222,6 +1225,8 @@ def report(a, r, feats):
             "; SYNC FAILED, exit %d" % c["rc"] if c["rc"] else "")
         if c.get("client_rss_mb") is not None:
             text += "; the client's sync peaked at %.0f MB RSS" % c["client_rss_mb"]
+            if r.get("first_sync_rss_mb"):
+                text += " (a new client's first sync: %.0f MB)" % max(r["first_sync_rss_mb"])
         row("freshness_catchup_%d_ratio" % k, c["ratio"], "x", "client away %s (%d versions): downloads after "
             "the manifest / bytes over one diff of its changes" % (away, k), "<= 2 / <= 1.3x", text,
             {"downloads": c["downloads"], "bytes": c["bytes"], "ideal_diff_bytes": round(c["ideal_diff_bytes"]),
