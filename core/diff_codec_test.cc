@@ -656,6 +656,45 @@ TEST(MergeLayerDiffTest, StopsAtTheFirstEmitError) {
 
 namespace range {
 
+// A chain of versions 0..n: a random start, then at each version `per_version` random fingerprints of the universe
+// toggled (added or removed). Touched(a, v) is every fingerprint a version in (a, v] touched.
+struct VersionChain {
+  VersionChain(uint64_t seed, uint64_t universe_, size_t start, int versions, int per_version) : universe(universe_) {
+    std::mt19937_64 rng(seed);
+    states = {RandomSet(rng, start, universe)};
+    touched = {{}};
+    for (int v = 1; v <= versions; ++v) {
+      std::set<uint64_t> s(states.back().begin(), states.back().end());
+      std::set<uint64_t> t;
+      for (int i = 0; i < per_version; ++i) {
+        const uint64_t f = rng() % universe;
+        t.insert(f);
+        if (s.count(f) != 0) {
+          s.erase(f);
+        } else {
+          s.insert(f);
+        }
+      }
+      states.emplace_back(s.begin(), s.end());
+      touched.push_back(t);
+    }
+  }
+  std::set<uint64_t> Touched(size_t a, size_t v) const {
+    std::set<uint64_t> t;
+    for (size_t x = a + 1; x <= v; ++x) t.insert(touched[x].begin(), touched[x].end());
+    return t;
+  }
+  // The range layer (a, v] of `layer`.
+  RangeLayerDiff Layer(size_t a, size_t v, LayerKind layer) const {
+    const std::set<uint64_t> t = Touched(a, v);
+    return MakeRangeLayerDiff(layer, universe, {t.begin(), t.end()}, states[v]);
+  }
+
+  uint64_t universe;
+  std::vector<std::vector<uint64_t>> states;
+  std::vector<std::set<uint64_t>> touched;
+};
+
 // The golden range diff (40, 45]: domain touched {5, 7, 300, 999}, of which 7 and 999 are present at 45;
 // url touched {12345}, present.
 RangeDiff GoldenRangeDiff() {
@@ -767,34 +806,16 @@ TEST(RangeDiffVersionTest, EachDecoderRefusesTheOtherVersion) {
 // A < V and every F in [A, V], the range diff (A, V] built from the touched union turns state F into state V,
 // through the encoder and the decoder.
 TEST(RangeDiffRoundTripTest, AnyStateInTheRangeReachesTheTarget) {
-  std::mt19937_64 rng(1717);
-  const uint64_t universe = 1 << 12;
-  std::vector<std::vector<uint64_t>> states = {RandomSet(rng, 300, universe)};
-  std::vector<std::vector<uint64_t>> touched = {{}};
-  for (int v = 1; v <= 8; ++v) {
-    std::set<uint64_t> s(states.back().begin(), states.back().end());
-    std::set<uint64_t> t;
-    for (int i = 0; i < 40; ++i) {
-      const uint64_t f = rng() % universe;
-      t.insert(f);
-      if (s.count(f) != 0) {
-        s.erase(f);
-      } else {
-        s.insert(f);
-      }
-    }
-    states.emplace_back(s.begin(), s.end());
-    touched.emplace_back(t.begin(), t.end());
-  }
+  const VersionChain chain(1717, 1 << 12, 300, 8, 40);
+  const std::vector<std::vector<uint64_t>>& states = chain.states;
   for (size_t a = 0; a < states.size(); ++a) {
     for (size_t v = a + 1; v < states.size(); ++v) {
-      std::set<uint64_t> t;
-      for (size_t x = a + 1; x <= v; ++x) t.insert(touched[x].begin(), touched[x].end());
+      const std::set<uint64_t> t = chain.Touched(a, v);
       RangeDiff diff;
       diff.list_name = "chain";
       diff.from_version = a;
       diff.to_version = v;
-      diff.layers = {MakeRangeLayerDiff(LayerKind::kUrl, universe, {t.begin(), t.end()}, states[v])};
+      diff.layers = {chain.Layer(a, v, LayerKind::kUrl)};
       ASSERT_TRUE(ValidateRangeDiff(diff).ok());
       Result<RangeDiff> decoded = DecodeRangeDiff(EncodeRangeDiff(diff));
       ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
@@ -1040,33 +1061,14 @@ TEST(MergeRangeLayerDiffTest, RejectsBadStatesAndWrongCounts) {
 }
 
 TEST(ComposeRangeDiffsTest, TwoHopsEqualOneDiffOverTheWholeRange) {
-  std::mt19937_64 rng(4242);
-  const uint64_t universe = 1 << 10;
-  std::vector<std::vector<uint64_t>> states = {RandomSet(rng, 200, universe)};
-  std::vector<std::set<uint64_t>> touched = {{}};
-  for (int v = 1; v <= 6; ++v) {
-    std::set<uint64_t> s(states.back().begin(), states.back().end());
-    std::set<uint64_t> t;
-    for (int i = 0; i < 30; ++i) {
-      const uint64_t f = rng() % universe;
-      t.insert(f);
-      if (s.count(f) != 0) {
-        s.erase(f);
-      } else {
-        s.insert(f);
-      }
-    }
-    states.emplace_back(s.begin(), s.end());
-    touched.push_back(t);
-  }
+  const VersionChain chain(4242, 1 << 10, 200, 6, 30);
+  const uint64_t universe = chain.universe;
   auto range = [&](size_t a, size_t v) {
-    std::set<uint64_t> t;
-    for (size_t x = a + 1; x <= v; ++x) t.insert(touched[x].begin(), touched[x].end());
     RangeDiff d;
     d.list_name = "chain";
     d.from_version = a;
     d.to_version = v;
-    d.layers = {MakeRangeLayerDiff(LayerKind::kDomain, universe, {t.begin(), t.end()}, states[v])};
+    d.layers = {chain.Layer(a, v, LayerKind::kDomain)};
     return d;
   };
   for (size_t a = 0; a < 5; ++a) {
@@ -1087,26 +1089,9 @@ TEST(ComposeRangeDiffsTest, TwoHopsEqualOneDiffOverTheWholeRange) {
 // state at V for every F in [A, C], as applying them one after the other does; a wrong first hop reports its own
 // error at the end of the chain.
 TEST(RangeLayerMergerTest, TwoChainedHopsGiveTheStateAtTheEnd) {
-  std::mt19937_64 rng(77);
-  const uint64_t universe = 1 << 11;
-  std::vector<std::vector<uint64_t>> states = {RandomSet(rng, 300, universe)};
-  std::vector<std::set<uint64_t>> touched = {{}};
-  for (int v = 1; v <= 8; ++v) {
-    std::set<uint64_t> s(states.back().begin(), states.back().end());
-    std::set<uint64_t> t;
-    for (int i = 0; i < 40; ++i) {
-      const uint64_t f = rng() % universe;
-      t.insert(f);
-      if (s.count(f) != 0) s.erase(f); else s.insert(f);
-    }
-    states.emplace_back(s.begin(), s.end());
-    touched.push_back(t);
-  }
-  auto range = [&](size_t a, size_t v) {
-    std::set<uint64_t> t;
-    for (size_t x = a + 1; x <= v; ++x) t.insert(touched[x].begin(), touched[x].end());
-    return MakeRangeLayerDiff(LayerKind::kUrl, universe, {t.begin(), t.end()}, states[v]);
-  };
+  const VersionChain versions(77, 1 << 11, 300, 8, 40);
+  const std::vector<std::vector<uint64_t>>& states = versions.states;
+  auto range = [&](size_t a, size_t v) { return versions.Layer(a, v, LayerKind::kUrl); };
   auto chain = [](const std::vector<uint64_t>& old, const RangeLayerDiff& first, const RangeLayerDiff& second,
                   std::vector<uint64_t>* out) {
     size_t i = 0;

@@ -480,56 +480,52 @@ TEST(RangeSync, ForgedDigestIsRefusedAndTheOldStateKeepsServing) {
   EXPECT_EQ(client.Installed(), 5u);
 }
 
-// A range diff with a wrong new_count (signed: the manifest names its bytes) is refused by the merge; the
-// client falls back to the checkpoint snapshot and the diff from the checkpoint.
-TEST(RangeSync, WrongNewCountFallsBackToTheCheckpoint) {
+// A client at `f` syncs version 10 (checkpoint 8) whose range diff (a, t] says one entry too many in every layer
+// (signed: the manifest names its bytes). The merge refuses it, and the client falls back to the checkpoint
+// snapshot and the diff from it; *requests gets what it asked the server after the setup.
+void SyncPastAWrongCount(const std::string& name, uint64_t f, uint64_t a, uint64_t t,
+                         std::vector<std::string>* requests, SyncOutcome* o) {
   const Chain chain(10);
   MapServer server;
   Repo repo{chain, server, TestKey()};
-  Client client(ScratchDir("range_sync_count") + "/D", server.base_url(), repo.key.public_key());
-  InstallVersion(repo, client, 9);
+  Client client(ScratchDir(name) + "/D", server.base_url(), repo.key.public_key());
+  InstallVersion(repo, client, f);
   Manifest m = repo.Build(10, 8);
-  RangeDiff bad = chain.Range(9, 10);
-  bad.layers[0].new_count += 1;
+  RangeDiff bad = chain.Range(a, t);
+  for (RangeLayerDiff& l : bad.layers) l.new_count += 1;
+  const std::string bad_name = "bad-" + std::to_string(a) + "-" + std::to_string(t) + ".z";
   for (ManifestDiff& d : m.diffs) {
-    if (d.from_version == 9 && d.to_version == 10) d.file = Served(server, "bad-9-10.z", EncodeRangeDiff(bad));
+    if (d.from_version == a && d.to_version == t) d.file = Served(server, bad_name, EncodeRangeDiff(bad));
   }
   repo.Publish(m);
   server.TakeRequests();
-  SyncOutcome o = client.Sync(10);
-  ASSERT_EQ(o.kind, SyncOutcome::kUpdated) << Describe(o);
-  EXPECT_TRUE(o.fell_back_to_snapshot);
-  EXPECT_NE(o.diff_error.message().find("the diff says"), std::string::npos) << o.diff_error.ToString();
-  EXPECT_TRUE(o.used_checkpoint_snapshot);
-  EXPECT_EQ(o.range_diffs, 1u);
+  *o = client.Sync(10);
+  ASSERT_EQ(o->kind, SyncOutcome::kUpdated) << Describe(*o);
+  EXPECT_TRUE(o->fell_back_to_snapshot);
+  EXPECT_NE(o->diff_error.message().find("the diff says"), std::string::npos) << o->diff_error.ToString();
+  EXPECT_TRUE(o->used_checkpoint_snapshot);
   EXPECT_EQ(client.InstalledBytes(), chain.Snapshot(10));
-  EXPECT_EQ(server.TakeRequests(), (std::vector<std::string>{"manifest.json", "manifest.sig", "bad-9-10.z",
-                                                             "snap-8.z", DiffName(8, 10)}));
+  *requests = server.TakeRequests();
+}
+
+TEST(RangeSync, WrongNewCountFallsBackToTheCheckpoint) {
+  std::vector<std::string> requests;
+  SyncOutcome o;
+  SyncPastAWrongCount("range_sync_count", 9, 9, 10, &requests, &o);
+  EXPECT_EQ(o.range_diffs, 1u);
+  EXPECT_EQ(requests, (std::vector<std::string>{"manifest.json", "manifest.sig", "bad-9-10.z", "snap-8.z",
+                                                DiffName(8, 10)}));
 }
 
 // Two hops stream the state through each other (old -> C -> V) instead of being composed: the first hop's own
-// count at C is checked where it is reached. A to-checkpoint diff with a wrong new_count is refused and the client
-// falls back to the checkpoint snapshot (composed, the second hop's count had replaced it unchecked).
+// count at C is checked where it is reached, so a to-checkpoint diff with a wrong new_count is refused (composed,
+// the second hop's count had replaced it unchecked).
 TEST(RangeSync, AFirstHopWithAWrongCountAtTheCheckpointIsRefused) {
-  const Chain chain(10);
-  MapServer server;
-  Repo repo{chain, server, TestKey()};
-  Client client(ScratchDir("range_sync_hop_count") + "/D", server.base_url(), repo.key.public_key());
-  InstallVersion(repo, client, 5);
-  Manifest m = repo.Build(10, 8);
-  RangeDiff bad = chain.Range(5, 8);
-  for (RangeLayerDiff& l : bad.layers) l.new_count += 1;
-  for (ManifestDiff& d : m.diffs) {
-    if (d.from_version == 5 && d.to_version == 8) d.file = Served(server, "bad-5-8.z", EncodeRangeDiff(bad));
-  }
-  repo.Publish(m);
-  server.TakeRequests();
-  SyncOutcome o = client.Sync(10);
-  ASSERT_EQ(o.kind, SyncOutcome::kUpdated) << Describe(o);
-  EXPECT_TRUE(o.fell_back_to_snapshot);
-  EXPECT_NE(o.diff_error.message().find("the diff says"), std::string::npos) << o.diff_error.ToString();
-  EXPECT_TRUE(o.used_checkpoint_snapshot);
-  EXPECT_EQ(client.InstalledBytes(), chain.Snapshot(10));
+  std::vector<std::string> requests;
+  SyncOutcome o;
+  SyncPastAWrongCount("range_sync_hop_count", 5, 5, 8, &requests, &o);
+  EXPECT_EQ(requests, (std::vector<std::string>{"manifest.json", "manifest.sig", "bad-5-8.z", DiffName(8, 10),
+                                                "snap-8.z", DiffName(8, 10)}));
 }
 
 // A truncated range diff fails its signed size/SHA-256. When it is the diff from the checkpoint, both paths
