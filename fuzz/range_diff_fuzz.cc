@@ -6,6 +6,7 @@
 // to the same diff, and apply (MergeRangeLayerDiff through ApplyRangeLayerDiff) to a synthetic old state
 // either with a strictly increasing result of exactly new_count values or with a clean error.
 //
+// Also decoded with a large diff's caps (docs/manifest-format.md §8.5), which must accept whatever the defaults do.
 // Every input is tried as is and with a valid SHA-256 trailer appended (see diff_codec_fuzz.cc for why).
 // Seeds: range diff bytes without their last 32 bytes (e.g. the golden range diff of core/diff_codec_test.cc).
 #include <cstddef>
@@ -27,7 +28,13 @@ namespace {
 }
 
 void Check(std::string_view bytes) {
+  // A large diff's caps (what a manifest's large_diffs lets a reader take): never more accepted by the default
+  // caps than by them, and the same diff where both accept. Their memory stays bounded by the bytes present.
+  const urlguard::RangeDiffCaps large{bytes.size(), urlguard::kMaxDiffEntries * 4};
+  urlguard::Result<urlguard::RangeDiff> l = urlguard::DecodeRangeDiff(bytes, large);
   urlguard::Result<urlguard::RangeDiff> d = urlguard::DecodeRangeDiff(bytes);
+  if (d.ok() && (!l.ok() || !(*l == *d))) Fail("the default caps accept what a large diff's caps refuse");
+  if (l.ok() && !urlguard::ValidateRangeDiff(*l, large).ok()) Fail("a large diff that ValidateRangeDiff rejects");
   if (!d.ok()) return;
   if (!urlguard::ValidateRangeDiff(*d).ok()) Fail("decoded a range diff that ValidateRangeDiff rejects");
   const std::string again = urlguard::EncodeRangeDiff(*d);
