@@ -457,9 +457,13 @@ Status ValidateFormat1(const Manifest& m) {
   return Status::Ok();
 }
 
-// The rules `diffs` and `large_diffs` share: versions, order and file caps.
+// The rules `diffs` and `large_diffs` share: their count, versions, order and file caps.
 Status ValidateRangeDiffs(const Manifest& m, const std::vector<ManifestDiff>& diffs, const std::string& field,
-                          uint64_t file_cap) {
+                          size_t count_cap, uint64_t file_cap) {
+  if (diffs.size() > count_cap) {
+    return Status::ResourceExhausted("manifest lists " + std::to_string(diffs.size()) + " " + field + " (cap " +
+                                     std::to_string(count_cap) + ")");
+  }
   const ManifestCheckpoint& c = m.checkpoint;
   for (size_t i = 0; i < diffs.size(); ++i) {
     const ManifestDiff& d = diffs[i];
@@ -502,16 +506,9 @@ Status ValidateFormat2(const Manifest& m) {
   if (c.snapshot.inflated_size != c.state_bytes) {
     return FieldError("checkpoint.snapshot.inflated_size", "differs from checkpoint.state_bytes");
   }
-  if (m.diffs.size() > kMaxManifestDiffsFormat2) {
-    return Status::ResourceExhausted("manifest lists " + std::to_string(m.diffs.size()) + " diffs (cap " +
-                                     std::to_string(kMaxManifestDiffsFormat2) + ")");
-  }
-  if (m.large_diffs.size() > kMaxManifestLargeDiffs) {
-    return Status::ResourceExhausted("manifest lists " + std::to_string(m.large_diffs.size()) +
-                                     " large_diffs (cap " + std::to_string(kMaxManifestLargeDiffs) + ")");
-  }
-  URLGUARD_RETURN_IF_ERROR(ValidateRangeDiffs(m, m.diffs, "diffs", kMaxDiffBytes));
-  URLGUARD_RETURN_IF_ERROR(ValidateRangeDiffs(m, m.large_diffs, "large_diffs", kMaxSnapshotBytes));
+  URLGUARD_RETURN_IF_ERROR(ValidateRangeDiffs(m, m.diffs, "diffs", kMaxManifestDiffsFormat2, kMaxDiffBytes));
+  URLGUARD_RETURN_IF_ERROR(
+      ValidateRangeDiffs(m, m.large_diffs, "large_diffs", kMaxManifestLargeDiffs, kMaxSnapshotBytes));
   bool has_checkpoint_to_current = false;
   for (const ManifestDiff& d : m.diffs) {
     if (d.to_version == m.version && d.from_version == c.version) has_checkpoint_to_current = true;
