@@ -32,6 +32,8 @@ Row ids this table expects (also listed in docs/performance.md, "Issue 11 table"
   update_apply_s             apply a 50 k-change diff to a 10 M list, verify, install (bench/update_bench)
   update_rss_ratio           client peak RSS above idle during that update / the list file; baseline in_memory_apply
   swap_p999_us               lookup latency p99.9 while updates swap in; baseline no_updates
+  catchup_apply_rss_mb       client peak RSS above idle applying one catch-up range diff as large as the list, parsed
+                             and decoded as merged (bench/update_bench); baseline decoded_first_mb
   publish_build_s            publisher: build 10 M entries from text, 2 threads (publisher-scale's bench; when
                              no bench prints it, this script times `urlguard-publish build` itself)
   verify_rps                 verify API on loopback, 2 cores, 1-5 prefixes, requests/s (bench/verify_load_bench)

@@ -10,15 +10,21 @@
 //   2. lookup latency (p50 / p99 / p99.9 / max) of a thread probing the list through the client's generation swap
 //      (client/generation_slots.h, LoadGeneration) while another thread installs 20+ updates in a row and publishes
 //      each new generation, against the same thread with no updates (same run).
+//   3. a client catching up (manifest format 2): one range diff touching `--catchup-changes` fingerprints (default
+//      the list's size: an hour away at 1,400 new entries a second on a 10 M list) applied to the list through
+//      the updater's path, its bytes already inflated in memory: parsed and decoded value by value as the merge
+//      reads them (ParseRangeDiff, what the updater does) against decoded into 8 bytes a value first
+//      (DecodeRangeDiff, before), alternating, each into a fresh data directory. Peak RSS above idle and time.
 //
 // The list: random fingerprints with the publisher's universes (U_L = k_L * N / p, publish/list_builder.h) for
 // p = 0.1%, 40% domain and 60% url entries; the diff removes and adds `changes` / 2 entries each, in proportion
 // over both layers. Versions alternate between two contents A and B (diffs A->B and B->A), and every version's
 // state hash is computed with BuildSnapshot up front, so each update is checked against an independent hash.
 //
-// Usage: update_bench [--entries N] [--changes N] [--reps N] [--swaps N] [--json]
+// Usage: update_bench [--entries N] [--changes N] [--reps N] [--swaps N] [--catchup-changes N] [--json]
+//   --catchup-changes 0 skips part 3.
 //   --json (or URLGUARD_BENCH_JSON=1): one JSON row per line for bench/perf_table.py:
-//   update_apply_s, update_rss_ratio, swap_p999_us.
+//   update_apply_s, update_rss_ratio, swap_p999_us, catchup_apply_rss_mb.
 #include <sys/resource.h>
 #include <time.h>
 
@@ -39,6 +45,7 @@
 #include "bench/cpu_time.h"
 #include "core/diff_codec.h"
 #include "core/probe_model.h"
+#include "core/set_digest.h"
 #include "core/snapshot.h"
 #include "platform/env.h"
 #include "sync/apply.h"
@@ -169,29 +176,40 @@ Diff DiffTo(const Setup& s, uint64_t to_version) {
   return d;
 }
 
-// The updater's diff path (sync/updater.cc InstallFromDiff), without the download.
-Status StreamedUpdate(Store& store, const Setup& s, uint64_t to_version) {
+// The installed state mapped, as the updater maps its diff base.
+struct InstalledBase {
+  std::unique_ptr<MappedFile> file;
+  SnapshotView view;
+};
+
+Result<InstalledBase> MapInstalled(Store& store) {
   const InstalledList* base = store.state().FindInstalled(kList);
   auto mapped = store.env()->MapReadOnly(store.PathOf(*base));
   if (!mapped.ok()) return mapped.status();
   auto view = SnapshotView::Open((*mapped)->data(), (*mapped)->size(), false);
   if (!view.ok()) return view.status();
+  return InstalledBase{std::move(*mapped), *view};
+}
+
+// The updater's diff path (sync/updater.cc InstallFromDiff), without the download.
+Status StreamedUpdate(Store& store, const Setup& s, uint64_t to_version) {
+  auto base = MapInstalled(store);
+  if (!base.ok()) return base.status();
+  std::unique_ptr<MappedFile>& mapped = base->file;
+  const SnapshotView* view = &base->view;
   const Diff diff = DiffTo(s, to_version);
   const Manifest& m = s.manifests[to_version];
   return store.InstallWith(MetaOf(m), [&](const std::string& path) {
-    return WriteDiffAppliedSnapshot(store.env(), path, *view, mapped->get(), diff, m);
+    return WriteDiffAppliedSnapshot(store.env(), path, *view, mapped.get(), diff, m);
   });
 }
 
 // The in-memory apply the streaming one replaced: decode both states, build the file in memory, install it.
 Status InMemoryUpdate(Store& store, const Setup& s, uint64_t to_version) {
-  const InstalledList* base = store.state().FindInstalled(kList);
-  auto mapped = store.env()->MapReadOnly(store.PathOf(*base));
-  if (!mapped.ok()) return mapped.status();
-  auto view = SnapshotView::Open((*mapped)->data(), (*mapped)->size(), false);
-  if (!view.ok()) return view.status();
+  auto base = MapInstalled(store);
+  if (!base.ok()) return base.status();
   const Manifest& m = s.manifests[to_version];
-  auto bytes = ApplyDiffToSnapshot(*view, DiffTo(s, to_version), m);
+  auto bytes = ApplyDiffToSnapshot(base->view, DiffTo(s, to_version), m);
   if (!bytes.ok()) return bytes.status();
   return store.Install(MetaOf(m), *bytes);
 }
@@ -200,6 +218,81 @@ struct Measure {
   double wall_s, cpu_s;
   int64_t peak_above_idle;
 };
+
+// Part 3's list: version 1 (content A) and, `changes` touched fingerprints later, version 2 (content B), with the
+// range diff (1, 2] as its file holds it, inflated, and version 2's format 2 manifest.
+struct Catchup {
+  std::string v1_bytes;
+  std::string diff_bytes;
+  Manifest m1, m2;
+  uint64_t values = 0;  // absent + present over the layers
+};
+
+Catchup MakeCatchup(uint64_t entries, uint64_t changes) {
+  Setup s = MakeSetup(entries, changes, 2);
+  Catchup c;
+  c.v1_bytes = std::move(s.v1_bytes);
+  RangeDiff d;
+  d.list_name = kList;
+  d.from_version = 1;
+  d.to_version = 2;
+  for (const LayerPair& l : s.layers) {
+    std::vector<uint64_t> touched;
+    std::set_symmetric_difference(l.a.begin(), l.a.end(), l.b.begin(), l.b.end(), std::back_inserter(touched));
+    d.layers.push_back(MakeRangeLayerDiff(l.kind, l.universe, touched, l.b));
+    c.values += touched.size();
+  }
+  RangeDiffCaps caps{~uint64_t{0}, ~uint64_t{0}};
+  c.diff_bytes = EncodeRangeDiff(d, caps);
+  auto v2 = BuildSnapshot(ContentOf(s, 2));
+  if (!v2.ok()) {
+    std::fprintf(stderr, "BuildSnapshot: %s\n", v2.status().ToString().c_str());
+    std::exit(1);
+  }
+  auto view = SnapshotView::Open(reinterpret_cast<const uint8_t*>(v2->data()), v2->size(), false);
+  auto digest = view.ok() ? SnapshotSetDigest(*view) : Result<Sha256Digest>(view.status());
+  if (!digest.ok()) {
+    std::fprintf(stderr, "set digest: %s\n", digest.status().ToString().c_str());
+    std::exit(1);
+  }
+  c.m1 = s.manifests[1];
+  c.m2 = s.manifests[2];
+  c.m2.format = kManifestFormat2;
+  c.m2.state_digest = *digest;
+  return c;
+}
+
+// The updater's range diff path (sync/updater.cc InstallFromRangeDiff) from inflated bytes, with the diff parsed
+// (streamed: what the updater does) or decoded first (what it did before).
+Status CatchupUpdate(Store& store, const Catchup& c, bool streamed) {
+  auto base = MapInstalled(store);
+  if (!base.ok()) return base.status();
+  std::unique_ptr<MappedFile>& mapped = base->file;
+  const SnapshotView* view = &base->view;
+  const RangeDiffCaps caps{~uint64_t{0}, ~uint64_t{0}};
+  InstalledList meta = MetaOf(c.m2);
+  Status applied;
+  if (streamed) {
+    auto parsed = ParseRangeDiff(c.diff_bytes, caps);
+    if (!parsed.ok()) return parsed.status();
+    const RangeDiffStreams* hops[] = {&*parsed};
+    return store.InstallWith(meta, [&](const std::string& path) {
+      Sha256Digest sha{};
+      applied = WriteRangeDiffAppliedSnapshot(store.env(), path, *view, mapped.get(),
+                                              std::span<const RangeDiffStreams* const>(hops), c.m2, &sha);
+      meta.state_sha256 = sha;
+      return applied;
+    });
+  }
+  auto decoded = DecodeRangeDiff(c.diff_bytes, caps);
+  if (!decoded.ok()) return decoded.status();
+  return store.InstallWith(meta, [&](const std::string& path) {
+    Sha256Digest sha{};
+    applied = WriteRangeDiffAppliedSnapshot(store.env(), path, *view, mapped.get(), *decoded, c.m2, &sha);
+    meta.state_sha256 = sha;
+    return applied;
+  });
+}
 
 template <typename Fn>
 Measure Measured(Fn&& fn) {
@@ -276,6 +369,7 @@ double Median(std::vector<double> v) {
 
 int Main(int argc, char** argv) {
   uint64_t entries = 10'000'000, changes = 50'000, reps = 3, swaps = 20;
+  int64_t catchup_changes = -1;  // -1: the list's size
   const char* env_json = std::getenv("URLGUARD_BENCH_JSON");
   bool json = env_json != nullptr && std::strcmp(env_json, "1") == 0;
   for (int i = 1; i < argc; ++i) {
@@ -295,10 +389,14 @@ int Main(int argc, char** argv) {
       reps = std::max<uint64_t>(1, next());
     } else if (a == "--swaps") {
       swaps = std::max<uint64_t>(1, next());
+    } else if (a == "--catchup-changes") {
+      catchup_changes = static_cast<int64_t>(next());
     } else if (a == "--json") {
       json = true;
     } else {
-      std::fprintf(stderr, "usage: update_bench [--entries N] [--changes N] [--reps N] [--swaps N] [--json]\n");
+      std::fprintf(stderr,
+                   "usage: update_bench [--entries N] [--changes N] [--reps N] [--swaps N] [--catchup-changes N] "
+                   "[--json]\n");
       return 2;
     }
   }
@@ -411,6 +509,52 @@ int Main(int argc, char** argv) {
   PrintLatency(label, busy);
   std::filesystem::remove_all(dir);
 
+  // 3. A client catching up: one large range diff, parsed (streamed) against decoded first.
+  std::vector<double> cw[2], cc[2], cr[2];
+  uint64_t catchup_values = 0, catchup_bytes = 0;
+  if (catchup_changes != 0) {
+    const uint64_t n = catchup_changes < 0 ? entries : static_cast<uint64_t>(catchup_changes);
+    const double c0 = WallSeconds();
+    Catchup c = MakeCatchup(entries, n);
+    catchup_values = c.values;
+    catchup_bytes = c.diff_bytes.size();
+    std::printf("catch-up: a range diff of %llu values (%llu bytes inflated, %.2f bytes a value) to the %llu-entry "
+                "list (setup %.1f s)\n",
+                static_cast<unsigned long long>(c.values), static_cast<unsigned long long>(catchup_bytes),
+                static_cast<double>(catchup_bytes) / static_cast<double>(std::max<uint64_t>(1, c.values)),
+                static_cast<unsigned long long>(entries), WallSeconds() - c0);
+    for (uint64_t r = 0; r < reps; ++r) {
+      for (int streamed = 1; streamed >= 0; --streamed) {
+        const std::string cdir = dir + ".catchup";
+        std::filesystem::remove_all(cdir);
+        auto cstore = Store::Open(env, cdir);
+        if (!cstore.ok()) {
+          std::fprintf(stderr, "%s\n", cstore.status().ToString().c_str());
+          return 1;
+        }
+        if (Status st = (*cstore)->Install(MetaOf(c.m1), c.v1_bytes); !st.ok()) {
+          std::fprintf(stderr, "%s\n", st.ToString().c_str());
+          return 1;
+        }
+        Measure m = Measured([&] { return CatchupUpdate(**cstore, c, streamed == 1); });
+        cw[streamed].push_back(m.wall_s);
+        cc[streamed].push_back(m.cpu_s);
+        cr[streamed].push_back(static_cast<double>(m.peak_above_idle) / 1e6);
+        cstore->reset();
+        std::filesystem::remove_all(cdir);
+      }
+      std::printf("  rep %llu: streamed %.3f s wall %.3f s cpu, peak +%.1f MB; decoded first %.3f s wall %.3f s cpu, "
+                  "peak +%.1f MB\n",
+                  static_cast<unsigned long long>(r), cw[1].back(), cc[1].back(), cr[1].back(), cw[0].back(),
+                  cc[0].back(), cr[0].back());
+    }
+    std::printf("catch-up apply + verify + install (median of %llu):\n", static_cast<unsigned long long>(reps));
+    std::printf("  streamed:      %.3f s wall, %.3f s cpu, peak RSS above idle %.1f MB\n", Median(cw[1]),
+                Median(cc[1]), Median(cr[1]));
+    std::printf("  decoded first: %.3f s wall, %.3f s cpu, peak RSS above idle %.1f MB\n", Median(cw[0]),
+                Median(cc[0]), Median(cr[0]));
+  }
+
   if (json) {
     std::printf(
         "{\"row\": \"update_apply_s\", \"value\": %.4f, \"unit\": \"s\", \"baselines\": {\"in_memory_apply\": %.4f, "
@@ -428,6 +572,14 @@ int Main(int argc, char** argv) {
         "p99.9 while %llu updates install and swap in\"}\n",
         busy.PercentileUs(0.999), quiet.PercentileUs(0.999), busy.PercentileUs(0.5), busy.PercentileUs(0.99),
         busy.MaxUs(), quiet.MaxUs(), static_cast<unsigned long long>(swaps));
+    if (catchup_values > 0) {
+      std::printf(
+          "{\"row\": \"catchup_apply_rss_mb\", \"value\": %.1f, \"unit\": \"MB\", \"baselines\": "
+          "{\"decoded_first_mb\": %.1f, \"streamed_wall_s\": %.3f, \"decoded_first_wall_s\": %.3f}, \"note\": "
+          "\"peak RSS above idle applying a %llu-value range diff (%llu bytes inflated) to a %llu-entry list\"}\n",
+          Median(cr[1]), Median(cr[0]), Median(cw[1]), Median(cw[0]), static_cast<unsigned long long>(catchup_values),
+          static_cast<unsigned long long>(catchup_bytes), static_cast<unsigned long long>(entries));
+    }
   }
   return hits == 0xdeadbeef ? 3 : 0;  // keep the probes from being optimised away
 }

@@ -9,6 +9,7 @@
 #include <cassert>
 #include <cmath>
 #include <string>
+#include <utility>
 
 namespace urlguard {
 
@@ -225,51 +226,69 @@ std::string RiceEncodeSorted(std::span<const uint64_t> sorted, int k) {
   return writer.Finish();
 }
 
-Status RiceDecodeSorted(std::string_view bytes, int k, uint64_t count, uint64_t bound,
-                        std::vector<uint64_t>* out) {
-  out->clear();
+RiceSortedReader::RiceSortedReader(std::string_view bytes, int k, uint64_t count, uint64_t bound)
+    : reader_(bytes), k_(k), count_(count), bound_(bound) {
   if (k < 0 || k > kMaxRiceParameter) {
-    return Status::Corruption("rice parameter " + std::to_string(k) + " is above " +
-                              std::to_string(kMaxRiceParameter));
+    Fail("rice parameter " + std::to_string(k) + " is above " + std::to_string(kMaxRiceParameter));
+    return;
   }
   if (count > bound) {
-    return Status::Corruption(std::to_string(count) + " distinct values cannot all be below " +
-                              std::to_string(bound));
+    Fail(std::to_string(count) + " distinct values cannot all be below " + std::to_string(bound));
+    return;
   }
-  // Each value takes at least k + 1 bits: refuse before allocating for a count the bytes cannot hold.
+  // Each value takes at least k + 1 bits: a count the bytes cannot hold is refused before anyone allocates.
   const unsigned __int128 min_bits = static_cast<unsigned __int128>(count) * static_cast<unsigned>(k + 1);
   const unsigned __int128 have_bits = static_cast<unsigned __int128>(bytes.size()) * 8;
   if (min_bits > have_bits) {
-    return Status::Corruption(std::to_string(count) + " values with rice parameter " + std::to_string(k) +
-                              " need at least " + std::to_string(static_cast<uint64_t>(min_bits)) +
-                              " bits, the stream has " + std::to_string(bytes.size()) + " bytes");
+    Fail(std::to_string(count) + " values with rice parameter " + std::to_string(k) + " need at least " +
+         std::to_string(static_cast<uint64_t>(min_bits)) + " bits, the stream has " + std::to_string(bytes.size()) +
+         " bytes");
   }
+}
+
+bool RiceSortedReader::Fail(std::string message) {
+  status_ = Status::Corruption(std::move(message));
+  done_ = true;
+  return false;
+}
+
+bool RiceSortedReader::Next(uint64_t* x) {
+  if (done_) return false;
+  if (index_ == count_) {
+    done_ = true;
+    if (!reader_.AtCanonicalEnd()) {
+      return Fail("rice stream: " + std::to_string(reader_.bits_remaining()) +
+                  " bits after the last value (expected only zero padding to a byte boundary)");
+    }
+    return false;
+  }
+  // The previous value may have been bound - 1, leaving no room for this one.
+  if (next_min_ >= bound_) {
+    return Fail("rice stream: value " + std::to_string(index_) + " would be >= the bound " + std::to_string(bound_));
+  }
+  uint64_t gap = 0;
+  if (!reader_.ReadRice(k_, bound_ - 1 - next_min_, &gap)) {
+    return Fail("rice stream: value " + std::to_string(index_) + " of " + std::to_string(count_) +
+                (reader_.bits_remaining() == 0 ? " runs past the end of the stream"
+                                               : " is truncated or >= the bound " + std::to_string(bound_)));
+  }
+  *x = next_min_ + gap;  // <= bound - 1: no overflow
+  next_min_ = *x + 1;
+  ++index_;
+  return true;
+}
+
+Status RiceDecodeSorted(std::string_view bytes, int k, uint64_t count, uint64_t bound,
+                        std::vector<uint64_t>* out) {
+  out->clear();
+  RiceSortedReader reader(bytes, k, count, bound);
+  if (!reader.status().ok()) return reader.status();
   out->reserve(count);
-  BitReader reader(bytes);
-  uint64_t next_min = 0;  // the smallest value allowed next
-  for (uint64_t i = 0; i < count; ++i) {
-    // The previous value may have been bound - 1, leaving no room for this one.
-    if (next_min >= bound) {
-      out->clear();
-      return Status::Corruption("rice stream: value " + std::to_string(i) + " would be >= the bound " +
-                                std::to_string(bound));
-    }
-    uint64_t gap = 0;
-    if (!reader.ReadRice(k, bound - 1 - next_min, &gap)) {
-      out->clear();
-      return Status::Corruption("rice stream: value " + std::to_string(i) + " of " + std::to_string(count) +
-                                (reader.bits_remaining() == 0
-                                     ? " runs past the end of the stream"
-                                     : " is truncated or >= the bound " + std::to_string(bound)));
-    }
-    const uint64_t x = next_min + gap;  // <= bound - 1: no overflow
-    out->push_back(x);
-    next_min = x + 1;
-  }
-  if (!reader.AtCanonicalEnd()) {
+  uint64_t x = 0;
+  while (reader.Next(&x)) out->push_back(x);
+  if (!reader.status().ok()) {
     out->clear();
-    return Status::Corruption("rice stream: " + std::to_string(reader.bits_remaining()) +
-                              " bits after the last value (expected only zero padding to a byte boundary)");
+    return reader.status();
   }
   return Status::Ok();
 }

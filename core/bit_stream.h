@@ -139,6 +139,36 @@ std::string RiceEncodeSorted(std::span<const uint64_t> sorted, int k);
 Status RiceDecodeSorted(std::string_view bytes, int k, uint64_t count, uint64_t bound,
                         std::vector<uint64_t>* out);
 
+// RiceDecodeSorted one value at a time, with its checks and messages (RiceDecodeSorted is written with it): for
+// a sequence a reader merges once and need not hold, 8 bytes a value decoded against a few bits coded (a
+// catch-up diff of a 100 M-entry list holds tens of millions). `bytes` must outlive the reader. Not thread-safe.
+class RiceSortedReader {
+ public:
+  // The empty sequence.
+  RiceSortedReader() : reader_(std::string_view()) {}
+  // Checks k, count against bound and count against the stream's length at once (status()).
+  RiceSortedReader(std::string_view bytes, int k, uint64_t count, uint64_t bound);
+
+  // The next value into *x. False after the last one, having checked that only zero padding follows it, or at
+  // the first error, which status() then holds; false from then on.
+  bool Next(uint64_t* x);
+  const Status& status() const { return status_; }
+  // Values not read yet.
+  uint64_t remaining() const { return count_ - index_; }
+
+ private:
+  bool Fail(std::string message);
+
+  BitReader reader_;
+  int k_ = 0;
+  uint64_t count_ = 0;
+  uint64_t bound_ = 0;
+  uint64_t index_ = 0;
+  uint64_t next_min_ = 0;  // the smallest value allowed next
+  bool done_ = false;
+  Status status_;
+};
+
 }  // namespace urlguard
 
 #endif  // URLGUARD_CORE_BIT_STREAM_H_

@@ -353,6 +353,47 @@ TEST(RiceTest, RejectsTruncationTrailingBitsAndGarbage) {
   EXPECT_GT(decoded_nonempty, 0);  // the loop did reach the canonical-encoding check
 }
 
+// RiceSortedReader, which RiceDecodeSorted is written with, gives the values one at a time and fails where the
+// stream does, with the same status and nothing after it; a reader asked for more stays at its end.
+TEST(RiceSortedReaderTest, YieldsTheValuesAndStopsAtTheFirstFault) {
+  const std::vector<uint64_t> v = RandomSortedSet(300, 1u << 28, 11);
+  const int k = OptimalRiceParameter(v);
+  const std::string bytes = RiceEncodeSorted(v, k);
+  RiceSortedReader reader(bytes, k, v.size(), 1u << 28);
+  std::vector<uint64_t> got;
+  uint64_t x = 0;
+  EXPECT_EQ(reader.remaining(), v.size());
+  while (reader.Next(&x)) got.push_back(x);
+  EXPECT_TRUE(reader.status().ok()) << reader.status().ToString();
+  EXPECT_EQ(got, v);
+  EXPECT_EQ(reader.remaining(), 0u);
+  EXPECT_FALSE(reader.Next(&x));
+  EXPECT_TRUE(RiceSortedReader().status().ok());
+  EXPECT_FALSE(RiceSortedReader().Next(&x));
+
+  std::vector<uint64_t> out;
+  auto expect_same_fault = [&](std::string_view b, uint64_t count, uint64_t bound) {
+    const Status whole = RiceDecodeSorted(b, k, count, bound, &out);
+    ASSERT_FALSE(whole.ok());
+    RiceSortedReader r(b, k, count, bound);
+    uint64_t read = 0;
+    uint64_t y = 0;
+    while (r.Next(&y)) {
+      ASSERT_LT(read, count);
+      ASSERT_EQ(y, v[read]) << "a value before the fault differs";
+      ++read;
+    }
+    EXPECT_EQ(r.status().code(), StatusCode::kCorruption);
+    EXPECT_EQ(r.status().message(), whole.message());
+    EXPECT_FALSE(r.Next(&y));
+  };
+  for (size_t len = 0; len < bytes.size(); len += 7) expect_same_fault(std::string_view(bytes).substr(0, len), v.size(), 1u << 28);
+  expect_same_fault(bytes, v.size() - 1, 1u << 28);        // a value left unread before the end
+  expect_same_fault(bytes + '\x01', v.size(), 1u << 28);   // bits after the last value
+  expect_same_fault(bytes, v.size(), v[200]);              // a value at the bound
+  expect_same_fault(std::string(4, '\0'), 1000, 1u << 28);  // a count the bytes cannot hold
+}
+
 TEST(RiceTest, CostPerEntryNearEntropyForUniformSets) {
   // n values uniform in [0, U): about log2(U / n) + 1.5 bits each (the entropy is log2(U / n) + 1.44).
   const size_t n = 100000;

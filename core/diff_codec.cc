@@ -577,7 +577,7 @@ std::string EncodeRangeDiff(const RangeDiff& diff, const RangeDiffCaps& caps) {
   return out;
 }
 
-Result<RangeDiff> DecodeRangeDiff(std::string_view bytes, const RangeDiffCaps& caps) {
+Result<RangeDiffStreams> ParseRangeDiff(std::string_view bytes, const RangeDiffCaps& caps) {
   auto corrupt = [](const std::string& m) { return Status::Corruption("range diff: " + m); };
   if (bytes.size() > caps.max_bytes) {
     return Status::ResourceExhausted("range diff: " + U64(bytes.size()) + " bytes exceed the cap of " +
@@ -612,7 +612,7 @@ Result<RangeDiff> DecodeRangeDiff(std::string_view bytes, const RangeDiffCaps& c
     return corrupt("header length " + U64(header_length) + " too small for a " + U64(name_length) +
                    "-byte name");
   }
-  RangeDiff diff;
+  RangeDiffStreams diff;
   diff.list_name.assign(reinterpret_cast<const char*>(p + kOffName), name_length);
   if (!IsValidListName(diff.list_name)) return corrupt("list name has bytes outside [a-z0-9_-]");
   const uint8_t* after_name = p + kOffName + name_length;
@@ -628,18 +628,12 @@ Result<RangeDiff> DecodeRangeDiff(std::string_view bytes, const RangeDiffCaps& c
                    " for " + U64(layer_count) + " layers");
   }
 
-  // Pass 1: every record, count and stream length, before anything is allocated.
-  struct Record {
-    int absent_k, present_k;
-    uint64_t absent_count, present_count;
-    std::string_view absent_stream, present_stream;
-  };
-  Record records[kMaxDiffLayers];
+  // Pass 1: every record, count and stream length (nothing here grows with the diff).
   diff.layers.resize(layer_count);
   const uint8_t* rec = after_name + 17;
   size_t stream_offset = header_length;
   for (size_t i = 0; i < layer_count; ++i, rec += kDiffLayerRecordBytes) {
-    RangeLayerDiff& d = diff.layers[i];
+    RangeLayerStreams& d = diff.layers[i];
     const std::string where = "layer record " + U64(i) + ": ";
     const uint8_t kind = rec[kRangeRecKind];
     if (!IsValidLayerKind(kind)) return corrupt(where + "invalid layer kind " + U64(kind));
@@ -647,7 +641,7 @@ Result<RangeDiff> DecodeRangeDiff(std::string_view bytes, const RangeDiffCaps& c
       return corrupt(where + "layer kinds not in ascending order or repeated");
     }
     d.layer = static_cast<LayerKind>(kind);
-    Record& r = records[i];
+    RangeLayerStreams& r = d;
     r.absent_k = rec[kRangeRecAbsentK];
     r.present_k = rec[kRangeRecPresentK];
     if (r.absent_k > kMaxRiceParameter || r.present_k > kMaxRiceParameter) {
@@ -684,41 +678,70 @@ Result<RangeDiff> DecodeRangeDiff(std::string_view bytes, const RangeDiffCaps& c
     return corrupt(U64(body_size - stream_offset) + " unexpected bytes between the last stream and the trailer");
   }
 
-  // Pass 2: decode (RiceDecodeSorted checks each count against its stream's length before allocating and
-  // that the stream ends exactly), then disjointness.
-  for (size_t i = 0; i < layer_count; ++i) {
-    RangeLayerDiff& d = diff.layers[i];
-    const Record& r = records[i];
+  // Pass 2: each layer's streams decoded in step (RiceSortedReader: each count against its stream's length first,
+  // then the values' bounds and the streams' exact ends), absent against present for their disjointness.
+  for (const RangeLayerStreams& d : diff.layers) {
     const std::string where = std::string("range diff: layer ") + LayerKindName(d.layer);
-    URLGUARD_RETURN_IF_ERROR(RiceDecodeSorted(r.absent_stream, r.absent_k, r.absent_count, d.universe, &d.absent)
-                                 .WithContext(where + ": absent fingerprints"));
-    URLGUARD_RETURN_IF_ERROR(
-        RiceDecodeSorted(r.present_stream, r.present_k, r.present_count, d.universe, &d.present)
-            .WithContext(where + ": present fingerprints"));
-    uint64_t common;
-    if (FirstCommon(d.absent, d.present, &common)) {
-      return Status::Corruption(where + ": fingerprint " + U64(common) + " is both absent and present");
+    RiceSortedReader absent = d.absent();
+    RiceSortedReader present = d.present();
+    uint64_t a = 0;
+    uint64_t b = 0;
+    bool has_a = absent.Next(&a);
+    bool has_b = present.Next(&b);
+    while (has_a && has_b) {
+      if (a < b) {
+        has_a = absent.Next(&a);
+      } else if (b < a) {
+        has_b = present.Next(&b);
+      } else {
+        return Status::Corruption(where + ": fingerprint " + U64(a) + " is both absent and present");
+      }
     }
+    while (has_a) has_a = absent.Next(&a);
+    while (has_b) has_b = present.Next(&b);
+    if (!absent.status().ok()) return absent.status().WithContext(where + ": absent fingerprints");
+    if (!present.status().ok()) return present.status().WithContext(where + ": present fingerprints");
+  }
+  return diff;
+}
+
+Result<RangeDiff> DecodeRangeDiff(std::string_view bytes, const RangeDiffCaps& caps) {
+  URLGUARD_ASSIGN_OR_RETURN(RangeDiffStreams parsed, ParseRangeDiff(bytes, caps));
+  RangeDiff diff;
+  diff.list_name = std::move(parsed.list_name);
+  diff.from_version = parsed.from_version;
+  diff.to_version = parsed.to_version;
+  diff.layers.resize(parsed.layers.size());
+  for (size_t i = 0; i < parsed.layers.size(); ++i) {
+    const RangeLayerStreams& r = parsed.layers[i];
+    RangeLayerDiff& d = diff.layers[i];
+    d.layer = r.layer;
+    d.universe = r.universe;
+    d.new_count = r.new_count;
+    // Checked by the parse: these decode.
+    URLGUARD_RETURN_IF_ERROR(RiceDecodeSorted(r.absent_stream, r.absent_k, r.absent_count, r.universe, &d.absent));
+    URLGUARD_RETURN_IF_ERROR(
+        RiceDecodeSorted(r.present_stream, r.present_k, r.present_count, r.universe, &d.present));
   }
   return diff;
 }
 
 namespace diff_internal {
-Status RangeMergeError(const RangeLayerDiff& d, const std::string& what) {
-  return Status::Corruption(std::string("apply range diff to layer ") + LayerKindName(d.layer) + ": " + what);
+Status RangeMergeError(LayerKind layer, const std::string& what) {
+  return Status::Corruption(std::string("apply range diff to layer ") + LayerKindName(layer) + ": " + what);
 }
 }  // namespace diff_internal
 
 Status CheckRangeLayerDiffShape(const RangeLayerDiff& d, uint64_t max_values) {
   const Status counts = CheckRangeLayerCounts(LayerKindName(d.layer), d.universe, d.new_count, d.absent.size(),
                                               d.present.size(), max_values);
-  if (!counts.ok()) return diff_internal::RangeMergeError(d, counts.message());
+  if (!counts.ok()) return diff_internal::RangeMergeError(d.layer, counts.message());
   Status s = CheckSequence("absent", d.absent, d.universe);
   if (s.ok()) s = CheckSequence("present", d.present, d.universe);
-  if (!s.ok()) return diff_internal::RangeMergeError(d, s.message());
+  if (!s.ok()) return diff_internal::RangeMergeError(d.layer, s.message());
   uint64_t common;
   if (FirstCommon(d.absent, d.present, &common)) {
-    return diff_internal::RangeMergeError(d, "fingerprint " + U64(common) + " is both absent and present");
+    return diff_internal::RangeMergeError(d.layer, "fingerprint " + U64(common) + " is both absent and present");
   }
   return Status::Ok();
 }

@@ -27,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/bit_stream.h"
 #include "core/layer_kind.h"
 #include "core/list_name.h"
 #include "urlguard/status.h"
@@ -190,6 +191,39 @@ std::string EncodeRangeDiff(const RangeDiff& d, const RangeDiffCaps& caps = {});
 // outside `bytes`. Thread-safe. `caps` replaces the size and value caps (a large diff's, signed by the manifest).
 Result<RangeDiff> DecodeRangeDiff(std::string_view bytes, const RangeDiffCaps& caps = {});
 
+// One layer of a range diff as its file holds it: the counts and the two Rice streams, which the merge that
+// applies it decodes value by value (RangeLayerMerger). A client catching up holds these, a few bits a value,
+// instead of RangeLayerDiff's 8 bytes (a large diff of a 100 M-entry list: tens of millions of values).
+struct RangeLayerStreams {
+  LayerKind layer = LayerKind::kDomain;
+  uint64_t universe = 0;
+  uint64_t new_count = 0;
+  uint64_t absent_count = 0;
+  uint64_t present_count = 0;
+  int absent_k = 0;
+  int present_k = 0;
+  std::string_view absent_stream;  // into the bytes the diff was parsed from
+  std::string_view present_stream;
+
+  RiceSortedReader absent() const { return RiceSortedReader(absent_stream, absent_k, absent_count, universe); }
+  RiceSortedReader present() const { return RiceSortedReader(present_stream, present_k, present_count, universe); }
+};
+
+// A range diff checked in full but not decoded: RangeDiff with each layer's streams in place of its values.
+// Points into the bytes it was parsed from, which must outlive it unchanged.
+struct RangeDiffStreams {
+  std::string list_name;
+  uint64_t from_version = 0;
+  uint64_t to_version = 0;
+  std::vector<RangeLayerStreams> layers;
+};
+
+// Every check of DecodeRangeDiff, in its order, in memory that does not grow with the diff: each layer's two
+// streams are decoded once, in step, their values checked (bounds, exact ends, absent and present disjoint) and
+// dropped. Where a layer has two faults, the one met first in that step-wise decode is reported. DecodeRangeDiff
+// is this and then the decode.
+Result<RangeDiffStreams> ParseRangeDiff(std::string_view bytes, const RangeDiffCaps& caps = {});
+
 // The checks of one layer that need no old fingerprint (ValidateRangeDiff's with `max_values`, as kCorruption,
 // prefixed "apply range diff to layer X").
 Status CheckRangeLayerDiffShape(const RangeLayerDiff& d, uint64_t max_values = kMaxDiffEntries);
@@ -202,22 +236,69 @@ Status CheckRangeLayerDiffShape(const RangeLayerDiff& d, uint64_t max_values = k
 // guarded their decoding).
 template <typename NextOld, typename Emit>
 Status MergeRangeLayerDiff(const RangeLayerDiff& d, NextOld&& next_old, Emit&& emit);
+// The same from the layer's streams (RangeLayerStreams: memory is the merge's, not the diff's).
+template <typename NextOld, typename Emit>
+Status MergeRangeLayerDiff(const RangeLayerStreams& d, NextOld&& next_old, Emit&& emit);
+
+namespace diff_internal {
+// The absent or present values of a range layer as RangeLayerMerger reads them: from a decoded vector or straight
+// from a Rice stream.
+class AscendingSource {
+ public:
+  explicit AscendingSource(const std::vector<uint64_t>& values)
+      : p_(values.data()), end_(values.data() + values.size()) {
+    Advance();
+  }
+  explicit AscendingSource(RiceSortedReader rice) : rice_(rice), from_rice_(true) { Advance(); }
+
+  bool has() const { return has_; }
+  uint64_t head() const { return head_; }  // precondition: has()
+  void Advance() {
+    if (from_rice_) {
+      has_ = rice_.Next(&head_);
+    } else {
+      has_ = p_ != end_;
+      if (has_) head_ = *p_++;
+    }
+  }
+  // A stream's decoding error (a stream that changed since it was parsed); always ok for a vector.
+  const Status& status() const { return rice_.status(); }
+
+ private:
+  const uint64_t* p_ = nullptr;
+  const uint64_t* end_ = nullptr;
+  RiceSortedReader rice_;
+  bool from_rice_ = false;
+  bool has_ = false;
+  uint64_t head_ = 0;
+};
+}  // namespace diff_internal
 
 // The pull form of MergeRangeLayerDiff (which is written with it): Next(&v) yields the new fingerprints in
 // ascending order, and false at the end or at the first error, which status() then holds (a result count other
 // than d.new_count is found at the end). A client two hops behind chains two of them, old -> C -> V, and streams
-// its state through both without composing the diffs in memory (sync/apply.h). Holds references to `d` and to
-// what next_old refers to. Not thread-safe.
+// its state through both without composing the diffs in memory (sync/apply.h). Takes the layer decoded
+// (RangeLayerDiff, whose shape is checked at the first Next) or as its file holds it (RangeLayerStreams, checked
+// by ParseRangeDiff: its values are decoded as they are merged). Holds references to `d`, to the bytes a
+// RangeLayerStreams points into and to what next_old refers to. Not thread-safe.
 template <typename NextOld>
 class RangeLayerMerger {
  public:
   RangeLayerMerger(const RangeLayerDiff& d, NextOld next_old)
-      : d_(&d),
+      : layer_(d.layer),
+        universe_(d.universe),
+        new_count_(d.new_count),
+        unchecked_(&d),
         next_old_(std::forward<NextOld>(next_old)),
-        absent_(d.absent.data()),
-        absent_end_(d.absent.data() + d.absent.size()),
-        present_(d.present.data()),
-        present_end_(d.present.data() + d.present.size()) {}
+        absent_(d.absent),
+        present_(d.present) {}
+  RangeLayerMerger(const RangeLayerStreams& d, NextOld next_old)
+      : layer_(d.layer),
+        universe_(d.universe),
+        new_count_(d.new_count),
+        next_old_(std::forward<NextOld>(next_old)),
+        absent_(d.absent()),
+        present_(d.present()) {}
 
   bool Next(uint64_t* out);
   const Status& status() const { return status_; }
@@ -225,12 +306,13 @@ class RangeLayerMerger {
  private:
   bool Fail(const std::string& what);
 
-  const RangeLayerDiff* d_;
+  LayerKind layer_;
+  uint64_t universe_;
+  uint64_t new_count_;
+  const RangeLayerDiff* unchecked_ = nullptr;  // a decoded layer whose shape the first Next checks
   NextOld next_old_;
-  const uint64_t* absent_;
-  const uint64_t* absent_end_;
-  const uint64_t* present_;
-  const uint64_t* present_end_;
+  diff_internal::AscendingSource absent_;
+  diff_internal::AscendingSource present_;
   Status status_;
   uint64_t emitted_ = 0;
   uint64_t old_ = 0;        // the last old value read; waiting to be emitted while have_old_
@@ -303,12 +385,12 @@ Status MergeLayerDiff(const LayerDiff& d, uint64_t old_count, NextOld&& next_old
 }
 
 namespace diff_internal {
-Status RangeMergeError(const RangeLayerDiff& d, const std::string& what);
+Status RangeMergeError(LayerKind layer, const std::string& what);
 }  // namespace diff_internal
 
 template <typename NextOld>
 bool RangeLayerMerger<NextOld>::Fail(const std::string& what) {
-  status_ = diff_internal::RangeMergeError(*d_, what);
+  status_ = diff_internal::RangeMergeError(layer_, what);
   done_ = true;
   return false;
 }
@@ -318,10 +400,12 @@ bool RangeLayerMerger<NextOld>::Next(uint64_t* out) {
   if (done_) return false;
   if (!started_) {
     started_ = true;
-    status_ = CheckRangeLayerDiffShape(*d_, UINT64_MAX);
-    if (!status_.ok()) {
-      done_ = true;
-      return false;
+    if (unchecked_ != nullptr) {
+      status_ = CheckRangeLayerDiffShape(*unchecked_, UINT64_MAX);
+      if (!status_.ok()) {
+        done_ = true;
+        return false;
+      }
     }
   }
   for (;;) {
@@ -330,9 +414,9 @@ bool RangeLayerMerger<NextOld>::Next(uint64_t* out) {
       if (!next_old_(&v)) {
         old_end_ = true;
       } else {
-        if (v >= d_->universe) {
+        if (v >= universe_) {
           return Fail("the state holds fingerprint " + std::to_string(v) + " >= the universe " +
-                      std::to_string(d_->universe));
+                      std::to_string(universe_));
         }
         if (have_prev_ && v <= old_) {
           return Fail("the state is not strictly increasing after " + std::to_string(old_));
@@ -344,42 +428,59 @@ bool RangeLayerMerger<NextOld>::Next(uint64_t* out) {
     }
     if (have_old_) {
       // Touched values present at the end that come before the old value go first.
-      if (present_ != present_end_ && *present_ < old_) {
+      if (present_.has() && present_.head() < old_) {
         ++emitted_;
-        *out = *present_++;
+        *out = present_.head();
+        present_.Advance();
         return true;
       }
       have_old_ = false;
-      if (present_ != present_end_ && *present_ == old_) {
-        ++present_;  // touched, present at both ends: once
+      if (present_.has() && present_.head() == old_) {
+        present_.Advance();  // touched, present at both ends: once
       } else {
-        while (absent_ != absent_end_ && *absent_ < old_) ++absent_;
-        if (absent_ != absent_end_ && *absent_ == old_) continue;  // Spec: old \ absent.
+        while (absent_.has() && absent_.head() < old_) absent_.Advance();
+        if (absent_.has() && absent_.head() == old_) continue;  // Spec: old \ absent.
       }
       ++emitted_;
       *out = old_;
       return true;
     }
-    if (present_ != present_end_) {
+    if (present_.has()) {
       ++emitted_;
-      *out = *present_++;
+      *out = present_.head();
+      present_.Advance();
       return true;
     }
     done_ = true;
-    if (emitted_ != d_->new_count) {
+    for (const diff_internal::AscendingSource* s : {&absent_, &present_}) {
+      if (!s->status().ok()) return Fail(s->status().message());
+    }
+    if (emitted_ != new_count_) {
       return Fail("the result has " + std::to_string(emitted_) + " entries, the diff says " +
-                  std::to_string(d_->new_count) + " (the state is not a version the diff applies to)");
+                  std::to_string(new_count_) + " (the state is not a version the diff applies to)");
     }
     return false;
   }
 }
 
-template <typename NextOld, typename Emit>
-Status MergeRangeLayerDiff(const RangeLayerDiff& d, NextOld&& next_old, Emit&& emit) {
+namespace diff_internal {
+template <typename Layer, typename NextOld, typename Emit>
+Status MergeRange(const Layer& d, NextOld& next_old, Emit& emit) {
   RangeLayerMerger<NextOld&> merger(d, next_old);
   uint64_t v;
   while (merger.Next(&v)) URLGUARD_RETURN_IF_ERROR(emit(v));
   return merger.status();
+}
+}  // namespace diff_internal
+
+template <typename NextOld, typename Emit>
+Status MergeRangeLayerDiff(const RangeLayerDiff& d, NextOld&& next_old, Emit&& emit) {
+  return diff_internal::MergeRange(d, next_old, emit);
+}
+
+template <typename NextOld, typename Emit>
+Status MergeRangeLayerDiff(const RangeLayerStreams& d, NextOld&& next_old, Emit&& emit) {
+  return diff_internal::MergeRange(d, next_old, emit);
 }
 
 }  // namespace urlguard

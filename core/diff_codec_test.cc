@@ -1060,6 +1060,121 @@ TEST(MergeRangeLayerDiffTest, RejectsBadStatesAndWrongCounts) {
   EXPECT_EQ(calls, 2u);
 }
 
+// ParseRangeDiff checks what DecodeRangeDiff checks without holding the values: it accepts the same bytes, its
+// streams decode to the same values, and it refuses every truncation, bit flip and garbage that DecodeRangeDiff
+// refuses, with the same code.
+TEST(ParseRangeDiffTest, AcceptsAndRefusesWhatDecodeDoes) {
+  const VersionChain chain(991, 1 << 12, 300, 8, 40);
+  for (size_t a = 0; a < 7; ++a) {
+    RangeDiff diff;
+    diff.list_name = "chain";
+    diff.from_version = a;
+    diff.to_version = 8;
+    diff.layers = {chain.Layer(a, 8, LayerKind::kDomain), chain.Layer(0, 8 - a, LayerKind::kUrl)};
+    const std::string bytes = EncodeRangeDiff(diff);
+    Result<RangeDiffStreams> parsed = ParseRangeDiff(bytes);
+    ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+    EXPECT_EQ(parsed->list_name, diff.list_name);
+    EXPECT_EQ(parsed->from_version, a);
+    EXPECT_EQ(parsed->to_version, 8u);
+    ASSERT_EQ(parsed->layers.size(), diff.layers.size());
+    for (size_t i = 0; i < diff.layers.size(); ++i) {
+      const RangeLayerStreams& l = parsed->layers[i];
+      EXPECT_EQ(l.layer, diff.layers[i].layer);
+      EXPECT_EQ(l.universe, diff.layers[i].universe);
+      EXPECT_EQ(l.new_count, diff.layers[i].new_count);
+      std::vector<uint64_t> absent;
+      std::vector<uint64_t> present;
+      uint64_t x = 0;
+      for (RiceSortedReader r = l.absent(); r.Next(&x);) absent.push_back(x);
+      for (RiceSortedReader r = l.present(); r.Next(&x);) present.push_back(x);
+      EXPECT_EQ(absent, diff.layers[i].absent);
+      EXPECT_EQ(present, diff.layers[i].present);
+    }
+  }
+  const std::string golden = EncodeRangeDiff(GoldenRangeDiff());
+  for (size_t len = 0; len < golden.size(); ++len) {
+    EXPECT_EQ(ParseRangeDiff(std::string_view(golden).substr(0, len)).status().code(), StatusCode::kCorruption);
+  }
+  for (size_t bit = 0; bit < golden.size() * 8; ++bit) {
+    std::string flipped = golden;
+    flipped[bit / 8] = static_cast<char>(flipped[bit / 8] ^ (1 << (bit % 8)));
+    EXPECT_FALSE(ParseRangeDiff(flipped).ok()) << bit;
+  }
+  std::mt19937_64 rng(79);
+  int both_ok = 0;
+  for (int trial = 0; trial < 20000; ++trial) {
+    std::string b = golden;
+    for (int e = 0, edits = 1 + static_cast<int>(rng() % 4); e < edits; ++e) {
+      b[12 + rng() % (b.size() - 12 - kDiffTrailerBytes)] = static_cast<char>(rng());
+    }
+    b = Reseal(b);
+    Result<RangeDiff> decoded = DecodeRangeDiff(b);
+    Result<RangeDiffStreams> parsed = ParseRangeDiff(b);
+    ASSERT_EQ(parsed.ok(), decoded.ok()) << (decoded.ok() ? parsed.status() : decoded.status()).ToString();
+    if (!decoded.ok()) {
+      EXPECT_EQ(parsed.status().code(), decoded.status().code()) << decoded.status().ToString();
+    } else {
+      ++both_ok;
+    }
+  }
+  EXPECT_GT(both_ok, 0);
+}
+
+// The merge from a layer's streams is the merge from its decoded values: same output for every state the diff
+// applies to, same refusals; and a stream that changed after it was parsed ends in an error, not a crash.
+TEST(RangeLayerMergerTest, StreamsMergeAsTheDecodedLayerDoes) {
+  const VersionChain versions(78, 1 << 11, 300, 8, 40);
+  auto merge = [](const auto& layer, const std::vector<uint64_t>& old, std::vector<uint64_t>* out) {
+    size_t i = 0;
+    out->clear();
+    return MergeRangeLayerDiff(
+        layer,
+        [&](uint64_t* v) {
+          if (i == old.size()) return false;
+          *v = old[i++];
+          return true;
+        },
+        [&](uint64_t v) {
+          out->push_back(v);
+          return Status::Ok();
+        });
+  };
+  for (size_t a = 0; a < 8; ++a) {
+    RangeDiff diff;
+    diff.list_name = "chain";
+    diff.from_version = a;
+    diff.to_version = 8;
+    diff.layers = {versions.Layer(a, 8, LayerKind::kUrl)};
+    const std::string bytes = EncodeRangeDiff(diff);
+    Result<RangeDiffStreams> parsed = ParseRangeDiff(bytes);
+    ASSERT_TRUE(parsed.ok());
+    for (size_t f = 0; f <= 8; ++f) {
+      std::vector<uint64_t> from_values;
+      std::vector<uint64_t> from_streams;
+      const Status sv = merge(diff.layers[0], versions.states[f], &from_values);
+      const Status ss = merge(parsed->layers[0], versions.states[f], &from_streams);
+      ASSERT_EQ(ss.ok(), sv.ok()) << a << " " << f << " " << ss.ToString() << " / " << sv.ToString();
+      EXPECT_EQ(ss.message(), sv.message());
+      if (sv.ok()) {
+        EXPECT_EQ(from_streams, from_values);
+        if (f >= a) {
+          EXPECT_EQ(from_streams, versions.states[8]);
+        }
+      }
+    }
+    // The bytes under the parsed streams cut short afterwards: the merge reports it.
+    RangeLayerStreams broken = parsed->layers[0];
+    if (broken.present_count > 1) {
+      broken.present_stream.remove_suffix(1);
+      std::vector<uint64_t> out;
+      const Status s = merge(broken, versions.states[a], &out);
+      EXPECT_EQ(s.code(), StatusCode::kCorruption);
+      EXPECT_NE(s.message().find("apply range diff to layer url: rice stream"), std::string::npos) << s.ToString();
+    }
+  }
+}
+
 TEST(ComposeRangeDiffsTest, TwoHopsEqualOneDiffOverTheWholeRange) {
   const VersionChain chain(4242, 1 << 10, 200, 6, 30);
   const uint64_t universe = chain.universe;

@@ -19,12 +19,6 @@ constexpr int kWindowBitsAutoDetect = 15 + 32;
 // windowBits 15 + 16: a 32 KiB window, gzip wrapper only.
 constexpr int kWindowBitsGzip = 15 + 16;
 
-// Ends the inflate stream when it goes out of scope.
-struct InflateGuard {
-  z_stream* z;
-  ~InflateGuard() { inflateEnd(z); }
-};
-
 std::string ZlibMessage(const z_stream& z, int rc) {
   std::string m = z.msg != nullptr ? z.msg : "";
   if (m.empty()) m = "zlib error " + std::to_string(rc);
@@ -82,76 +76,130 @@ class GrowingSink final : public Sink {
   const size_t cap_;
 };
 
+// The one inflation engine: input in pieces, in order, output into a Sink, at most max_output bytes. The first
+// error sticks (later input is ignored). With gzip_members, a member's end followed by the gzip magic in the same
+// piece starts the next member (InflateBounded feeds its whole input as one piece; BoundedInflater never asks for
+// members).
+class InflateStream {
+ public:
+  InflateStream(size_t max_output, bool gzip_members, Sink* sink)
+      : max_output_(max_output),
+        gzip_members_(gzip_members),
+        sink_(sink),
+        // Produce at most cap + 1 bytes in total: one byte past the cap proves the output is too large.
+        chunk_size_(std::min(kInflateChunkBytes, max_output == SIZE_MAX ? max_output : max_output + 1)),
+        chunk_(new char[chunk_size_]) {
+    if (inflateInit2(&z_, gzip_members ? kWindowBitsGzip : kWindowBitsAutoDetect) != Z_OK) {
+      status_ = Status::Internal("inflate: zlib could not initialize");
+    } else {
+      initialized_ = true;
+    }
+  }
+  ~InflateStream() {
+    if (initialized_) inflateEnd(&z_);
+  }
+  InflateStream(const InflateStream&) = delete;
+  InflateStream& operator=(const InflateStream&) = delete;
+
+  void Feed(std::string_view input) {
+    if (!status_.ok()) return;
+    size_t offset = 0;
+    for (;;) {
+      if (z_.avail_in == 0) {
+        if (offset == input.size()) return;  // all of this piece taken: wait for the next
+        // avail_in is 32-bit: feed large inputs in pieces.
+        const size_t piece = std::min<size_t>(input.size() - offset, UINT_MAX);
+        z_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(input.data() + offset));
+        z_.avail_in = static_cast<uInt>(piece);
+        offset += piece;
+      }
+      if (ended_) {
+        // The unfed input follows z_.next_in contiguously.
+        const size_t remaining = z_.avail_in + (input.size() - offset);
+        const std::string_view rest(reinterpret_cast<const char*>(z_.next_in), remaining);
+        if (!gzip_members_ || !StartsWithGzipMagic(rest)) {
+          trailing_ += remaining;
+          z_.avail_in = 0;
+          return;
+        }
+        if (inflateReset(&z_) != Z_OK) {
+          status_ = Status::Internal("inflate: inflateReset failed");
+          return;
+        }
+        ended_ = false;
+      }
+      const size_t room = max_output_ - produced_;
+      const size_t want = std::min(chunk_size_, room == SIZE_MAX ? room : room + 1);
+      z_.next_out = reinterpret_cast<Bytef*>(chunk_.get());
+      z_.avail_out = static_cast<uInt>(want);
+      const int rc = inflate(&z_, Z_NO_FLUSH);
+      const size_t produced = want - z_.avail_out;
+      if (produced > room) {
+        status_ = Status::ResourceExhausted("inflate: output larger than " + std::to_string(max_output_) +
+                                            " bytes (the cap)");
+        return;
+      }
+      sink_->Append(chunk_.get(), produced);
+      produced_ += produced;
+      switch (rc) {
+        case Z_STREAM_END:
+          ended_ = true;
+          continue;
+        case Z_OK:
+          break;
+        case Z_BUF_ERROR:
+          // No progress possible: with output room left, the input ran out mid-stream (the next piece decides).
+          if (z_.avail_in == 0 && offset == input.size()) return;
+          break;
+        case Z_NEED_DICT:
+          status_ = Status::Corruption("inflate: stream needs a preset dictionary");
+          return;
+        case Z_DATA_ERROR:
+          status_ = Status::Corruption("inflate: " + ZlibMessage(z_, rc));
+          return;
+        case Z_MEM_ERROR:
+          status_ = Status::Internal("inflate: zlib out of memory");
+          return;
+        default:
+          status_ = Status::Internal("inflate: " + ZlibMessage(z_, rc));
+          return;
+      }
+      if (produced == 0 && z_.avail_in == 0 && offset == input.size()) return;  // zlib wants more input
+    }
+  }
+
+  bool failed() const { return !status_.ok(); }
+
+  // What was fed must have been complete streams and nothing after them. The bytes produced.
+  Result<size_t> Finish() const {
+    if (!status_.ok()) return status_;
+    if (trailing_ > 0) {
+      return Status::Corruption("inflate: " + std::to_string(trailing_) +
+                                " bytes of trailing garbage after the end of the stream");
+    }
+    if (!ended_) return Status::Corruption("inflate: truncated stream (input ended before the end of the stream)");
+    return produced_;
+  }
+
+ private:
+  z_stream z_{};
+  bool initialized_ = false;
+  const size_t max_output_;
+  const bool gzip_members_;
+  Sink* const sink_;
+  const size_t chunk_size_;
+  std::unique_ptr<char[]> chunk_;
+  size_t produced_ = 0;
+  bool ended_ = false;     // the last stream (member) ended: what follows is a new member or garbage
+  size_t trailing_ = 0;    // bytes fed after the end
+  Status status_;
+};
+
 // One inflation pass over `input` into `sink`. Returns the number of bytes produced (<= max_output).
 Result<size_t> InflatePass(std::string_view input, size_t max_output, bool gzip_members, Sink* sink) {
-  z_stream z{};
-  if (inflateInit2(&z, gzip_members ? kWindowBitsGzip : kWindowBitsAutoDetect) != Z_OK) {
-    return Status::Internal("inflate: zlib could not initialize");
-  }
-  InflateGuard guard{&z};
-
-  // Produce at most cap + 1 bytes in total: one byte past the cap proves the output is too large.
-  const size_t chunk_size =
-      std::min(kInflateChunkBytes, max_output == SIZE_MAX ? max_output : max_output + 1);
-  std::unique_ptr<char[]> chunk(new char[chunk_size]);
-  size_t produced_total = 0;
-  size_t input_offset = 0;
-
-  for (;;) {
-    if (z.avail_in == 0 && input_offset < input.size()) {
-      // avail_in is 32-bit: feed large inputs in pieces.
-      const size_t piece = std::min<size_t>(input.size() - input_offset, UINT_MAX);
-      z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(input.data() + input_offset));
-      z.avail_in = static_cast<uInt>(piece);
-      input_offset += piece;
-    }
-    const size_t room = max_output - produced_total;
-    const size_t want = std::min(chunk_size, room == SIZE_MAX ? room : room + 1);
-    z.next_out = reinterpret_cast<Bytef*>(chunk.get());
-    z.avail_out = static_cast<uInt>(want);
-    const int rc = inflate(&z, Z_NO_FLUSH);
-    const size_t produced = want - z.avail_out;
-    if (produced > room) {
-      return Status::ResourceExhausted("inflate: output larger than " + std::to_string(max_output) +
-                                       " bytes (the cap)");
-    }
-    sink->Append(chunk.get(), produced);
-    produced_total += produced;
-
-    switch (rc) {
-      case Z_STREAM_END: {
-        const size_t remaining = z.avail_in + (input.size() - input_offset);
-        if (remaining == 0) return produced_total;
-        // The unfed input follows z.next_in contiguously.
-        if (gzip_members && StartsWithGzipMagic(input.substr(input.size() - remaining))) {
-          if (inflateReset(&z) != Z_OK) return Status::Internal("inflate: inflateReset failed");
-          continue;
-        }
-        return Status::Corruption("inflate: " + std::to_string(remaining) +
-                                  " bytes of trailing garbage after the end of the stream");
-      }
-      case Z_OK:
-        break;
-      case Z_BUF_ERROR:
-        // No progress possible: with output room left, that means the input ran out mid-stream.
-        if (z.avail_in == 0 && input_offset == input.size()) {
-          return Status::Corruption("inflate: truncated stream (input ended before the end of the stream)");
-        }
-        break;
-      case Z_NEED_DICT:
-        return Status::Corruption("inflate: stream needs a preset dictionary");
-      case Z_DATA_ERROR:
-        return Status::Corruption("inflate: " + ZlibMessage(z, rc));
-      case Z_MEM_ERROR:
-        return Status::Internal("inflate: zlib out of memory");
-      default:
-        return Status::Internal("inflate: " + ZlibMessage(z, rc));
-    }
-    if (produced == 0 && z.avail_in == 0 && input_offset == input.size()) {
-      // Z_OK without output and without input left: zlib has consumed everything and wants more.
-      return Status::Corruption("inflate: truncated stream (input ended before the end of the stream)");
-    }
-  }
+  InflateStream stream(max_output, gzip_members, sink);
+  stream.Feed(input);
+  return stream.Finish();
 }
 
 }  // namespace
@@ -171,6 +219,29 @@ Result<std::string> InflateBounded(std::string_view input, size_t max_output, co
   GrowingSink growing(&out, max_output);
   URLGUARD_RETURN_IF_ERROR(InflatePass(input, max_output, options.gzip_members, &growing).status());
   return out;
+}
+
+struct BoundedInflater::Impl {
+  Impl(size_t max_output, size_t expected_output) : sink(&out, max_output), stream(max_output, false, &sink) {
+    out.reserve(std::min(expected_output, max_output));
+  }
+  std::string out;
+  GrowingSink sink;
+  InflateStream stream;
+};
+
+BoundedInflater::BoundedInflater(size_t max_output, size_t expected_output)
+    : impl_(std::make_unique<Impl>(max_output, expected_output)) {}
+
+BoundedInflater::~BoundedInflater() = default;
+
+void BoundedInflater::Feed(std::string_view piece) { impl_->stream.Feed(piece); }
+
+bool BoundedInflater::failed() const { return impl_->stream.failed(); }
+
+Result<std::string> BoundedInflater::Finish() {
+  URLGUARD_RETURN_IF_ERROR(impl_->stream.Finish().status());
+  return std::move(impl_->out);
 }
 
 }  // namespace urlguard

@@ -14,6 +14,7 @@
 #define URLGUARD_FORMAT_BOUNDED_INFLATE_H_
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -49,6 +50,29 @@ struct InflateOptions {
 // Thread-safe: no shared state.
 Result<std::string> InflateBounded(std::string_view input, size_t max_output,
                                    const InflateOptions& options = {});
+
+// InflateBounded for input that arrives in pieces (a download, as libcurl hands it over), so the compressed bytes
+// are never held whole: one zlib stream or one gzip member, as InflateBounded with default options. Feed() takes
+// the pieces in order; the first error sticks (later pieces are ignored; failed() tells) and Finish() returns it,
+// with InflateBounded's codes and messages: what was fed must be exactly one complete stream producing at most
+// `max_output` bytes. `expected_output` (a signed inflated size, when the caller knows it) sizes the output buffer
+// at once, capped by max_output. Not thread-safe.
+class BoundedInflater {
+ public:
+  explicit BoundedInflater(size_t max_output, size_t expected_output = 0);
+  ~BoundedInflater();
+  BoundedInflater(const BoundedInflater&) = delete;
+  BoundedInflater& operator=(const BoundedInflater&) = delete;
+
+  void Feed(std::string_view piece);
+  bool failed() const;
+  // The output; call once.
+  Result<std::string> Finish();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 }  // namespace urlguard
 

@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <random>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "tests/largest_alloc.h"
 #include "tests/test_util.h"
@@ -88,6 +90,55 @@ TEST(InflateBoundedTest, TrailingGarbageIsCorruption) {
   r = InflateBounded(gz + gz, 1000);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kCorruption);
+}
+
+// BoundedInflater fed in pieces of any size gives what InflateBounded gives for the whole input: the same bytes,
+// or the same error (code and message), and an error sticks.
+TEST(BoundedInflaterTest, PiecesOfAnySizeGiveWhatTheWholeInputGives) {
+  auto in_pieces = [](std::string_view input, size_t piece, size_t cap, size_t expected) {
+    BoundedInflater inflater(cap, expected);
+    for (size_t at = 0; at < input.size(); at += piece) inflater.Feed(input.substr(at, piece));
+    return inflater.Finish();
+  };
+  const std::string data = RandomBytes(70000, 7) + Compressible(200000);
+  std::vector<std::pair<std::string, size_t>> cases;  // input, cap
+  for (int window_bits : {15, 31}) {
+    const std::string packed = Compress(data, window_bits);
+    cases.push_back({packed, data.size()});
+    cases.push_back({packed, data.size() - 1});                  // over the cap
+    cases.push_back({packed.substr(0, packed.size() - 1), data.size()});  // truncated
+    cases.push_back({packed.substr(0, packed.size() / 2), data.size()});
+    cases.push_back({packed + "xyz", data.size()});               // trailing garbage
+    cases.push_back({packed + packed, 2 * data.size()});          // a second stream is garbage here
+    std::string damaged = packed;
+    damaged[packed.size() / 3] = static_cast<char>(damaged[packed.size() / 3] ^ 0x55);
+    cases.push_back({damaged, data.size()});
+  }
+  cases.push_back({"", 100});
+  cases.push_back({Compress("", 15), 0});
+  for (const auto& [input, cap] : cases) {
+    const Result<std::string> whole = InflateBounded(input, cap);
+    for (size_t piece : {size_t{1}, size_t{2}, size_t{7}, size_t{4096}, size_t{65536}, input.size() + 1}) {
+      if (piece == 1 && input.size() > 20000) continue;  // byte by byte only for the short ones
+      for (size_t expected : {size_t{0}, cap}) {
+        const Result<std::string> got = in_pieces(input, piece, cap, expected);
+        ASSERT_EQ(got.ok(), whole.ok()) << "piece " << piece << ": " << got.status().ToString() << " / "
+                                        << whole.status().ToString();
+        if (whole.ok()) {
+          EXPECT_EQ(*got, *whole);
+        } else {
+          EXPECT_EQ(got.status().code(), whole.status().code()) << piece;
+          EXPECT_EQ(got.status().message(), whole.status().message()) << piece;
+        }
+      }
+    }
+  }
+  // After an error, more input changes nothing.
+  BoundedInflater inflater(10, 0);
+  inflater.Feed(Compress(data, 15));
+  EXPECT_TRUE(inflater.failed());
+  inflater.Feed("more");
+  EXPECT_EQ(inflater.Finish().status().code(), StatusCode::kResourceExhausted);
 }
 
 // Spec (RFC 1952 §2.2): "A gzip file consists of a series of 'members'". `cat a.gz b.gz` is one file.

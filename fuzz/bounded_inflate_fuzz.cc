@@ -3,11 +3,14 @@
 //
 // libFuzzer target for InflateBounded (format/bounded_inflate.h): arbitrary bytes must never crash it, an
 // accepted stream never exceeds the cap, and the cap is exact (the same stream passes with a cap equal to
-// its output size and is refused, as kResourceExhausted, one byte below).
+// its output size and is refused, as kResourceExhausted, one byte below). BoundedInflater fed the input in
+// pieces (their sizes taken from the input's first byte) must give what InflateBounded gives for it whole: the
+// same bytes, or the same code and message.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <string_view>
 
 #include "format/bounded_inflate.h"
@@ -35,6 +38,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!grown.ok() && grown.status().code() != counted.status().code()) Fail("count_first changed the error");
 
   urlguard::Result<std::string> out = urlguard::InflateBounded(input, kFuzzCap);
+  {
+    const size_t piece = size > 0 ? 1 + data[0] % 97 : 1;
+    urlguard::BoundedInflater inflater(kFuzzCap, size > 1 ? data[1] * size_t{4096} : 0);
+    for (size_t at = 0; at < input.size(); at += piece) inflater.Feed(input.substr(at, piece));
+    const urlguard::Result<std::string> streamed = inflater.Finish();
+    if (streamed.ok() != out.ok()) Fail("BoundedInflater and InflateBounded disagree");
+    if (out.ok() && *streamed != *out) Fail("BoundedInflater gives other bytes");
+    if (!out.ok() && (streamed.status().code() != out.status().code() ||
+                      streamed.status().message() != out.status().message())) {
+      Fail("BoundedInflater fails otherwise");
+    }
+  }
   if (!out.ok()) {
     const urlguard::StatusCode code = out.status().code();
     if (code != urlguard::StatusCode::kCorruption && code != urlguard::StatusCode::kResourceExhausted) {

@@ -6,7 +6,9 @@
 // to the same diff, and apply (MergeRangeLayerDiff through ApplyRangeLayerDiff) to a synthetic old state
 // either with a strictly increasing result of exactly new_count values or with a clean error.
 //
-// Also decoded with a large diff's caps (docs/manifest-format.md §8.5), which must accept whatever the defaults do.
+// Also decoded with a large diff's caps (docs/manifest-format.md §8.5), which must accept whatever the defaults do,
+// and parsed (ParseRangeDiff, the client's form), which must accept exactly what DecodeRangeDiff accepts, refuse
+// with the same code, and merge each layer from its streams to what the decoded layer gives.
 // Every input is tried as is and with a valid SHA-256 trailer appended (see diff_codec_fuzz.cc for why).
 // Seeds: range diff bytes without their last 32 bytes (e.g. the golden range diff of core/diff_codec_test.cc).
 #include <cstddef>
@@ -34,6 +36,9 @@ void Check(std::string_view bytes) {
   urlguard::Result<urlguard::RangeDiff> l = urlguard::DecodeRangeDiff(bytes, large);
   urlguard::Result<urlguard::RangeDiff> d = urlguard::DecodeRangeDiff(bytes);
   if (d.ok() && (!l.ok() || !(*l == *d))) Fail("the default caps accept what a large diff's caps refuse");
+  urlguard::Result<urlguard::RangeDiffStreams> p = urlguard::ParseRangeDiff(bytes);
+  if (p.ok() != d.ok()) Fail("ParseRangeDiff and DecodeRangeDiff disagree");
+  if (!d.ok() && p.status().code() != d.status().code()) Fail("ParseRangeDiff refuses with another code");
   if (l.ok() && !urlguard::ValidateRangeDiff(*l, large).ok()) Fail("a large diff that ValidateRangeDiff rejects");
   if (!d.ok()) return;
   if (!urlguard::ValidateRangeDiff(*d).ok()) Fail("decoded a range diff that ValidateRangeDiff rejects");
@@ -51,7 +56,26 @@ void Check(std::string_view bytes) {
       std::vector<uint64_t> old_state(n);
       for (uint64_t i = 0; i < n; ++i) old_state[i] = i;
       std::vector<uint64_t> out;
-      if (urlguard::ApplyRangeLayerDiff(old_state, layer, &out).ok()) {
+      const urlguard::Status applied = urlguard::ApplyRangeLayerDiff(old_state, layer, &out);
+      // The same merge from the parsed layer's streams (the layers are in the same order).
+      const urlguard::RangeLayerStreams& streams = p->layers[static_cast<size_t>(&layer - d->layers.data())];
+      std::vector<uint64_t> streamed;
+      size_t i = 0;
+      const urlguard::Status merged = urlguard::MergeRangeLayerDiff(
+          streams,
+          [&](uint64_t* v) {
+            if (i == old_state.size()) return false;
+            *v = old_state[i++];
+            return true;
+          },
+          [&](uint64_t v) {
+            streamed.push_back(v);
+            return urlguard::Status::Ok();
+          });
+      if (merged.ok() != applied.ok() || (applied.ok() && streamed != out)) {
+        Fail("the merge from the streams differs from the decoded layer's");
+      }
+      if (applied.ok()) {
         if (out.size() != layer.new_count) Fail("applied layer has the wrong size");
         for (size_t i = 1; i < out.size(); ++i) {
           if (out[i] <= out[i - 1]) Fail("applied layer is not strictly increasing");

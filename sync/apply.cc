@@ -208,16 +208,24 @@ Status WriteDiffAppliedSnapshot(Env* env, const std::string& path, const Snapsho
   return s;
 }
 
+Result<SnapshotView> OpenSnapshotBytes(std::string_view bytes, bool verify_checksum, std::vector<uint64_t>* aligned) {
+  const uint8_t* data = reinterpret_cast<const uint8_t*>(bytes.data());
+  if (reinterpret_cast<uintptr_t>(data) % alignof(uint64_t) != 0) {
+    aligned->assign((bytes.size() + 7) / 8, 0);
+    std::memcpy(aligned->data(), bytes.data(), bytes.size());
+    data = reinterpret_cast<const uint8_t*>(aligned->data());
+  }
+  return SnapshotView::Open(data, bytes.size(), verify_checksum);
+}
+
 Status CheckSnapshotAgainstManifest(std::string_view snapshot, const Manifest& m) {
   if (snapshot.size() != m.state_bytes) return Status::Corruption("snapshot size differs from the manifest's");
   if (snapshot.size() < kSnapshotHeaderBytes + 32) return Status::Corruption("snapshot too short");
   if (std::memcmp(snapshot.data() + snapshot.size() - 32, m.state_sha256.data(), 32) != 0) {
     return Status::Corruption("snapshot state hash differs from the manifest's");
   }
-  // Copy to 8-byte aligned storage for the structural check.
-  std::vector<uint64_t> aligned((snapshot.size() + 7) / 8);
-  std::memcpy(aligned.data(), snapshot.data(), snapshot.size());
-  auto view = SnapshotView::Open(reinterpret_cast<const uint8_t*>(aligned.data()), snapshot.size(), true);
+  std::vector<uint64_t> aligned;
+  auto view = OpenSnapshotBytes(snapshot, /*verify_checksum=*/true, &aligned);
   if (!view.ok()) return view.status();
   if (view->list_name() != m.list || view->version() != m.version) {
     return Status::Corruption("snapshot is not the list version the manifest names");
@@ -233,25 +241,37 @@ Result<Sha256Digest> SnapshotSetDigest(const SnapshotView& snapshot) {
   return SetDigest(SetDigestInputOf(snapshot));
 }
 
-Status WriteRangeDiffAppliedSnapshot(Env* env, const std::string& path, const SnapshotView& old,
-                                     const MappedFile* old_file, const RangeDiff& diff, const Manifest& m,
-                                     Sha256Digest* state_sha256) {
-  const RangeDiff* hops[] = {&diff};
-  return WriteRangeDiffAppliedSnapshot(env, path, old, old_file, hops, m, state_sha256);
+namespace {
+
+// A hop's layer checks that need no old fingerprint: the decoded form's shape in full; the streamed form was
+// checked whole by ParseRangeDiff, with the caps the manifest gives its file, so only the counts are looked at.
+Status CheckHopLayer(const RangeLayerDiff& d, const Manifest& m) {
+  return CheckRangeLayerDiffShape(d, LargeRangeDiffValueCap(m));
+}
+Status CheckHopLayer(const RangeLayerStreams& d, const Manifest& m) {
+  const uint64_t cap = LargeRangeDiffValueCap(m);
+  if (d.absent_count > cap || d.present_count > cap) {
+    return Status::Corruption(std::string("apply range diff to layer ") + LayerKindName(d.layer) +
+                              ": more values than a diff of this list may hold");
+  }
+  return Status::Ok();
 }
 
-Status WriteRangeDiffAppliedSnapshot(Env* env, const std::string& path, const SnapshotView& old,
-                                     const MappedFile* old_file, std::span<const RangeDiff* const> hops,
-                                     const Manifest& m, Sha256Digest* state_sha256) {
+// WriteRangeDiffAppliedSnapshot for decoded hops (RangeDiff) and parsed ones (RangeDiffStreams): the merge is the
+// same, only where the values come from differs (RangeLayerMerger).
+template <typename Hop>
+Status WriteRangeApplied(Env* env, const std::string& path, const SnapshotView& old, const MappedFile* old_file,
+                         std::span<const Hop* const> hops, const Manifest& m, Sha256Digest* state_sha256) {
+  using HopLayer = typename decltype(Hop::layers)::value_type;
   if (m.format != kManifestFormat2) return Status::InvalidArgument("range diffs come with format 2 manifests");
   if (hops.empty() || hops.size() > 2) return Status::InvalidArgument("one or two range diffs, in order");
-  for (const RangeDiff* diff : hops) {
+  for (const Hop* diff : hops) {
     if (diff->list_name != m.list || old.list_name() != m.list) {
       return Status::Corruption("range diff, manifest and state name different lists");
     }
   }
   // Spec (manifest-format.md §8.3): a diff with A > F is never applied; F <= V.
-  const RangeDiff& first = *hops.front();
+  const Hop& first = *hops.front();
   if (first.from_version > old.version() || old.version() > first.to_version) {
     return Status::Corruption("range diff (" + std::to_string(first.from_version) + ", " +
                               std::to_string(first.to_version) + "] does not apply to version " +
@@ -267,7 +287,7 @@ Status WriteRangeDiffAppliedSnapshot(Env* env, const std::string& path, const Sn
   struct Plan {
     LayerKind kind;
     const LayerView* old_layer;
-    std::array<const RangeLayerDiff*, 2> diffs;  // per hop, nullptr where the hop leaves the layer untouched
+    std::array<const HopLayer*, 2> diffs;  // per hop, nullptr where the hop leaves the layer untouched
   };
   std::vector<Plan> plans;
   std::vector<StreamLayerSpec> specs;
@@ -278,21 +298,21 @@ Status WriteRangeDiffAppliedSnapshot(Env* env, const std::string& path, const Sn
     if (old_layer != nullptr && old_layer->filter != FilterKind::kFingerprintArray) {
       return Status::Corruption("a Bloom-filter layer cannot take a diff");
     }
-    std::array<const RangeLayerDiff*, 2> ds = {nullptr, nullptr};
+    std::array<const HopLayer*, 2> ds = {nullptr, nullptr};
     for (size_t h = 0; h < hops.size(); ++h) {
-      for (const RangeLayerDiff& x : hops[h]->layers) {
+      for (const HopLayer& x : hops[h]->layers) {
         if (x.layer == kind) ds[h] = &x;
       }
     }
     uint64_t universe = old_layer != nullptr ? old_layer->fingerprints.universe() : 0;
     uint64_t new_count = old_layer != nullptr ? old_layer->fingerprints.size() : 0;
     bool known = old_layer != nullptr;  // `universe` is the layer's (else the first hop that has it sets it)
-    for (const RangeLayerDiff* d : ds) {
+    for (const HopLayer* d : ds) {
       if (d == nullptr) continue;
       if (known && d->universe != universe) {
         return Status::Corruption(name + " layer: range diff universe differs from the state's");
       }
-      URLGUARD_RETURN_IF_ERROR(CheckRangeLayerDiffShape(*d, LargeRangeDiffValueCap(m)).WithContext(name));
+      URLGUARD_RETURN_IF_ERROR(CheckHopLayer(*d, m).WithContext(name));
       known = true;
       universe = d->universe;
       new_count = d->new_count;
@@ -350,14 +370,14 @@ Status WriteRangeDiffAppliedSnapshot(Env* env, const std::string& path, const Sn
         return w.Add(fp);
       };
       // Two hops stream through each other (old -> C -> V), never composed in memory: the client holds the two
-      // decoded diffs, not a third, composed one (a large first hop of a 100 M list is 300 MB decoded).
+      // diffs (as their files hold them, when parsed), not a third, composed one.
       Status s;
       if (p.diffs[0] != nullptr && p.diffs[1] != nullptr) {
         RangeLayerMerger<decltype(next_old)&> hop1(*p.diffs[0], next_old);
         auto from_hop1 = [&](uint64_t* fp) { return hop1.Next(fp); };
         s = MergeRangeLayerDiff(*p.diffs[1], from_hop1, emit);
         if (!hop1.status().ok()) s = hop1.status();  // the first hop's error, not what it caused in the second
-      } else if (const RangeLayerDiff* d = p.diffs[0] != nullptr ? p.diffs[0] : p.diffs[1]) {
+      } else if (const HopLayer* d = p.diffs[0] != nullptr ? p.diffs[0] : p.diffs[1]) {
         s = MergeRangeLayerDiff(*d, next_old, emit);
       } else {
         uint64_t fp = 0;
@@ -389,6 +409,27 @@ Status WriteRangeDiffAppliedSnapshot(Env* env, const std::string& path, const Sn
   return s;
 }
 
+}  // namespace
+
+Status WriteRangeDiffAppliedSnapshot(Env* env, const std::string& path, const SnapshotView& old,
+                                     const MappedFile* old_file, const RangeDiff& diff, const Manifest& m,
+                                     Sha256Digest* state_sha256) {
+  const RangeDiff* hops[] = {&diff};
+  return WriteRangeApplied<RangeDiff>(env, path, old, old_file, hops, m, state_sha256);
+}
+
+Status WriteRangeDiffAppliedSnapshot(Env* env, const std::string& path, const SnapshotView& old,
+                                     const MappedFile* old_file, std::span<const RangeDiff* const> hops,
+                                     const Manifest& m, Sha256Digest* state_sha256) {
+  return WriteRangeApplied(env, path, old, old_file, hops, m, state_sha256);
+}
+
+Status WriteRangeDiffAppliedSnapshot(Env* env, const std::string& path, const SnapshotView& old,
+                                     const MappedFile* old_file, std::span<const RangeDiffStreams* const> hops,
+                                     const Manifest& m, Sha256Digest* state_sha256) {
+  return WriteRangeApplied(env, path, old, old_file, hops, m, state_sha256);
+}
+
 Status CheckSnapshotAgainstCheckpoint(std::string_view snapshot, const Manifest& m) {
   const ManifestCheckpoint& c = m.checkpoint;
   if (snapshot.size() != c.state_bytes) return Status::Corruption("snapshot size differs from the checkpoint's");
@@ -396,9 +437,8 @@ Status CheckSnapshotAgainstCheckpoint(std::string_view snapshot, const Manifest&
   if (std::memcmp(snapshot.data() + snapshot.size() - 32, c.state_sha256.data(), 32) != 0) {
     return Status::Corruption("snapshot state hash differs from the checkpoint's");
   }
-  std::vector<uint64_t> aligned((snapshot.size() + 7) / 8);
-  std::memcpy(aligned.data(), snapshot.data(), snapshot.size());
-  auto view = SnapshotView::Open(reinterpret_cast<const uint8_t*>(aligned.data()), snapshot.size(), true);
+  std::vector<uint64_t> aligned;
+  auto view = OpenSnapshotBytes(snapshot, /*verify_checksum=*/true, &aligned);
   if (!view.ok()) return view.status();
   if (view->list_name() != m.list || view->version() != c.version) {
     return Status::Corruption("snapshot is not the list version the checkpoint names");

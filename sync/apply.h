@@ -12,6 +12,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/diff_codec.h"
 #include "core/set_digest.h"
@@ -61,12 +62,23 @@ Status WriteRangeDiffAppliedSnapshot(Env* env, const std::string& path, const Sn
 
 // The same with the one or two range diffs of a client's path (docs/manifest-format.md §8.3) in order: a
 // to-checkpoint diff (A, C] with A <= F <= C, then the diff (C, V]. Each layer streams the old state through the
-// first hop and that through the second (RangeLayerMerger), so the memory is the two decoded diffs, never a
+// first hop and that through the second (RangeLayerMerger), so the memory is the two diffs, never a
 // composed third. The checks of the one-diff form, plus: the second starts where the first ends, both hops'
 // universes are the state's; a hop's own count check (its new_count at C) holds where it is reached.
 Status WriteRangeDiffAppliedSnapshot(Env* env, const std::string& path, const SnapshotView& old,
                                      const MappedFile* old_file, std::span<const RangeDiff* const> hops,
                                      const Manifest& manifest, Sha256Digest* state_sha256);
+// The same with the hops as their files hold them (ParseRangeDiff, which checked them): the values are decoded as
+// the merge reads them, so the memory is the diffs' bytes, a few bits a value, not 8 bytes a value (the updater's
+// form: a 4-hour catch-up of a 100 M-entry list is about 40 M values).
+Status WriteRangeDiffAppliedSnapshot(Env* env, const std::string& path, const SnapshotView& old,
+                                     const MappedFile* old_file, std::span<const RangeDiffStreams* const> hops,
+                                     const Manifest& manifest, Sha256Digest* state_sha256);
+
+// Full snapshot bytes held in memory (a download) opened as a view: in place when they are 8-byte aligned, as a
+// std::string's heap buffer is, else through a copy into *aligned, which must then outlive the view (a 100 M-entry
+// list's snapshot is 200 MB: the copy is made only where it must be).
+Result<SnapshotView> OpenSnapshotBytes(std::string_view bytes, bool verify_checksum, std::vector<uint64_t>* aligned);
 
 // Format 2: checks full snapshot bytes are the checkpoint the manifest names (list, checkpoint.version,
 // checkpoint.state_bytes, checkpoint.state_sha256) and structurally valid. kCorruption otherwise.

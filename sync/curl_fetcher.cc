@@ -192,6 +192,8 @@ Result<CheckedUrl> CheckUrl(const std::string& url, bool allow_plain_http_to_loo
 struct Transfer {
   size_t max_bytes = 0;
   std::string body;
+  size_t body_bytes = 0;
+  const std::function<void(std::string_view)>* sink = nullptr;  // the request's body_sink, when set
   bool body_over_cap = false;
 
   size_t header_bytes = 0;
@@ -204,11 +206,16 @@ struct Transfer {
 size_t WriteBody(char* data, size_t size, size_t nmemb, void* userdata) {
   auto* t = static_cast<Transfer*>(userdata);
   const size_t n = size * nmemb;  // size is always 1 (libcurl documents it)
-  if (n > t->max_bytes - t->body.size()) {
+  if (n > t->max_bytes - t->body_bytes) {
     t->body_over_cap = true;
     return 0;  // short count: libcurl aborts the transfer with CURLE_WRITE_ERROR
   }
-  t->body.append(data, n);
+  t->body_bytes += n;
+  if (t->sink != nullptr) {
+    (*t->sink)(std::string_view(data, n));
+  } else {
+    t->body.append(data, n);
+  }
   return n;
 }
 
@@ -323,6 +330,7 @@ class CurlFetcher final : public Fetcher {
 
     Transfer transfer;
     transfer.max_bytes = request.max_bytes;
+    if (request.body_sink) transfer.sink = &request.body_sink;
     char errbuf[CURL_ERROR_SIZE];
     errbuf[0] = '\0';
 
@@ -402,6 +410,7 @@ class CurlFetcher final : public Fetcher {
     FetchResponse response;
     response.status = static_cast<int>(http_status);
     response.body = std::move(transfer.body);
+    response.body_bytes = transfer.body_bytes;
     response.etag = std::move(transfer.etag);
     if (!transfer.date.empty() && transfer.date.size() <= 64 && IsSafeHeaderValue(transfer.date)) {
       const time_t date = curl_getdate(transfer.date.c_str(), nullptr);

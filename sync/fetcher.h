@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -40,11 +41,16 @@ struct FetchRequest {
   std::string content_type;     // POST Content-Type ("" = none sent); no CR, LF or NUL
   std::string if_none_match;    // conditional GET: the ETag of the copy we have ("" = none); no CR, LF, NUL
   size_t max_bytes = 64 << 10;  // hard cap on the response body (0: any body byte is over the cap)
+  // When set, the body's bytes go here as they arrive, in order (still counted against max_bytes), instead of
+  // into FetchResponse::body: a large download (a snapshot, a catch-up diff) is hashed and inflated on the way,
+  // never held whole. It sees the body of every response, error statuses included.
+  std::function<void(std::string_view)> body_sink;
 };
 
 struct FetchResponse {
   int status = 0;    // HTTP status (200, 304, 404, 429, 500, 503, 3xx ...)
-  std::string body;  // at most max_bytes
+  std::string body;  // at most max_bytes; empty when the request had a body_sink
+  size_t body_bytes = 0;  // the body's length, whether kept here or handed to the body_sink
   std::string etag;  // the ETag header as sent (quotes and W/ kept); "" if absent, longer than
                      // kMaxEtagBytes or not printable ASCII
   int64_t retry_after_seconds = -1;  // Retry-After (delta-seconds or HTTP date, converted), -1 when absent or

@@ -450,6 +450,56 @@ TEST(RangeSync, ADiffStartingAfterTheClientIsNeverApplied) {
   EXPECT_NE(s.message().find("does not apply to version 5"), std::string::npos) << s.ToString();
 }
 
+// The updater applies hops as their files hold them (RangeDiffStreams: values decoded as the merge reads them).
+// That form writes the same file as the decoded one for one hop and for two, and refuses what it refuses.
+TEST(RangeSync, StreamedHopsWriteWhatDecodedHopsWrite) {
+  const Chain chain(10);
+  MapServer server;
+  Repo repo{chain, server, TestKey()};
+  const Manifest m = repo.Build(10, 7, {7, 9}, {2}, /*all=*/false);
+  const std::string dir = ScratchDir("range_sync_streamed");
+  auto apply_both = [&](uint64_t f, std::vector<RangeDiff> hops) {
+    const std::string old = chain.Snapshot(f);
+    auto view = SnapshotView::Open(reinterpret_cast<const uint8_t*>(old.data()), old.size(), true);
+    ASSERT_TRUE(view.ok());
+    std::vector<std::string> bytes;
+    bytes.reserve(hops.size());
+    std::vector<RangeDiffStreams> parsed;
+    std::vector<const RangeDiff*> decoded_hops;
+    std::vector<const RangeDiffStreams*> parsed_hops;
+    for (const RangeDiff& d : hops) bytes.push_back(EncodeRangeDiff(d));
+    for (size_t i = 0; i < hops.size(); ++i) {
+      Result<RangeDiffStreams> p = ParseRangeDiff(bytes[i]);
+      ASSERT_TRUE(p.ok()) << p.status().ToString();
+      parsed.push_back(std::move(*p));
+    }
+    for (size_t i = 0; i < hops.size(); ++i) {
+      decoded_hops.push_back(&hops[i]);
+      parsed_hops.push_back(&parsed[i]);
+    }
+    Sha256Digest sha_decoded{};
+    Sha256Digest sha_streamed{};
+    const Status sd = WriteRangeDiffAppliedSnapshot(Env::Default(), dir + "/decoded", *view, nullptr,
+                                                    std::span<const RangeDiff* const>(decoded_hops), m, &sha_decoded);
+    const Status ss = WriteRangeDiffAppliedSnapshot(Env::Default(), dir + "/streamed", *view, nullptr,
+                                                    std::span<const RangeDiffStreams* const>(parsed_hops), m,
+                                                    &sha_streamed);
+    ASSERT_EQ(ss.ok(), sd.ok()) << f << ": " << ss.ToString() << " / " << sd.ToString();
+    EXPECT_EQ(ss.message(), sd.message());
+    if (!sd.ok()) return;
+    EXPECT_EQ(sha_streamed, sha_decoded);
+    EXPECT_EQ(ReadFileOrDie(dir + "/streamed.tmp"), ReadFileOrDie(dir + "/decoded.tmp"));
+    EXPECT_EQ(ReadFileOrDie(dir + "/streamed.tmp"), chain.Snapshot(10)) << "from " << f;
+  };
+  for (uint64_t f = 7; f <= 9; ++f) apply_both(f, {chain.Range(7, 10)});
+  for (uint64_t f = 2; f <= 7; ++f) apply_both(f, {chain.Range(2, 7), chain.Range(7, 10)});
+  // Refusals agree too: a first hop with a wrong count at C, and a state older than the first hop.
+  RangeDiff bad = chain.Range(2, 7);
+  for (RangeLayerDiff& l : bad.layers) l.new_count += 1;
+  apply_both(4, {bad, chain.Range(7, 10)});
+  apply_both(1, {chain.Range(2, 7), chain.Range(7, 10)});
+}
+
 // The manifest's set digest is forged (and re-signed: a publisher bug): both paths end in a digest mismatch,
 // the pass fails and version 5 keeps serving.
 TEST(RangeSync, ForgedDigestIsRefusedAndTheOldStateKeepsServing) {

@@ -7,10 +7,12 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <optional>
-#include <vector>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/diff_codec.h"
 #include "core/list_name.h"
@@ -20,8 +22,6 @@
 #include "format/manifest.h"
 #include "format/repository_files.h"
 #include "sync/apply.h"
-#include "format/bounded_inflate.h"
-#include "format/manifest.h"
 #include "sync/freshness.h"
 #include "sync/time_floor.h"
 
@@ -38,16 +38,18 @@ struct Pass {
   std::string dir_url;  // B/v1/lists/LIST/
   SyncOutcome* out;
 
-  // GET `name` below dir_url with a body cap. Counts the bytes and keeps the largest Retry-After.
-  Result<FetchResponse> Get(const std::string& name, size_t max_bytes,
-                            const std::string& if_none_match = "") {
+  // GET `name` below dir_url with a body cap (and the body to `body_sink` as it arrives, when set). Counts the
+  // bytes and keeps the largest Retry-After.
+  Result<FetchResponse> Get(const std::string& name, size_t max_bytes, const std::string& if_none_match = "",
+                            std::function<void(std::string_view)> body_sink = nullptr) {
     FetchRequest req;
     req.url = dir_url + name;
     req.max_bytes = max_bytes;
     req.if_none_match = if_none_match;
+    req.body_sink = std::move(body_sink);
     auto resp = fetcher.Fetch(req);
     if (!resp.ok()) return resp.status().WithContext("GET " + name);
-    out->bytes_downloaded += resp->body.size();
+    out->bytes_downloaded += resp->body_bytes;
     out->retry_after_seconds = std::max(out->retry_after_seconds, resp->retry_after_seconds);
     if (out->server_date_unix < 0) out->server_date_unix = resp->server_date_unix;
     return resp;
@@ -61,10 +63,19 @@ Status HttpError(const std::string& name, int status) {
 }
 
 // Spec 7-9: download with the signed size as the hard cap, check the SHA-256, inflate with the signed
-// inflated_size as the cap; the result must be exactly that long.
+// inflated_size as the cap; the result must be exactly that long. The body is hashed and inflated as it arrives,
+// so the compressed file is never held whole (a 100 M-entry list's snapshot is 200 MB, and a Rice-coded diff
+// barely compresses); the checks are made, and their errors reported, in the spec's order once it is complete,
+// and nothing inflated is used unless every one of them holds.
 Result<std::string> DownloadSignedFile(Pass& pass, const ManifestFile& file) {
+  Sha256Hasher hasher;
+  BoundedInflater inflater(static_cast<size_t>(file.inflated_size), static_cast<size_t>(file.inflated_size));
+  auto sink = [&](std::string_view piece) {
+    hasher.Update(piece);
+    inflater.Feed(piece);
+  };
   // Spec 7: "Download with the signed `size` as the hard cap (more bytes: abort)."
-  auto resp = pass.Get(file.path, static_cast<size_t>(file.size));
+  auto resp = pass.Get(file.path, static_cast<size_t>(file.size), "", sink);
   if (!resp.ok()) {
     if (resp.status().code() == StatusCode::kResourceExhausted) {
       return resp.status().WithContext("more bytes than the signed size " + std::to_string(file.size));
@@ -72,17 +83,17 @@ Result<std::string> DownloadSignedFile(Pass& pass, const ManifestFile& file) {
     return resp.status();
   }
   if (resp->status != 200) return HttpError(file.path, resp->status);
-  if (resp->body.size() != file.size) {
-    return Status::Corruption(file.path + ": truncated download: " + std::to_string(resp->body.size()) +
+  if (resp->body_bytes != file.size) {
+    return Status::Corruption(file.path + ": truncated download: " + std::to_string(resp->body_bytes) +
                               " of " + std::to_string(file.size) + " signed bytes");
   }
   // Spec 8: "SHA-256 of the downloaded bytes equals the signed `sha256`."
-  if (Sha256(resp->body) != file.sha256) {
+  if (hasher.Finish() != file.sha256) {
     return Status::Corruption(file.path + ": SHA-256 differs from the signed one");
   }
   // Spec 9: "Bounded inflate with the signed `inflated_size` as the cap, and the result must be exactly that
-  // long."
-  auto inflated = InflateBounded(resp->body, static_cast<size_t>(file.inflated_size));
+  // long." (Inflated on the way; its verdict is taken only now.)
+  auto inflated = inflater.Finish();
   if (!inflated.ok()) return inflated.status().WithContext(file.path);
   if (inflated->size() != file.inflated_size) {
     return Status::Corruption(file.path + ": inflates to " + std::to_string(inflated->size()) +
@@ -132,34 +143,43 @@ Result<std::string> StateFromSnapshot(Pass& pass, const Manifest& m) {
 
 // ---- Manifest format 2 (docs/manifest-format.md §8.3) --------------------------------------------------------
 
-// Downloads and decodes the range diffs of `hops` (in order; each an element of m.diffs or m.large_diffs, read
+// The range diffs of a client's path, as their files hold them: the inflated bytes and, pointing into them, the
+// parsed and checked streams, which the merge decodes as it reads them (a few bits a value, not 8 bytes).
+struct FetchedRangeDiffs {
+  std::vector<std::string> bytes;  // never resized once a diff points into it
+  std::vector<RangeDiffStreams> diffs;
+};
+
+// Downloads and parses the range diffs of `hops` (in order; each an element of m.diffs or m.large_diffs, read
 // with the caps the manifest gives it) and checks that each file is the diff the manifest names. Two hops are
 // applied through each other, not composed (WriteRangeDiffAppliedSnapshot).
-Result<std::vector<RangeDiff>> FetchRangeDiffs(Pass& pass, const Manifest& m,
-                                               const std::vector<const ManifestDiff*>& hops) {
-  std::vector<RangeDiff> decoded;
+Result<std::unique_ptr<FetchedRangeDiffs>> FetchRangeDiffs(Pass& pass, const Manifest& m,
+                                                           const std::vector<const ManifestDiff*>& hops) {
+  auto fetched = std::make_unique<FetchedRangeDiffs>();
+  fetched->bytes.reserve(hops.size());
   for (const ManifestDiff* hop : hops) {
     URLGUARD_ASSIGN_OR_RETURN(std::string bytes, DownloadSignedFile(pass, hop->file));
     pass.out->diff_bytes += hop->file.size;
-    auto d = DecodeRangeDiff(bytes, RangeDiffCapsFor(m, *hop));
+    fetched->bytes.push_back(std::move(bytes));
+    auto d = ParseRangeDiff(fetched->bytes.back(), RangeDiffCapsFor(m, *hop));
     if (!d.ok()) return d.status().WithContext(hop->file.path);
     if (d->from_version != hop->from_version || d->to_version != hop->to_version) {
       return Status::Corruption(hop->file.path + ": the file is the range diff (" + std::to_string(d->from_version) +
                                 ", " + std::to_string(d->to_version) + "], the manifest names (" +
                                 std::to_string(hop->from_version) + ", " + std::to_string(hop->to_version) + "]");
     }
-    decoded.push_back(std::move(*d));
+    fetched->diffs.push_back(std::move(*d));
   }
-  return decoded;
+  return fetched;
 }
 
 // Spec (§8.3) with range diffs: stream `base` (at some version F) through the diffs into the new file, check the
 // set digest, install. *diff_failed as InstallFromDiff's.
 Status InstallFromRangeDiff(Store& store, const SnapshotView& base, const MappedFile* base_file, const Manifest& m,
-                            const std::vector<RangeDiff>& diffs, const InstalledList& meta, bool* diff_failed) {
+                            const FetchedRangeDiffs& fetched, const InstalledList& meta, bool* diff_failed) {
   *diff_failed = true;
-  std::vector<const RangeDiff*> hops;
-  for (const RangeDiff& d : diffs) hops.push_back(&d);
+  std::vector<const RangeDiffStreams*> hops;
+  for (const RangeDiffStreams& d : fetched.diffs) hops.push_back(&d);
   // Format 2 signs the set digest, not the new file's SHA-256: the Store, which checks the file it installs
   // against meta.state_sha256 after `write` returns, gets the hash of the file just written and proven.
   InstalledList with_hash = meta;
@@ -233,7 +253,7 @@ Status SyncFormat2(Pass& pass, Store& store, const InstalledList* before, const 
     Status s;
     auto diff = FetchRangeDiffs(pass, m, hops);
     if (diff.ok()) {
-      s = InstallFromRangeDiff(store, *base, mapped.get(), m, *diff, meta, &diff_failed);
+      s = InstallFromRangeDiff(store, *base, mapped.get(), m, **diff, meta, &diff_failed);
     } else {
       s = diff.status();
       diff_failed = true;
@@ -255,9 +275,8 @@ Status SyncFormat2(Pass& pass, Store& store, const InstalledList* before, const 
   out->used_checkpoint_snapshot = true;
   if (bytes.size() < kMinSnapshotBytes) return Status::Corruption(m.checkpoint.snapshot.path + ": too short for a snapshot");
   URLGUARD_RETURN_IF_ERROR(CheckSnapshotAgainstCheckpoint(bytes, m).WithContext(m.checkpoint.snapshot.path));
-  std::vector<uint64_t> aligned((bytes.size() + 7) / 8);
-  std::memcpy(aligned.data(), bytes.data(), bytes.size());
-  auto view = SnapshotView::Open(reinterpret_cast<const uint8_t*>(aligned.data()), bytes.size(), false);
+  std::vector<uint64_t> aligned;
+  auto view = OpenSnapshotBytes(bytes, /*verify_checksum=*/false, &aligned);
   if (!view.ok()) return view.status().WithContext(m.checkpoint.snapshot.path);
   if (c == v) {
     auto digest = SnapshotSetDigest(*view);
@@ -269,11 +288,11 @@ Status SyncFormat2(Pass& pass, Store& store, const InstalledList* before, const 
     with_hash.state_sha256 = m.checkpoint.state_sha256;
     return store.Install(with_hash, bytes);
   }
-  bytes = std::string();
+  // `view` points into `bytes` (or `aligned`): both stay until the install.
   auto diff = FetchRangeDiffs(pass, m, {from_checkpoint});
   if (!diff.ok()) return diff.status();
   bool diff_failed = false;
-  URLGUARD_RETURN_IF_ERROR(InstallFromRangeDiff(store, *view, nullptr, m, *diff, meta, &diff_failed)
+  URLGUARD_RETURN_IF_ERROR(InstallFromRangeDiff(store, *view, nullptr, m, **diff, meta, &diff_failed)
                                .WithContext("checkpoint " + std::to_string(c) + " + " + from_checkpoint->file.path));
   out->range_diffs = 1;
   return Status::Ok();
