@@ -74,7 +74,10 @@ struct PublisherClock {
 // (0 < c' < 30 min; other values, or created_unix 0: PollDelaySeconds(min_wait_seconds, u)). With
 // c = max(c', kMinPollIntervalSeconds) and every time put on the publisher's clock (ours + clock_offset):
 //   the client's offset o: (scheduled - created_unix) mod c when that lies in [c/6, c/2) (a client keeps its
-//   place), else c/6 + floor(u * c/3); `scheduled` is the time this poll was due (0: none yet).
+//   place), moved up to c/6 when it lies up to t = max(kPlaceToleranceSeconds, c/12) below the window, kept when
+//   it lies up to t above it (the measured clock offset varies by a second or more from pass to pass: a place at
+//   the window's edge must not be drawn anew, at the cost of a cycle, for that), else c/6 + floor(u * c/3);
+//   `scheduled` is the time this poll was due (0: none yet).
 //   the next poll: the first created_unix + k * c + o (k any integer) at least c - c/6 after now, and never
 //   sooner than c after now. So the delay lies in [c, 2 c - c/6): c while the client keeps its place (a pass
 //   up to c/6 late included), longer once when it takes a new one.
@@ -84,6 +87,8 @@ struct PublisherClock {
 // c/6..c/2 after it is due instead of 0..c after it appears (docs/sync-protocol.md §2).
 int64_t AlignedPollDelaySeconds(int64_t now, int64_t scheduled, uint32_t min_wait_seconds,
                                 const PublisherClock& publisher, double u);
+// The least tolerance around the window within which a client keeps its place (c/12 when larger: 5 s at 60 s).
+constexpr int64_t kPlaceToleranceSeconds = 2;
 
 // The delay after the N-th consecutive failure (N >= 1): min(floor(2^(N-1) * 15 min * (1 + u)), 24 h), the
 // floor kept below 2^N * 15 min (u just below 1 must not round up to the doubled value).
