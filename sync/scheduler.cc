@@ -210,12 +210,15 @@ int64_t AlignedPollDelaySeconds(int64_t now, int64_t scheduled, uint32_t min_wai
   const auto floor_mod = [c](int64_t x) { return ((x % c) + c) % c; };
   int64_t o = scheduled > 0 ? floor_mod(ClampTime(scheduled) + offset - created) : -1;
   // A place measured again moves with the noise of the measured clock offset (the Date header and our clock tick
-  // in whole seconds, and `now` is the pass's start): within the tolerance of the window it is the same place, kept
-  // (a little early: moved up to the window's start; a little late: kept, since polling sooner than c after the
-  // last poll is not allowed). Only a place well outside is drawn anew, which costs a cycle once.
+  // in whole seconds, and `now` is the pass's start): within the tolerance of the window it is the same place,
+  // clamped into the window (a client a little late stays where it is all the same: the poll never comes sooner
+  // than c after the last). Only a place well outside is drawn anew, which costs a cycle once.
   const int64_t tolerance = std::max<int64_t>(kPlaceToleranceSeconds, c / 12);
-  if (o >= lo - tolerance && o < lo) o = lo;
-  if (o < lo || o >= lo + width + tolerance) o = lo + FloorBelow(u * static_cast<double>(width), width);
+  if (o >= lo - tolerance && o < lo + width + tolerance) {
+    o = std::clamp<int64_t>(o, lo, lo + width - 1);
+  } else {
+    o = lo + FloorBelow(u * static_cast<double>(width), width);
+  }
   // The first created + k * c + o >= now_p + c - c/6: k = ceil((now_p + c - c/6 - created - o) / c). The c/6 of
   // slack keeps a client that polled a little after its place (a slow pass) on the next cycle.
   const int64_t gap = now_p + c - lo - created - o;

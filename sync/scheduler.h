@@ -74,9 +74,9 @@ struct PublisherClock {
 // (0 < c' < 30 min; other values, or created_unix 0: PollDelaySeconds(min_wait_seconds, u)). With
 // c = max(c', kMinPollIntervalSeconds) and every time put on the publisher's clock (ours + clock_offset):
 //   the client's offset o: (scheduled - created_unix) mod c when that lies in [c/6, c/2) (a client keeps its
-//   place), moved up to c/6 when it lies up to t = max(kPlaceToleranceSeconds, c/12) below the window, kept when
-//   it lies up to t above it (the measured clock offset varies by a second or more from pass to pass: a place at
-//   the window's edge must not be drawn anew, at the cost of a cycle, for that), else c/6 + floor(u * c/3);
+//   place), clamped into the window when it lies up to t = max(kPlaceToleranceSeconds, c/12) outside it (the
+//   measured clock offset varies by a second or more from pass to pass: a place at the window's edge must not be
+//   drawn anew, at the cost of a cycle, for that), else c/6 + floor(u * c/3);
 //   `scheduled` is the time this poll was due (0: none yet).
 //   the next poll: the first created_unix + k * c + o (k any integer) at least c - c/6 after now, and never
 //   sooner than c after now. So the delay lies in [c, 2 c - c/6): c while the client keeps its place (a pass

@@ -152,13 +152,13 @@ TEST(AlignedPollTest, PollsAtItsPlaceAfterTheNextVersionIsDue) {
   // A pass more than c/6 late (due at +23, now +35) waits for the cycle after: +143, 108 s ahead.
   EXPECT_EQ(AlignedPollDelaySeconds(kCreated + 35, kCreated + 23, 60, pub, 0.0), 108);
   // A place measured a little past the window's end (+30 .. +34: the tolerance, 5 s at 60 s, covers the noise of
-  // the measured clock offset) is kept: c. One well past it (+36) is drawn anew: 10 + floor(0.1 * 20) = 12, at
-  // +132, 96 s ahead.
+  // the measured clock offset) is clamped to +29, and the poll comes c later (never sooner). One well past it
+  // (+36) is drawn anew: 10 + floor(0.1 * 20) = 12, at +132, 96 s ahead.
   EXPECT_EQ(AlignedPollDelaySeconds(kCreated + 30, kCreated + 30, 60, pub, 0.1), 60);
   EXPECT_EQ(AlignedPollDelaySeconds(kCreated + 34, kCreated + 34, 60, pub, 0.1), 60);
   EXPECT_EQ(AlignedPollDelaySeconds(kCreated + 36, kCreated + 36, 60, pub, 0.1), 96);
-  // A little before the window's start (+7) moves up to it: +70, 63 s ahead; well before (+4) is drawn anew:
-  // 10 + floor(0.5 * 20) = 20, at +80.
+  // A little before the window's start (+7) is clamped up to it: +70, 63 s ahead; well before (+4) is drawn
+  // anew: 10 + floor(0.5 * 20) = 20, at +80.
   EXPECT_EQ(AlignedPollDelaySeconds(kCreated + 7, kCreated + 7, 60, pub, 0.9), 63);
   EXPECT_EQ(AlignedPollDelaySeconds(kCreated + 4, kCreated + 4, 60, pub, 0.5), 76);
   // A longer cadence scales the window: c = 600, o in [100, 300).
