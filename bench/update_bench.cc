@@ -267,31 +267,28 @@ Catchup MakeCatchup(uint64_t entries, uint64_t changes) {
 Status CatchupUpdate(Store& store, const Catchup& c, bool streamed) {
   auto base = MapInstalled(store);
   if (!base.ok()) return base.status();
-  std::unique_ptr<MappedFile>& mapped = base->file;
-  const SnapshotView* view = &base->view;
   const RangeDiffCaps caps{~uint64_t{0}, ~uint64_t{0}};
   InstalledList meta = MetaOf(c.m2);
-  Status applied;
+  // Both forms go through the same install; only the hops' type differs.
+  auto install = [&](auto hops) {
+    return store.InstallWith(meta, [&](const std::string& path) {
+      Sha256Digest sha{};
+      const Status applied = WriteRangeDiffAppliedSnapshot(store.env(), path, base->view, base->file.get(), hops,
+                                                           c.m2, &sha);
+      meta.state_sha256 = sha;
+      return applied;
+    });
+  };
   if (streamed) {
     auto parsed = ParseRangeDiff(c.diff_bytes, caps);
     if (!parsed.ok()) return parsed.status();
     const RangeDiffStreams* hops[] = {&*parsed};
-    return store.InstallWith(meta, [&](const std::string& path) {
-      Sha256Digest sha{};
-      applied = WriteRangeDiffAppliedSnapshot(store.env(), path, *view, mapped.get(),
-                                              std::span<const RangeDiffStreams* const>(hops), c.m2, &sha);
-      meta.state_sha256 = sha;
-      return applied;
-    });
+    return install(std::span<const RangeDiffStreams* const>(hops));
   }
   auto decoded = DecodeRangeDiff(c.diff_bytes, caps);
   if (!decoded.ok()) return decoded.status();
-  return store.InstallWith(meta, [&](const std::string& path) {
-    Sha256Digest sha{};
-    applied = WriteRangeDiffAppliedSnapshot(store.env(), path, *view, mapped.get(), *decoded, c.m2, &sha);
-    meta.state_sha256 = sha;
-    return applied;
-  });
+  const RangeDiff* hops[] = {&*decoded};
+  return install(std::span<const RangeDiff* const>(hops));
 }
 
 template <typename Fn>

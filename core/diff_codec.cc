@@ -641,10 +641,9 @@ Result<RangeDiffStreams> ParseRangeDiff(std::string_view bytes, const RangeDiffC
       return corrupt(where + "layer kinds not in ascending order or repeated");
     }
     d.layer = static_cast<LayerKind>(kind);
-    RangeLayerStreams& r = d;
-    r.absent_k = rec[kRangeRecAbsentK];
-    r.present_k = rec[kRangeRecPresentK];
-    if (r.absent_k > kMaxRiceParameter || r.present_k > kMaxRiceParameter) {
+    d.absent_k = rec[kRangeRecAbsentK];
+    d.present_k = rec[kRangeRecPresentK];
+    if (d.absent_k > kMaxRiceParameter || d.present_k > kMaxRiceParameter) {
       return corrupt(where + "rice parameter above " + U64(kMaxRiceParameter));
     }
     if (rec[kRangeRecReserved] != 0 || LoadLE64(rec + kRangeRecReserved2) != 0) {
@@ -652,10 +651,10 @@ Result<RangeDiffStreams> ParseRangeDiff(std::string_view bytes, const RangeDiffC
     }
     d.universe = LoadLE64(rec + kRangeRecUniverse);
     d.new_count = LoadLE64(rec + kRangeRecNewCount);
-    r.absent_count = LoadLE64(rec + kRangeRecAbsentCount);
-    r.present_count = LoadLE64(rec + kRangeRecPresentCount);
+    d.absent_count = LoadLE64(rec + kRangeRecAbsentCount);
+    d.present_count = LoadLE64(rec + kRangeRecPresentCount);
     const Status counts =
-        CheckRangeLayerCounts(LayerKindName(d.layer), d.universe, d.new_count, r.absent_count, r.present_count,
+        CheckRangeLayerCounts(LayerKindName(d.layer), d.universe, d.new_count, d.absent_count, d.present_count,
                               caps.max_values);
     if (!counts.ok()) return counts.WithContext("range diff");
     const uint64_t absent_bytes = LoadLE64(rec + kRangeRecAbsentBytes);
@@ -663,14 +662,14 @@ Result<RangeDiffStreams> ParseRangeDiff(std::string_view bytes, const RangeDiffC
     if (absent_bytes > body_size - stream_offset) {
       return corrupt(where + "absent stream of " + U64(absent_bytes) + " bytes runs past the end");
     }
-    r.absent_stream = bytes.substr(stream_offset, absent_bytes);
+    d.absent_stream = bytes.substr(stream_offset, absent_bytes);
     stream_offset += absent_bytes;
     if (present_bytes > body_size - stream_offset) {
       return corrupt(where + "present stream of " + U64(present_bytes) + " bytes runs past the end");
     }
-    r.present_stream = bytes.substr(stream_offset, present_bytes);
+    d.present_stream = bytes.substr(stream_offset, present_bytes);
     stream_offset += present_bytes;
-    if ((r.absent_count == 0) != (absent_bytes == 0) || (r.present_count == 0) != (present_bytes == 0)) {
+    if ((d.absent_count == 0) != (absent_bytes == 0) || (d.present_count == 0) != (present_bytes == 0)) {
       return corrupt(where + "an empty sequence must have an empty stream and vice versa");
     }
   }
