@@ -350,8 +350,10 @@ Result<ListCompactReport> CheckpointListIfDue(const std::string& repo_dir, const
   PublishOptions po = CheckpointOptions(repo_dir, list, m, &report);
   po.fp_rate = fp_rate;
   po.checkpoint_changes = checkpoint_changes;
-  URLGUARD_ASSIGN_OR_RETURN(report.compacted, MakeCheckpointIfDue(env, po, m.version));
-  if (report.compacted) DescribeCheckpoint(env, repo_dir, list, m.version, &report);
+  uint64_t version = m.version;
+  URLGUARD_ASSIGN_OR_RETURN(report.compacted, MakeCheckpointIfDue(env, po, &version));
+  report.version = version;  // a newer one when versions committed beside the pass overtook m's
+  if (report.compacted) DescribeCheckpoint(env, repo_dir, list, version, &report);
   return report;
 }
 
@@ -365,9 +367,11 @@ Result<ListCompactReport> CompactList(const std::string& repo_dir, const std::st
     URLGUARD_ASSIGN_OR_RETURN(Manifest m, ReadListManifest(env, repo_dir, list));
     if (m.format == kManifestFormat2) {
       ListCompactReport report;
-      URLGUARD_RETURN_IF_ERROR(MakeCheckpoint(env, CheckpointOptions(repo_dir, list, m, &report), m.version));
-      report.compacted = m.checkpoint.version != m.version;
-      DescribeCheckpoint(env, repo_dir, list, m.version, &report);
+      uint64_t version = m.version;
+      URLGUARD_ASSIGN_OR_RETURN(report.compacted,
+                                MakeCheckpointBeside(env, CheckpointOptions(repo_dir, list, m, &report), &version));
+      report.version = version;  // a newer one when versions committed beside the pass overtook m's
+      DescribeCheckpoint(env, repo_dir, list, version, &report);
       return report;
     }
   }

@@ -487,7 +487,8 @@ Result<PublishLoopSummary> RunPublishLoop(const PublishLoopOptions& o) {
       if (!manifest.ok()) return;
       auto m = ParseManifest(*manifest);
       if (!m.ok() || m->format != kManifestFormat2) return;
-      auto made = MakeCheckpointIfDue(env, po, m->version);
+      uint64_t version = m->version;
+      auto made = MakeCheckpointIfDue(env, po, &version);
       if (!made.ok() && o.on_error) o.on_error(made.status().WithContext("checkpoint"));
     };
   }

@@ -1089,22 +1089,41 @@ Status RecordSeenSince(Env* env, const PublishOptions& o, const std::string& pri
   return filter.Save(env, seen_path);
 }
 
-}  // namespace
+// How many times a checkpoint pass beside publishing moves on to a newer committed version (ReadEpochForPass).
+constexpr int kMaxCheckpointPassMoves = 8;
 
-Status MakeCheckpoint(Env* env, const PublishOptions& o, uint64_t version) {
-  // Before the new bases are written: the disk then holds at most two generations of them. Housekeeping: a
-  // trash that cannot be emptied blocks no checkpoint (versions unlink what they supersede when it cannot take it).
-  (void)EmptyTrash(env, o.repo_dir, o.list);
+// The epoch map of committed version *version, for a checkpoint pass beside publishing. Every version keeps the
+// epoch maps of the newest two versions only (PruneFormat2Files), so versions committed between the caller's read
+// of the manifest and this read can have removed it (two 100 M versions take a few seconds back to back): then the
+// pass moves to the newest committed version, whose map is there, and sets *version to it.
+Result<EpochMap> ReadEpochForPass(Env* env, const PublishOptions& o, uint64_t* version) {
+  const std::string private_dir = PrivateListDir(o.repo_dir, o.list);
+  const std::string manifest_path = JoinPath(PublicListDir(o.repo_dir, o.list), kManifestFileName);
+  for (int moves = 0;; ++moves) {
+    Result<EpochMap> map = ReadEpochFile(env, JoinPath(private_dir, EpochMapFileName(*version)), o.list);
+    if (map.ok() || map.status().code() != StatusCode::kNotFound || moves == kMaxCheckpointPassMoves) return map;
+    auto bytes = env->ReadFile(manifest_path, kMaxManifestBytes);
+    if (!bytes.ok()) return map;
+    auto m = ParseManifest(*bytes);
+    if (!m.ok() || m->version <= *version) return map;
+    *version = m->version;
+  }
+}
+
+// MakeCheckpoint once the epoch map of `version` is held: the checkpoint's only input a later version removes.
+Status CheckpointFromEpoch(Env* env, const PublishOptions& o, uint64_t version, EpochMap epoch) {
   const std::string private_dir = PrivateListDir(o.repo_dir, o.list);
   const std::string public_dir = PublicListDir(o.repo_dir, o.list);
   const uint64_t previous = NewestCheckpoint(env, private_dir, version);
   if (previous == version) return Status::Ok();
   if (previous == 0) return Status::FailedPrecondition("list " + o.list + " has no checkpoint: publish it in full "
                                                        "with manifest format 2 first");
+  // Before the new bases are written: the disk then holds at most two generations of them. Housekeeping: a
+  // trash that cannot be emptied blocks no checkpoint (versions unlink what they supersede when it cannot take it).
+  // After the epoch map is read: unlinking a 100 M list's superseded bases takes seconds, while versions go on.
+  (void)EmptyTrash(env, o.repo_dir, o.list);
   URLGUARD_ASSIGN_OR_RETURN(Manifest prev_rec,
                             ReadCheckpointRecord(env, JoinPath(private_dir, CheckpointRecordFileName(previous)), o.list));
-  URLGUARD_ASSIGN_OR_RETURN(EpochMap epoch,
-                            ReadEpochFile(env, JoinPath(private_dir, EpochMapFileName(version)), o.list));
   if (epoch.version() != version) return Status::Corruption("epoch map of version " + std::to_string(version));
   if (epoch.checkpoint() < previous) epoch.Rebase(previous);
   const int64_t now = o.now_unix != 0 ? o.now_unix : env->NowUnixSeconds();
@@ -1292,6 +1311,16 @@ Status MakeCheckpoint(Env* env, const PublishOptions& o, uint64_t version) {
   return env->SyncDir(private_dir);
 }
 
+}  // namespace
+
+Status MakeCheckpoint(Env* env, const PublishOptions& o, uint64_t version) {
+  const std::string private_dir = PrivateListDir(o.repo_dir, o.list);
+  if (NewestCheckpoint(env, private_dir, version) == version) return Status::Ok();
+  URLGUARD_ASSIGN_OR_RETURN(EpochMap epoch,
+                            ReadEpochFile(env, JoinPath(private_dir, EpochMapFileName(version)), o.list));
+  return CheckpointFromEpoch(env, o, version, std::move(epoch));
+}
+
 // Whether the fingerprints touched since `checkpoint` call for a new one: more than options.checkpoint_changes, or
 // more than an eighth of the list's fingerprints (at least kMinListCheckpointChanges). The second bound is for
 // lists small next to the first: a client far behind takes the checkpoint's snapshot plus the range diff from it,
@@ -1318,13 +1347,20 @@ Status EmptyTrash(Env* env, const std::string& repo_dir, const std::string& list
   return Status::Ok();
 }
 
-Result<bool> MakeCheckpointIfDue(Env* env, const PublishOptions& o, uint64_t version) {
-  (void)EmptyTrash(env, o.repo_dir, o.list);  // housekeeping: a trash that cannot be emptied blocks nothing
+Result<bool> MakeCheckpointBeside(Env* env, const PublishOptions& o, uint64_t* version) {
+  URLGUARD_ASSIGN_OR_RETURN(EpochMap map, ReadEpochForPass(env, o, version));
+  if (NewestCheckpoint(env, PrivateListDir(o.repo_dir, o.list), *version) == *version) return false;
+  URLGUARD_RETURN_IF_ERROR(CheckpointFromEpoch(env, o, *version, std::move(map)));
+  return true;
+}
+
+Result<bool> MakeCheckpointIfDue(Env* env, const PublishOptions& o, uint64_t* version) {
   const std::string private_dir = PrivateListDir(o.repo_dir, o.list);
-  URLGUARD_ASSIGN_OR_RETURN(EpochMap map, ReadEpochFile(env, JoinPath(private_dir, EpochMapFileName(version)), o.list));
-  const uint64_t checkpoint = std::max(map.checkpoint(), NewestCheckpoint(env, private_dir, version));
-  if (checkpoint >= version || !CheckpointDue(map, checkpoint, o.checkpoint_changes)) return false;
-  URLGUARD_RETURN_IF_ERROR(MakeCheckpoint(env, o, version));
+  URLGUARD_ASSIGN_OR_RETURN(EpochMap map, ReadEpochForPass(env, o, version));
+  (void)EmptyTrash(env, o.repo_dir, o.list);  // housekeeping, after the read: a trash that cannot be emptied blocks nothing
+  const uint64_t checkpoint = std::max(map.checkpoint(), NewestCheckpoint(env, private_dir, *version));
+  if (checkpoint >= *version || !CheckpointDue(map, checkpoint, o.checkpoint_changes)) return false;
+  URLGUARD_RETURN_IF_ERROR(CheckpointFromEpoch(env, o, *version, std::move(map)));
   return true;
 }
 

@@ -203,14 +203,19 @@ using ProgressFn = std::function<void(uint64_t entries)>;
 // kFailedPrecondition without an earlier checkpoint; kCorruption when the snapshot disagrees with the versions'
 // digest sums (never published); I/O errors.
 Status MakeCheckpoint(Env* env, const PublishOptions& options, uint64_t version);
-// MakeCheckpoint when the fingerprints touched since the newest checkpoint exceed options.checkpoint_changes or an
-// eighth of the list's fingerprints (at least 64 Ki; what the publisher loop's maintenance thread calls after each
-// commit). True when it made one.
-Result<bool> MakeCheckpointIfDue(Env* env, const PublishOptions& options, uint64_t version);
+// MakeCheckpoint beside publishing (`urlguard-publish compact`): `*version` is the committed version the caller
+// read. Versions keep the epoch maps of the newest two versions only, so when versions committed since have removed
+// its map, the pass makes the newest committed version a checkpoint instead and sets *version to it. True when it
+// made one; false when *version already was the newest checkpoint.
+Result<bool> MakeCheckpointBeside(Env* env, const PublishOptions& options, uint64_t* version);
+// MakeCheckpointBeside when the fingerprints touched since the newest checkpoint exceed options.checkpoint_changes
+// or an eighth of the list's fingerprints (at least 64 Ki; what the publisher loop's maintenance thread and
+// `compact --if-due` call after each commit). True when it made one (of *version).
+Result<bool> MakeCheckpointIfDue(Env* env, const PublishOptions& options, uint64_t* version);
 // Unlinks what versions moved into LIST's trash (format/repository_files.h PrivateTrashDir: bases a newer
-// checkpoint superseded). MakeCheckpoint and MakeCheckpointIfDue run it first (ignoring its failure), so the loop's
-// maintenance thread, `compact` and `compact --if-due` empty it beside publishing. Nothing reads the trash: safe at
-// any time. Ok when there is none; the first error otherwise.
+// checkpoint superseded). MakeCheckpoint and MakeCheckpointIfDue run it once they hold the version's epoch map
+// (ignoring its failure), so the loop's maintenance thread, `compact` and `compact --if-due` empty it beside
+// publishing. Nothing reads the trash: safe at any time. Ok when there is none; the first error otherwise.
 Status EmptyTrash(Env* env, const std::string& repo_dir, const std::string& list);
 // The rule MakeCheckpointIfDue and an inline checkpoint apply to `map` (the epoch map of the newest version) when
 // the newest checkpoint is `checkpoint`.

@@ -334,7 +334,8 @@ TEST_F(Format2Test, SupersededBasesGoToTheTrashAndTheNextCheckpointPassEmptiesIt
   }
   ExpectEveryClientCatchesUp();
   // A pass with nothing due empties it.
-  auto due = MakeCheckpointIfDue(Env::Default(), Base(), 5);
+  uint64_t at = 5;
+  auto due = MakeCheckpointIfDue(Env::Default(), Base(), &at);
   ASSERT_TRUE(due.ok()) << due.status().ToString();
   EXPECT_FALSE(*due);
   EXPECT_TRUE(fs::is_empty(trash));
@@ -477,6 +478,64 @@ TEST_F(Format2Test, ACheckpointLeftToCompactIfDueIsMadeThereAndAdopted) {
   o.inputs = {FeedSpec{FeedFormat::kPlain, "", other.path() + "/full.txt"}};
   ASSERT_TRUE(Publish(Env::Default(), key_, o).ok());
   EXPECT_EQ(CheckpointListIfDue(o.repo_dir, "phishing").status().code(), StatusCode::kFailedPrecondition);
+}
+
+// A checkpoint pass beside publishing that versions overtake between its read of the manifest and its read of
+// the version's epoch map (each version keeps the newest two; at 100 M, two back-to-back versions committed while
+// `compact --if-due` unlinked the trash's superseded bases, and the pass failed with kNotFound). The pass moves to
+// the newest committed version; `compact` as well.
+TEST_F(Format2Test, ACheckpointPassOvertakenByVersionsMovesToTheNewestOne) {
+  // Two versions committed right after the pass's first read of the manifest.
+  class OvertakingEnv : public EnvWrapper {
+   public:
+    explicit OvertakingEnv(std::function<void()> overtake) : EnvWrapper(Env::Default()), overtake_(std::move(overtake)) {}
+    Result<std::string> ReadFile(const std::string& path, size_t max_bytes) override {
+      Result<std::string> r = EnvWrapper::ReadFile(path, max_bytes);
+      if (overtake_ && path.size() >= 13 && path.compare(path.size() - 13, 13, "manifest.json") == 0) {
+        auto overtake = std::move(overtake_);
+        overtake_ = nullptr;
+        overtake();
+      }
+      return r;
+    }
+
+   private:
+    std::function<void()> overtake_;
+  };
+  Start();
+  checkpoint_inline_ = false;
+  ASSERT_TRUE(Step(30, /*checkpoint_changes=*/10).ok());
+  const uint64_t read_at = ReadManifest(repo_).version;
+  uint64_t newest = 0;
+  OvertakingEnv env([&] {
+    for (int i = 0; i < 2; ++i) ASSERT_TRUE(Step(30, /*checkpoint_changes=*/10).ok());
+    newest = ReadManifest(repo_).version;
+  });
+  auto made = CheckpointListIfDue(repo_, "phishing", /*checkpoint_changes=*/10, /*fp_rate=*/0.001, &env);
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  ASSERT_EQ(newest, read_at + 2);
+  EXPECT_FALSE(std::filesystem::exists(repo_ + "/private/lists/phishing/" + EpochMapFileName(read_at)));
+  EXPECT_TRUE(made->compacted);
+  EXPECT_EQ(made->version, newest);
+  ASSERT_TRUE(Step(5).ok());
+  EXPECT_EQ(ReadManifest(repo_).checkpoint.version, newest);
+  ExpectEveryClientCatchesUp();
+
+  // `compact` too.
+  ASSERT_TRUE(Step(30).ok());
+  const uint64_t compact_read_at = ReadManifest(repo_).version;
+  OvertakingEnv env2([&] {
+    for (int i = 0; i < 2; ++i) ASSERT_TRUE(Step(30).ok());
+    newest = ReadManifest(repo_).version;
+  });
+  auto compacted = CompactList(repo_, "phishing", /*keep_deltas=*/1440, &env2);
+  ASSERT_TRUE(compacted.ok()) << compacted.status().ToString();
+  ASSERT_EQ(newest, compact_read_at + 2);
+  EXPECT_TRUE(compacted->compacted);
+  EXPECT_EQ(compacted->version, newest);
+  ASSERT_TRUE(Step(5).ok());
+  EXPECT_EQ(ReadManifest(repo_).checkpoint.version, newest);
+  ExpectEveryClientCatchesUp();
 }
 
 // A version whose changes since the checkpoint no range diff can carry (a batch of millions of entries against

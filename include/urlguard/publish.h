@@ -345,7 +345,10 @@ struct ListCompactReport {
 // that list waits meanwhile: kFailedPrecondition "another urlguard-publish is publishing" from either side).
 // Crash-safe: killed at any point, the state still opens (docs/repository-layout.md). Failures: kNotFound when the
 // list has no manifest, kFailedPrecondition for a missing delta ("run a full publish") or a held lock, kCorruption
-// for a damaged state file, read and write errors. `env`: nullptr = the process default.
+// for a damaged state file, read and write errors. Manifest format 2: makes the committed version a checkpoint
+// instead (docs/versions.md §5), without the lock, beside publishing (the newest committed version when versions
+// committed meanwhile overtook it: `version`); `compacted` false when it already was the newest checkpoint.
+// `env`: nullptr = the process default.
 Result<ListCompactReport> CompactList(const std::string& repo_dir, const std::string& list,
                                       uint32_t keep_deltas = 1440, Env* env = nullptr);
 
@@ -354,8 +357,10 @@ Result<ListCompactReport> CompactList(const std::string& repo_dir, const std::st
 // fingerprints touched since the newest checkpoint, or more than an eighth of the list's), with `fp_rate` as the
 // versions were published with. `urlguard-publish compact --if-due`: for versions published by
 // `publish --no-checkpoint` (ListPublishOptions::checkpoint_inline false) from a timer, run beside them, one at a
-// time. Takes no lock and reads immutable files only: versions go on being published meanwhile, and the next one
-// adopts the checkpoint. `compacted` tells whether it made one. kFailedPrecondition for a format 1 list (use
+// time. Takes no lock and reads immutable files only, but for the version's epoch map, read first: versions go on
+// being published meanwhile, and the next one adopts the checkpoint; when versions committed since this read the
+// manifest have removed that map, it considers the newest committed version instead (`version` in the report).
+// `compacted` tells whether it made one. kFailedPrecondition for a format 1 list (use
 // CompactList); otherwise the failures of CompactList.
 Result<ListCompactReport> CheckpointListIfDue(const std::string& repo_dir, const std::string& list,
                                               uint64_t checkpoint_changes = uint64_t{1} << 20,
