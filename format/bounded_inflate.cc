@@ -8,6 +8,7 @@
 #include <cassert>
 #include <climits>
 #include <cstring>
+#include <functional>
 #include <memory>
 
 namespace urlguard {
@@ -221,27 +222,64 @@ Result<std::string> InflateBounded(std::string_view input, size_t max_output, co
   return out;
 }
 
+namespace {
+
+// Hands each piece to a function; its first error sticks and later pieces are dropped.
+class FunctionSink final : public Sink {
+ public:
+  explicit FunctionSink(std::function<Status(std::string_view)> output) : output_(std::move(output)) {}
+  void Append(const char* data, size_t n) override {
+    if (status_.ok() && n != 0) status_ = output_(std::string_view(data, n));
+  }
+  const Status& status() const { return status_; }
+
+ private:
+  std::function<Status(std::string_view)> output_;
+  Status status_;
+};
+
+}  // namespace
+
 struct BoundedInflater::Impl {
-  Impl(size_t max_output, size_t expected_output) : sink(&out, max_output), stream(max_output, false, &sink) {
+  Impl(size_t max_output, size_t expected_output)
+      : growing(std::make_unique<GrowingSink>(&out, max_output)), stream(max_output, false, growing.get()) {
     out.reserve(std::min(expected_output, max_output));
   }
+  Impl(size_t max_output, std::function<Status(std::string_view)> output)
+      : to_output(std::make_unique<FunctionSink>(std::move(output))), stream(max_output, false, to_output.get()) {}
+  bool output_failed() const { return to_output != nullptr && !to_output->status().ok(); }
+
   std::string out;
-  GrowingSink sink;
+  std::unique_ptr<GrowingSink> growing;     // the first form's sink
+  std::unique_ptr<FunctionSink> to_output;  // the output function's
   InflateStream stream;
 };
 
 BoundedInflater::BoundedInflater(size_t max_output, size_t expected_output)
     : impl_(std::make_unique<Impl>(max_output, expected_output)) {}
 
+BoundedInflater::BoundedInflater(size_t max_output, std::function<Status(std::string_view)> output)
+    : impl_(std::make_unique<Impl>(max_output, std::move(output))) {}
+
 BoundedInflater::~BoundedInflater() = default;
 
-void BoundedInflater::Feed(std::string_view piece) { impl_->stream.Feed(piece); }
+void BoundedInflater::Feed(std::string_view piece) {
+  if (impl_->output_failed()) return;  // the output's error sticks: nothing more is inflated
+  impl_->stream.Feed(piece);
+}
 
-bool BoundedInflater::failed() const { return impl_->stream.failed(); }
+bool BoundedInflater::failed() const { return impl_->output_failed() || impl_->stream.failed(); }
 
 Result<std::string> BoundedInflater::Finish() {
+  assert(impl_->to_output == nullptr);
   URLGUARD_RETURN_IF_ERROR(impl_->stream.Finish().status());
   return std::move(impl_->out);
+}
+
+Result<size_t> BoundedInflater::FinishOutput() {
+  assert(impl_->to_output != nullptr);
+  if (impl_->output_failed()) return impl_->to_output->status();
+  return impl_->stream.Finish();
 }
 
 }  // namespace urlguard

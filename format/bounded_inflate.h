@@ -14,6 +14,7 @@
 #define URLGUARD_FORMAT_BOUNDED_INFLATE_H_
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -57,9 +58,15 @@ Result<std::string> InflateBounded(std::string_view input, size_t max_output,
 // with InflateBounded's codes and messages: what was fed must be exactly one complete stream producing at most
 // `max_output` bytes. `expected_output` (a signed inflated size, when the caller knows it) sizes the output buffer
 // at once, capped by max_output. Not thread-safe.
+//
+// With an `output` function instead, nothing is kept: each piece of output (at most kInflateChunkBytes) goes to it
+// as it is produced (a file being written, so a 2.5 GB snapshot never sits in memory), still never more than
+// max_output bytes in all; the first error it returns sticks like an inflate error (nothing more is inflated), and
+// FinishOutput() returns it, else the byte count. Finish() is for the first form, FinishOutput() for this one.
 class BoundedInflater {
  public:
   explicit BoundedInflater(size_t max_output, size_t expected_output = 0);
+  BoundedInflater(size_t max_output, std::function<Status(std::string_view)> output);
   ~BoundedInflater();
   BoundedInflater(const BoundedInflater&) = delete;
   BoundedInflater& operator=(const BoundedInflater&) = delete;
@@ -68,6 +75,8 @@ class BoundedInflater {
   bool failed() const;
   // The output; call once.
   Result<std::string> Finish();
+  // The number of bytes handed to `output`, or the first error (the output's, else the inflate's); call once.
+  Result<size_t> FinishOutput();
 
  private:
   struct Impl;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <random>
 #include <string>
@@ -131,6 +132,26 @@ TEST(BoundedInflaterTest, PiecesOfAnySizeGiveWhatTheWholeInputGives) {
           EXPECT_EQ(got.status().message(), whole.status().message()) << piece;
         }
       }
+      // The same through an output function: the same bytes, handed over in chunks, never more than the cap.
+      std::string handed;
+      size_t largest = 0;
+      BoundedInflater to_output(cap, [&](std::string_view out) {
+        handed.append(out);
+        largest = std::max(largest, out.size());
+        return Status::Ok();
+      });
+      for (size_t at = 0; at < input.size(); at += piece) to_output.Feed(std::string_view(input).substr(at, piece));
+      const Result<size_t> n = to_output.FinishOutput();
+      ASSERT_EQ(n.ok(), whole.ok()) << "piece " << piece << ": " << n.status().ToString();
+      EXPECT_LE(handed.size(), cap);
+      EXPECT_LE(largest, kInflateChunkBytes);
+      if (whole.ok()) {
+        EXPECT_EQ(*n, whole->size());
+        EXPECT_EQ(handed, *whole);
+      } else {
+        EXPECT_EQ(n.status().code(), whole.status().code()) << piece;
+        EXPECT_EQ(n.status().message(), whole.status().message()) << piece;
+      }
     }
   }
   // After an error, more input changes nothing.
@@ -139,6 +160,24 @@ TEST(BoundedInflaterTest, PiecesOfAnySizeGiveWhatTheWholeInputGives) {
   EXPECT_TRUE(inflater.failed());
   inflater.Feed("more");
   EXPECT_EQ(inflater.Finish().status().code(), StatusCode::kResourceExhausted);
+}
+
+// The output function's first error (a full disk while a snapshot is written) is what FinishOutput returns, even
+// for a stream that is also damaged later; nothing is inflated or handed over after it.
+TEST(BoundedInflaterTest, TheOutputsErrorSticks) {
+  const std::string data = RandomBytes(300000, 11);
+  std::string packed = Compress(data, 15);
+  packed[packed.size() - 10] = static_cast<char>(packed[packed.size() - 10] ^ 0x55);  // damaged near its end
+  int calls = 0;
+  BoundedInflater inflater(data.size(), [&](std::string_view) {
+    return ++calls == 2 ? Status::IoError("write: no space left on device") : Status::Ok();
+  });
+  for (size_t at = 0; at < packed.size(); at += 1000) inflater.Feed(std::string_view(packed).substr(at, 1000));
+  EXPECT_TRUE(inflater.failed());
+  EXPECT_EQ(calls, 2);
+  const Result<size_t> n = inflater.FinishOutput();
+  EXPECT_EQ(n.status().code(), StatusCode::kIoError);
+  EXPECT_EQ(n.status().message(), "write: no space left on device");
 }
 
 // Spec (RFC 1952 §2.2): "A gzip file consists of a series of 'members'". `cat a.gz b.gz` is one file.

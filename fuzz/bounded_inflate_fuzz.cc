@@ -5,7 +5,7 @@
 // accepted stream never exceeds the cap, and the cap is exact (the same stream passes with a cap equal to
 // its output size and is refused, as kResourceExhausted, one byte below). BoundedInflater fed the input in
 // pieces (their sizes taken from the input's first byte) must give what InflateBounded gives for it whole: the
-// same bytes, or the same code and message.
+// same bytes, or the same code and message; so must the same pieces through an output function.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -48,6 +48,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!out.ok() && (streamed.status().code() != out.status().code() ||
                       streamed.status().message() != out.status().message())) {
       Fail("BoundedInflater fails otherwise");
+    }
+    // The same pieces through an output function (a snapshot written to its file as it inflates).
+    std::string handed;
+    urlguard::BoundedInflater to_output(kFuzzCap, [&](std::string_view piece) {
+      if (piece.size() > urlguard::kInflateChunkBytes) Fail("an output piece larger than a chunk");
+      handed.append(piece);
+      return urlguard::Status::Ok();
+    });
+    for (size_t at = 0; at < input.size(); at += piece) to_output.Feed(input.substr(at, piece));
+    const urlguard::Result<size_t> n = to_output.FinishOutput();
+    if (handed.size() > kFuzzCap) Fail("the output function got more than the cap");
+    if (n.ok() != out.ok()) Fail("the output form and InflateBounded disagree");
+    if (out.ok() && (*n != out->size() || handed != *out)) Fail("the output form gives other bytes");
+    if (!out.ok() && (n.status().code() != out.status().code() || n.status().message() != out.status().message())) {
+      Fail("the output form fails otherwise");
     }
   }
   if (!out.ok()) {

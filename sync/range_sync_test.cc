@@ -10,7 +10,9 @@
 #include <httplib.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <random>
 #include <set>
@@ -29,6 +31,7 @@
 #include "sync/updater.h"
 #include "tests/random_set.h"
 #include "tests/http_date.h"
+#include "tests/largest_alloc.h"
 #include "tests/test_util.h"
 #include "urlguard/render.h"
 
@@ -59,7 +62,13 @@ class MapServer {
         res.status = 404;
         return;
       }
-      res.set_content(it->second, "application/octet-stream");
+      // Streamed from the stored bytes, a piece at a time: the server copies no whole file (a test measures the
+      // client's largest allocation in this process).
+      std::shared_ptr<const std::string> body = it->second;
+      res.set_content_provider(body->size(), "application/octet-stream",
+                               [body](size_t offset, size_t length, httplib::DataSink& sink) {
+                                 return sink.write(body->data() + offset, std::min<size_t>(length, 16384));
+                               });
       if (date_ != 0) res.set_header("Date", HttpDate(date_));
     });
     port_ = server_.bind_to_any_port("127.0.0.1");
@@ -73,7 +82,7 @@ class MapServer {
   std::string base_url() const { return "http://127.0.0.1:" + std::to_string(port_); }
   void Put(const std::string& name, std::string body) {
     std::lock_guard<std::mutex> lock(mu_);
-    files_[name] = std::move(body);
+    files_[name] = std::make_shared<const std::string>(std::move(body));
   }
   // Sends `t` as the Date of every answer (the server's clock); 0: no Date.
   void SetDate(int64_t t) {
@@ -92,7 +101,7 @@ class MapServer {
   int port_ = 0;
   std::thread thread_;
   std::mutex mu_;  // guards files_ and requests_
-  std::map<std::string, std::string> files_;
+  std::map<std::string, std::shared_ptr<const std::string>> files_;
   std::vector<std::string> requests_;
   int64_t date_ = 0;
 };
@@ -106,10 +115,10 @@ struct Chain {
   };
   std::vector<Version> v;  // v[0] unused; v[1] the first version
 
-  explicit Chain(uint64_t last, uint64_t seed = 7) {
+  explicit Chain(uint64_t last, uint64_t seed = 7, size_t domains = 2000) {
     std::mt19937_64 rng(seed);
     v.resize(last + 1);
-    v[1].domain = testing::RandomSet(rng, 2000, kDomainUniverse);
+    v[1].domain = testing::RandomSet(rng, domains, kDomainUniverse);
     v[1].url = testing::RandomSet(rng, 300, kUrlUniverse);
     for (uint64_t x = 2; x <= last; ++x) {
       v[x] = v[x - 1];
@@ -606,6 +615,82 @@ TEST(RangeSync, TruncatedRangeDiffIsRefused) {
   EXPECT_EQ(o.error.code(), StatusCode::kCorruption);
   EXPECT_EQ(other.Installed(), 9u);
   EXPECT_EQ(other.InstalledBytes(), chain.Snapshot(9));
+}
+
+// A new client's checkpoint snapshot is written to a scratch file beside the list's as it downloads (never held
+// in memory), the diff from the checkpoint is applied to it, and the scratch file is gone after the pass, whether
+// it installed or failed; a snapshot damaged before it was signed is refused on the way, through the scratch file
+// and through the new file itself (a checkpoint at the version).
+TEST(RangeSync, TheCheckpointSnapshotIsAScratchFileThatNeverOutlivesThePass) {
+  Chain chain(10);
+  MapServer server;
+  Repo repo{chain, server, TestKey()};
+  const std::string root = ScratchDir("range_sync_scratch");
+  auto expect_no_leftovers = [](const Client& c) {
+    for (const auto& e : std::filesystem::recursive_directory_iterator(c.dir)) {
+      if (!e.is_regular_file()) continue;
+      const std::string name = e.path().filename().string();
+      EXPECT_EQ(name.find(".tmp"), std::string::npos) << name;
+      EXPECT_EQ(name.find("scratch"), std::string::npos) << name;
+    }
+  };
+  // 1. The diff from the checkpoint is damaged: the pass fails after the snapshot, and leaves nothing.
+  repo.Publish(repo.Build(10, 8));
+  server.Put(DiffName(8, 10), "garbage");
+  Client a(root + "/A", server.base_url(), repo.key.public_key());
+  SyncOutcome o = a.Sync(10);
+  EXPECT_EQ(o.kind, SyncOutcome::kFailed) << Describe(o);
+  EXPECT_EQ(o.error.code(), StatusCode::kCorruption) << Describe(o);
+  EXPECT_EQ(a.Installed(), 0u);
+  expect_no_leftovers(a);
+  // 2. Served as published: installed from the scratch file, which is gone.
+  repo.Publish(repo.Build(10, 8));
+  server.TakeRequests();
+  o = a.Sync(10);
+  ASSERT_EQ(o.kind, SyncOutcome::kUpdated) << Describe(o);
+  EXPECT_TRUE(o.used_checkpoint_snapshot);
+  EXPECT_EQ(o.range_diffs, 1u);
+  EXPECT_EQ(server.TakeRequests(),
+            (std::vector<std::string>{"manifest.json", "manifest.sig", "snap-8.z", DiffName(8, 10)}));
+  EXPECT_EQ(a.InstalledBytes(), chain.Snapshot(10));
+  expect_no_leftovers(a);
+  // 3. The checkpoint snapshot damaged before it was signed (its checksum and the signed state hash unchanged).
+  std::string damaged = chain.Snapshot(8);
+  damaged[damaged.size() / 2] = static_cast<char>(damaged[damaged.size() / 2] ^ 0x01);
+  for (uint64_t ver : {uint64_t{10}, uint64_t{8}}) {
+    SCOPED_TRACE("version " + std::to_string(ver) + ", checkpoint 8");
+    Manifest bad = repo.Build(ver, 8);
+    bad.checkpoint.snapshot = Served(server, "snap-8-damaged.z", damaged);
+    repo.Publish(bad);
+    Client b(root + "/B" + std::to_string(ver), server.base_url(), repo.key.public_key());
+    o = b.Sync(ver);
+    EXPECT_EQ(o.kind, SyncOutcome::kFailed) << Describe(o);
+    EXPECT_EQ(o.error.code(), StatusCode::kCorruption) << Describe(o);
+    EXPECT_NE(o.error.message().find("content checksum mismatch"), std::string::npos) << Describe(o);
+    EXPECT_EQ(b.Installed(), 0u);
+    expect_no_leftovers(b);
+  }
+}
+
+// The memory of a new client's first sync: the checkpoint snapshot goes to its scratch file as it downloads and
+// the diff from the checkpoint is applied to its mapping, so no allocation of the pass comes near the snapshot's
+// size (before session 16 the inflated snapshot was held: one allocation of its size).
+TEST(RangeSync, ANewClientNeverHoldsTheCheckpointSnapshotInMemory) {
+  Chain chain(3, 7, /*domains=*/1000000);
+  MapServer server;
+  Repo repo{chain, server, TestKey()};
+  const Manifest m = repo.Build(3, 2);
+  repo.Publish(m);
+  Client client(ScratchDir("range_sync_memory") + "/D", server.base_url(), repo.key.public_key());
+  size_t largest = 0;
+  SyncOutcome o = testing::TrackLargestAllocation(&largest, [&] { return client.Sync(3); });
+  ASSERT_EQ(o.kind, SyncOutcome::kUpdated) << Describe(o);
+  EXPECT_TRUE(o.used_checkpoint_snapshot);
+  EXPECT_EQ(o.range_diffs, 1u);
+  EXPECT_EQ(client.InstalledBytes(), chain.Snapshot(3));
+  ASSERT_GT(m.checkpoint.state_bytes, uint64_t{1} << 20);
+  EXPECT_LT(largest, m.checkpoint.state_bytes / 4) << "the pass allocated " << largest << " bytes at once; the "
+                                                   << "snapshot is " << m.checkpoint.state_bytes;
 }
 
 // Versions 1-6 at one domain universe, 7-10 at another: a client at 5 cannot take a range diff across the

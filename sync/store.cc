@@ -266,6 +266,15 @@ Status Store::Install(const InstalledList& meta, std::string_view snapshot_bytes
   });
 }
 
+Result<std::string> Store::ScratchPath(const std::string& list, std::string_view name) {
+  if (!IsValidListName(list)) {
+    return Status::InvalidArgument("list name must be 1-64 bytes of [a-z0-9_-]: '" + list + "'");
+  }
+  const std::string list_dir = JoinPath(lists_->path(), list);
+  URLGUARD_RETURN_IF_ERROR(env_->CreateDirs(list_dir));
+  return JoinPath(list_dir, std::string(name) + std::string(kCurrentTmpSuffix) + ".scratch");
+}
+
 Status Store::InstallWith(const InstalledList& meta,
                           const std::function<Status(const std::string& path)>& write) {
   if (!IsValidListName(meta.list)) {

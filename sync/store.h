@@ -125,6 +125,12 @@ class Store {
   // P.tmp is removed, and the old state stays.
   Status InstallWith(const InstalledList& meta, const std::function<Status(const std::string& path)>& write);
 
+  // A scratch file of `list` for a pass to write and remove (the checkpoint snapshot a diff is applied to, never
+  // installed itself): D/lists/LIST/`name`.tmp.scratch, in the list's directory (created if needed, as Install()
+  // does), so a crash leaves it to the next Open(), which removes every *.tmp.* file there. kInvalidArgument for a
+  // bad list name; the Env's errors for the directory.
+  Result<std::string> ScratchPath(const std::string& list, std::string_view name);
+
   // Lowers the high-water mark of `list` to `max_version` on a signed request (a key rotation statement's
   // reset, format/key_rotation.h), so that a stolen key's fast-forward does not block the genuine publisher.
   // Applies only when the mark is above max_version and the high-water manifest was created before

@@ -614,6 +614,7 @@ TEST(Store, OpenRemovesLeftovers) {
   }
   WriteFileOrDie(dir + "/current.tmp", "half");
   WriteFileOrDie(dir + "/lists/phishing/3.ugs.tmp", "half");
+  WriteFileOrDie(dir + "/lists/phishing/checkpoint-3.tmp.scratch", "half");  // a scratch file (ScratchPath)
   WriteFileOrDie(dir + "/lists/phishing/1.ugs", "old");
   fs::create_directories(dir + "/lists/gone");
   WriteFileOrDie(dir + "/lists/gone/4.ugs", "x");
@@ -622,6 +623,23 @@ TEST(Store, OpenRemovesLeftovers) {
   auto store = OpenOrDie(dir);
   EXPECT_EQ(Tree(dir), (std::set<std::string>{"current", "lock", "lists/phishing/2.ugs", "sync-state.json"}));
   EXPECT_EQ(store->warnings().size(), 3u);  // 1.ugs, gone/4.ugs, stray (tmp files silently)
+}
+
+// A pass's scratch file lives in its list's directory, made for it when the list has none yet, under a name the
+// next Open removes (above).
+TEST(Store, ScratchPathsAreInTheListsDirectoryUnderATemporaryName) {
+  const std::string dir = ScratchDir("store-scratch");
+  auto store = OpenOrDie(dir);
+  auto path = store->ScratchPath("phishing", "checkpoint-8");
+  ASSERT_TRUE(path.ok()) << path.status().ToString();
+  EXPECT_TRUE(fs::is_directory(dir + "/lists/phishing"));
+  WriteFileOrDie(*path, "x");
+  EXPECT_TRUE(fs::exists(dir + "/lists/phishing/checkpoint-8.tmp.scratch"));
+  EXPECT_EQ(store->ScratchPath("../x", "checkpoint-8").status().code(), StatusCode::kInvalidArgument);
+  store.reset();
+  store = OpenOrDie(dir);
+  EXPECT_FALSE(fs::exists(dir + "/lists/phishing/checkpoint-8.tmp.scratch"));
+  EXPECT_TRUE(store->warnings().empty());
 }
 
 // ---- crash safety -------------------------------------------------------------------------------------

@@ -21,6 +21,7 @@
 #include "format/bounded_inflate.h"
 #include "format/manifest.h"
 #include "format/repository_files.h"
+#include "platform/env.h"
 #include "sync/apply.h"
 #include "sync/freshness.h"
 #include "sync/time_floor.h"
@@ -63,13 +64,13 @@ Status HttpError(const std::string& name, int status) {
 }
 
 // Spec 7-9: download with the signed size as the hard cap, check the SHA-256, inflate with the signed
-// inflated_size as the cap; the result must be exactly that long. The body is hashed and inflated as it arrives,
-// so the compressed file is never held whole (a 100 M-entry list's snapshot is 200 MB, and a Rice-coded diff
-// barely compresses); the checks are made, and their errors reported, in the spec's order once it is complete,
-// and nothing inflated is used unless every one of them holds.
-Result<std::string> DownloadSignedFile(Pass& pass, const ManifestFile& file) {
+// inflated_size as the cap; the result must be exactly that long. The body is hashed and fed to `inflater` as it
+// arrives, so the compressed file is never held whole (a 100 M-entry list's snapshot is 200 MB, and a Rice-coded
+// diff barely compresses); the checks are made, and their errors reported, in the spec's order once it is
+// complete (this, then CheckInflated on what the inflater made of it), and nothing inflated is used unless every
+// one of them holds.
+Status DownloadThrough(Pass& pass, const ManifestFile& file, BoundedInflater& inflater) {
   Sha256Hasher hasher;
-  BoundedInflater inflater(static_cast<size_t>(file.inflated_size), static_cast<size_t>(file.inflated_size));
   auto sink = [&](std::string_view piece) {
     hasher.Update(piece);
     inflater.Feed(piece);
@@ -91,15 +92,108 @@ Result<std::string> DownloadSignedFile(Pass& pass, const ManifestFile& file) {
   if (hasher.Finish() != file.sha256) {
     return Status::Corruption(file.path + ": SHA-256 differs from the signed one");
   }
-  // Spec 9: "Bounded inflate with the signed `inflated_size` as the cap, and the result must be exactly that
-  // long." (Inflated on the way; its verdict is taken only now.)
-  auto inflated = inflater.Finish();
+  return Status::Ok();
+}
+
+// Spec 9: "Bounded inflate with the signed `inflated_size` as the cap, and the result must be exactly that
+// long." (Inflated on the way; its verdict is taken only now.) `inflated`: the inflater's result, its length.
+Status CheckInflated(const ManifestFile& file, const Result<size_t>& inflated) {
   if (!inflated.ok()) return inflated.status().WithContext(file.path);
-  if (inflated->size() != file.inflated_size) {
-    return Status::Corruption(file.path + ": inflates to " + std::to_string(inflated->size()) +
+  if (*inflated != file.inflated_size) {
+    return Status::Corruption(file.path + ": inflates to " + std::to_string(*inflated) +
                               " bytes, the manifest signs " + std::to_string(file.inflated_size));
   }
+  return Status::Ok();
+}
+
+// Spec 7-9, the inflated file in memory (diffs: the apply reads them at random places).
+Result<std::string> DownloadSignedFile(Pass& pass, const ManifestFile& file) {
+  BoundedInflater inflater(static_cast<size_t>(file.inflated_size), static_cast<size_t>(file.inflated_size));
+  URLGUARD_RETURN_IF_ERROR(DownloadThrough(pass, file, inflater));
+  auto inflated = inflater.Finish();
+  URLGUARD_RETURN_IF_ERROR(CheckInflated(
+      file, inflated.ok() ? Result<size_t>(inflated->size()) : Result<size_t>(inflated.status())));
   return inflated;
+}
+
+// The checksum a snapshot ends with (SnapshotView::VerifyChecksum: the SHA-256 of every byte before its last 32),
+// computed as the bytes stream past: the newest 32 bytes are held back from the hash until more come.
+class StreamedSnapshotChecksum {
+ public:
+  void Update(std::string_view piece) {
+    if (piece.size() >= kTail) {
+      hasher_.Update(tail_, held_);
+      hasher_.Update(piece.data(), piece.size() - kTail);
+      std::memcpy(tail_, piece.data() + piece.size() - kTail, kTail);
+      held_ = kTail;
+      return;
+    }
+    const size_t keep = kTail - piece.size();  // of the held bytes, the newest `keep` stay held
+    if (held_ > keep) {
+      hasher_.Update(tail_, held_ - keep);
+      std::memmove(tail_, tail_ + (held_ - keep), keep);
+      held_ = keep;
+    }
+    std::memcpy(tail_ + held_, piece.data(), piece.size());
+    held_ += piece.size();
+  }
+  // The last 32 bytes (the checksum the snapshot carries); all zero before 32 bytes came.
+  Sha256Digest tail() const {
+    Sha256Digest d{};
+    if (held_ == kTail) std::memcpy(d.data(), tail_, kTail);
+    return d;
+  }
+  // True when at least 32 bytes came and the SHA-256 of the bytes before the last 32 is those 32. Call once.
+  bool Matches() { return held_ == kTail && hasher_.Finish() == tail(); }
+
+ private:
+  static constexpr size_t kTail = 32;
+  Sha256Hasher hasher_;
+  uint8_t tail_[kTail] = {};
+  size_t held_ = 0;
+};
+
+// Spec 7-11 for a snapshot, written to a new file at `path` as it arrives instead of held (a 1.2 B-entry list's is
+// 2.5 GB): hashed, inflated and checksummed on the way, the verdicts of 7-9 taken in the spec's order once it is
+// complete; then 10-11: its size and state hash (`state_bytes` and `state_sha256` as the `whose` -- "manifest" or
+// "checkpoint" -- signs them), its own checksum, its structure, list and version. Returns the file, mapped, with
+// the pages the checks read handed back to the kernel. The caller removes the file whatever the outcome.
+Result<std::unique_ptr<MappedFile>> DownloadSnapshotTo(Pass& pass, Env* env, const ManifestFile& file,
+                                                       const std::string& path, const std::string& list,
+                                                       uint64_t version, uint64_t state_bytes,
+                                                       const Sha256Digest& state_sha256, const std::string& whose) {
+  {
+    URLGUARD_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> out, CreateTempFile(env, path));
+    StreamedSnapshotChecksum checksum;
+    BoundedInflater inflater(static_cast<size_t>(file.inflated_size), [&](std::string_view piece) {
+      checksum.Update(piece);
+      return out->Append(piece);
+    });
+    URLGUARD_RETURN_IF_ERROR(DownloadThrough(pass, file, inflater));
+    const Result<size_t> inflated = inflater.FinishOutput();
+    URLGUARD_RETURN_IF_ERROR(CheckInflated(file, inflated));
+    // Spec 10-11, as CheckSnapshotAgainstManifest and CheckSnapshotAgainstCheckpoint (sync/apply.h) take them.
+    if (*inflated < kMinSnapshotBytes) return Status::Corruption(file.path + ": too short for a snapshot");
+    if (*inflated != state_bytes) {
+      return Status::Corruption("snapshot size differs from the " + whose + "'s").WithContext(file.path);
+    }
+    if (checksum.tail() != state_sha256) {
+      return Status::Corruption("snapshot state hash differs from the " + whose + "'s").WithContext(file.path);
+    }
+    if (!checksum.Matches()) {
+      return Status::Corruption("snapshot: content checksum mismatch (corrupt file)").WithContext(file.path);
+    }
+    URLGUARD_RETURN_IF_ERROR(out->Sync());
+    URLGUARD_RETURN_IF_ERROR(out->Close());
+  }
+  URLGUARD_ASSIGN_OR_RETURN(std::unique_ptr<MappedFile> mapped, env->MapReadOnly(path));
+  auto view = SnapshotView::Open(mapped->data(), mapped->size(), /*verify_checksum=*/false);  // checked above
+  if (!view.ok()) return view.status().WithContext(file.path);
+  if (view->list_name() != list || view->version() != version) {
+    return Status::Corruption("snapshot is not the list version the " + whose + " names").WithContext(file.path);
+  }
+  ReleaseMappedPages(*mapped, 0, mapped->size());  // the header and index pages Open() read
+  return mapped;
 }
 
 // Spec 10-12 with a diff: decode, stream the installed state and the diff into the new file (sync/apply.h:
@@ -131,14 +225,16 @@ Status InstallFromDiff(Pass& pass, Store& store, const InstalledList& base, cons
   return *diff_failed ? applied.WithContext(d.file.path) : installed;
 }
 
-// Spec 10-11 with the snapshot: take it as is, check it is the signed state.
-Result<std::string> StateFromSnapshot(Pass& pass, const Manifest& m) {
-  URLGUARD_ASSIGN_OR_RETURN(std::string bytes, DownloadSignedFile(pass, m.snapshot));
-  if (bytes.size() < kMinSnapshotBytes) {
-    return Status::Corruption(m.snapshot.path + ": too short for a snapshot");
-  }
-  URLGUARD_RETURN_IF_ERROR(CheckSnapshotAgainstManifest(bytes, m).WithContext(m.snapshot.path));
-  return bytes;
+// Spec 10-12 with the snapshot: written as the new file as it arrives (never held), checked, installed.
+// *snapshot_error: the snapshot's own failure (download, inflate, checks), told apart from the Store's.
+Status InstallFromSnapshot(Pass& pass, Store& store, const Manifest& m, const InstalledList& meta,
+                           Status* snapshot_error) {
+  return store.InstallWith(meta, [&](const std::string& path) {
+    auto file = DownloadSnapshotTo(pass, store.env(), m.snapshot, path + ".tmp", m.list, m.version, m.state_bytes,
+                                   m.state_sha256, "manifest");
+    *snapshot_error = file.status();
+    return file.status();
+  });
 }
 
 // ---- Manifest format 2 (docs/manifest-format.md §8.3) --------------------------------------------------------
@@ -270,29 +366,50 @@ Status SyncFormat2(Pass& pass, Store& store, const InstalledList* before, const 
   base.reset();
   mapped.reset();
 
-  // The checkpoint snapshot, then the diff from the checkpoint when the checkpoint is older than V.
-  URLGUARD_ASSIGN_OR_RETURN(std::string bytes, DownloadSignedFile(pass, m.checkpoint.snapshot));
-  out->used_checkpoint_snapshot = true;
-  if (bytes.size() < kMinSnapshotBytes) return Status::Corruption(m.checkpoint.snapshot.path + ": too short for a snapshot");
-  URLGUARD_RETURN_IF_ERROR(CheckSnapshotAgainstCheckpoint(bytes, m).WithContext(m.checkpoint.snapshot.path));
-  std::vector<uint64_t> aligned;
-  auto view = OpenSnapshotBytes(bytes, /*verify_checksum=*/false, &aligned);
-  if (!view.ok()) return view.status().WithContext(m.checkpoint.snapshot.path);
+  // The checkpoint snapshot, then the diff from the checkpoint when the checkpoint is older than V. The snapshot
+  // is written to a file as it arrives, never held: the new file itself when it is V's state, else a scratch file
+  // beside the list's (Store::ScratchPath, removed after the install) that the diff is applied to.
+  Env* env = store.env();
+  auto download = [&](const std::string& path) {
+    return DownloadSnapshotTo(pass, env, m.checkpoint.snapshot, path, m.list, c, m.checkpoint.state_bytes,
+                              m.checkpoint.state_sha256, "checkpoint");
+  };
   if (c == v) {
-    auto digest = SnapshotSetDigest(*view);
-    if (!digest.ok()) return digest.status().WithContext(m.checkpoint.snapshot.path);
-    if (*digest != m.state_digest) {
-      return Status::Corruption(m.checkpoint.snapshot.path + ": set digest differs from the manifest's");
-    }
     InstalledList with_hash = meta;
     with_hash.state_sha256 = m.checkpoint.state_sha256;
-    return store.Install(with_hash, bytes);
+    Status snapshot_error;
+    Status installed = store.InstallWith(with_hash, [&](const std::string& path) {
+      snapshot_error = [&]() -> Status {
+        URLGUARD_ASSIGN_OR_RETURN(std::unique_ptr<MappedFile> file, download(path + ".tmp"));
+        out->used_checkpoint_snapshot = true;
+        auto view = SnapshotView::Open(file->data(), file->size(), /*verify_checksum=*/false);
+        if (!view.ok()) return view.status().WithContext(m.checkpoint.snapshot.path);
+        auto digest = SnapshotSetDigest(*view);
+        ReleaseMappedPages(*file, 0, file->size());
+        if (!digest.ok()) return digest.status().WithContext(m.checkpoint.snapshot.path);
+        if (*digest != m.state_digest) {
+          return Status::Corruption(m.checkpoint.snapshot.path + ": set digest differs from the manifest's");
+        }
+        return Status::Ok();
+      }();
+      return snapshot_error;
+    });
+    return snapshot_error.ok() ? installed : snapshot_error;
   }
-  // `view` points into `bytes` (or `aligned`): both stay until the install.
+  URLGUARD_ASSIGN_OR_RETURN(const std::string scratch, store.ScratchPath(m.list, "checkpoint-" + std::to_string(c)));
+  struct RemoveWhenDone {
+    Env* env;
+    std::string path;
+    ~RemoveWhenDone() { (void)env->RemoveFile(path); }
+  } remove_scratch{env, scratch};
+  URLGUARD_ASSIGN_OR_RETURN(std::unique_ptr<MappedFile> file, download(scratch));
+  out->used_checkpoint_snapshot = true;
+  auto view = SnapshotView::Open(file->data(), file->size(), /*verify_checksum=*/false);  // checked by download
+  if (!view.ok()) return view.status().WithContext(m.checkpoint.snapshot.path);
   auto diff = FetchRangeDiffs(pass, m, {from_checkpoint});
   if (!diff.ok()) return diff.status();
   bool diff_failed = false;
-  URLGUARD_RETURN_IF_ERROR(InstallFromRangeDiff(store, *view, nullptr, m, **diff, meta, &diff_failed)
+  URLGUARD_RETURN_IF_ERROR(InstallFromRangeDiff(store, *view, file.get(), m, **diff, meta, &diff_failed)
                                .WithContext("checkpoint " + std::to_string(c) + " + " + from_checkpoint->file.path));
   out->range_diffs = 1;
   return Status::Ok();
@@ -470,17 +587,17 @@ SyncOutcome SyncList(Fetcher& fetcher, Store& store, const UpdaterOptions& optio
     }
   }
   if (!out.used_diff) {
-    auto from_snapshot = StateFromSnapshot(pass, m);
-    if (!from_snapshot.ok()) {
-      Status s = from_snapshot.status();
+    // Spec 12: "fsync the file, rename, fsync the directory; then advance the high-water mark" — both in
+    // Store::InstallWith, whose last step (the rename of D/current) is the switch.
+    Status snapshot_error;
+    Status installed = InstallFromSnapshot(pass, store, m, meta, &snapshot_error);
+    if (!snapshot_error.ok()) {
+      Status s = snapshot_error;
       if (out.fell_back_to_snapshot) {
         s = s.WithContext("after the diff failed (" + out.diff_error.message() + ")");
       }
       return fail(s);
     }
-    // Spec 12: "fsync the file, rename, fsync the directory; then advance the high-water mark" — both in
-    // Store::Install, whose last step (the rename of D/current) is the switch.
-    Status installed = store.Install(meta, *from_snapshot);
     if (!installed.ok()) return fail(installed);
   }
   // Best effort: D/current's records also bound the floor (FloorOfState) until the next successful write.

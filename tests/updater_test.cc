@@ -856,6 +856,37 @@ TEST(Updater, ShortLongAndAlteredDownloadsAreRefused) {
   EXPECT_TRUE(o.used_diff);
 }
 
+// A snapshot is written to its file as it arrives, never held, and what it must prove is checked on the way: one
+// whose content no longer matches the checksum it ends with (damaged before it was compressed and signed: the
+// signature and the state hash hold) is refused, and the pass leaves no file behind.
+TEST(Updater, ASnapshotDamagedBeforeItWasSignedIsRefusedAndLeavesNoFile) {
+  DiffWorld s("updater-snapcontent");
+  std::string snap = s.repo.Snapshot(2);
+  snap[snap.size() / 2] = static_cast<char>(snap[snap.size() / 2] ^ 0x01);
+  const std::string wire = DeflateBytes(snap, 6);
+  Manifest m = s.m2;
+  m.diffs.clear();  // snapshot only
+  m.snapshot.size = wire.size();
+  m.snapshot.sha256 = Sha256(wire);
+  s.ServeManifest(m);
+  s.server.Override(m.snapshot.path, wire);
+  SyncOutcome o = s.client.Sync(NowFor(2));
+  ExpectFailedKeepingOld(o, StatusCode::kCorruption, "content checksum mismatch", s.client, 1);
+  std::set<std::string> files;
+  for (const auto& e : fs::recursive_directory_iterator(s.client.dir)) {
+    if (e.is_regular_file()) files.insert(fs::relative(e.path(), s.client.dir).string());
+  }
+  EXPECT_EQ(files, (std::set<std::string>{"current", "lock", "lists/phishing/1.ugs", "time-floor"}));
+  // The snapshot as published installs.
+  s.server.ClearOverrides();
+  m.snapshot = s.m2.snapshot;
+  s.ServeManifest(m);
+  o = s.client.Sync(NowFor(2));
+  ASSERT_EQ(o.kind, SyncOutcome::kUpdated) << Describe(o);
+  EXPECT_FALSE(o.used_diff);
+  EXPECT_EQ(s.client.InstalledBytes(), s.repo.Snapshot(2));
+}
+
 TEST(Updater, DecompressionBombsAreCapped) {
   DiffWorld s("updater-bomb");
   // 1. A real bomb: 64 MiB of zeros (about 64 KiB of zlib) served as the snapshot. The manifest's signed
