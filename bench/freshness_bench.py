@@ -820,6 +820,23 @@ def live_phase(a, bins, work, repo, key, pub_key, server, feats, r):
     # that starts a cadence of its own (an older binary) shows here what its restart costs. Publishing with
     # `publish` instead (no loop), this script keeps version 1's cadence itself.
     created1 = (read_manifest(repo) or {}).get("created_unix")
+    # The clients take their places before the feed starts (docs/sync-protocol.md §2): a client's first poll after
+    # its first sync is at its place after a version due at least c - c/6 later, up to 2c - c/6 after that sync,
+    # never sooner than the server's minimum wait. That wait is a new client's, once (a fleet's clients are in
+    # their places); counted, it put the first version's samples of one client up to a cycle late, and the p99 of
+    # a 10-version run followed where the first syncs fell in the cycle (98.6 s and 125.5 s in two 100 M runs of
+    # one session). Each client polls once at its place (nothing new yet), then the feed starts.
+    warm_up = (not a.client_pace and nominal_pace() < 1800) and not a.no_warm_up
+    if warm_up:
+        t_warm = time.time()
+        for i, c in enumerate(clients):
+            c.phase = (i + 1) * pace() / len(clients)
+            c.start(t_warm)
+        deadline = t_warm + 2 * nominal_pace() + 60
+        while time.time() < deadline and not all(len(c.syncs) >= 2 for c in clients):
+            time.sleep(0.5)
+        log("clients in their places after %.1f s (each polled once at its place before the feed started)" %
+            (time.time() - t_warm))
     if not feats.loop and isinstance(created1, int) and not a.client_pace:
         now = time.time()
         due = created1 + math.ceil((now + 1 - created1) / a.interval) * a.interval
@@ -846,9 +863,10 @@ def live_phase(a, bins, work, repo, key, pub_key, server, feats, r):
         if loop_proc["p"] is None:
             log("publishing with publish --add --remove on the cadence instead")
             feats.loop = False
-    for i, c in enumerate(clients):
-        c.phase = (i + 1) * pace() / len(clients)
-        c.start(t_start)
+    if not warm_up:
+        for i, c in enumerate(clients):
+            c.phase = (i + 1) * pace() / len(clients)
+            c.start(t_start)
     target = v1 + a.versions
     try:
         if feats.loop:
@@ -1320,6 +1338,9 @@ def main():
     ap.add_argument("--server-flags", default="--throttle 59 --max-requests-per-second 0 --workers 2")
     ap.add_argument("--quick", action="store_true", help="smoke run (100 k entries, 5 versions, < 2 min)")
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
+    ap.add_argument("--no-warm-up", action="store_true",
+                    help="start the feed right after the clients' first sync, not once each has polled at its "
+                         "place (a new client's first wait, up to 2c once, then counts in the latencies)")
     ap.add_argument("--json", action="store_true", default=os.environ.get("URLGUARD_BENCH_JSON") == "1")
     ap.add_argument("--raw", help="also write every measurement to this JSON file")
     a = ap.parse_args()
