@@ -761,7 +761,26 @@ struct DiffWorld : World {
     server.Override("manifest.json", sm.json);
     server.Override("manifest.sig", sm.sig);
   }
+  // Serves `wire` (as sent) as the snapshot of a manifest based on m2 that offers no diff, re-signed to name it.
+  Manifest ServeSnapshotOnly(const std::string& wire) {
+    Manifest m = m2;
+    m.diffs.clear();
+    m.snapshot.size = wire.size();
+    m.snapshot.sha256 = Sha256(wire);
+    ServeManifest(m);
+    server.Override(m.snapshot.path, wire);
+    return m;
+  }
 };
+
+// The regular files below `dir`, relative to it.
+std::set<std::string> FilesBelow(const std::string& dir) {
+  std::set<std::string> files;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (e.is_regular_file()) files.insert(fs::relative(e.path(), dir).string());
+  }
+  return files;
+}
 
 TEST(Updater, WrongDiffFallsBackToTheSnapshot) {
   DiffWorld s("updater-wrongdiff");
@@ -816,11 +835,8 @@ TEST(Updater, TamperedStateHashFailsBothWaysAndKeepsTheOldState) {
   ExpectFailedKeepingOld(o, StatusCode::kCorruption, "snapshot state hash differs", s.client, 1);
   EXPECT_NE(o.error.message().find("after the diff failed"), std::string::npos) << o.error.message();
   EXPECT_EQ(s.client.InstalledBytes(), s.repo.Snapshot(1));
-  std::set<std::string> files;
-  for (const auto& e : fs::recursive_directory_iterator(s.client.dir)) {
-    if (e.is_regular_file()) files.insert(fs::relative(e.path(), s.client.dir).string());
-  }
-  EXPECT_EQ(files, (std::set<std::string>{"current", "lock", "lists/phishing/1.ugs", "time-floor"}));
+  EXPECT_EQ(FilesBelow(s.client.dir),
+            (std::set<std::string>{"current", "lock", "lists/phishing/1.ugs", "time-floor"}));
 }
 
 TEST(Updater, ShortLongAndAlteredDownloadsAreRefused) {
@@ -863,20 +879,11 @@ TEST(Updater, ASnapshotDamagedBeforeItWasSignedIsRefusedAndLeavesNoFile) {
   DiffWorld s("updater-snapcontent");
   std::string snap = s.repo.Snapshot(2);
   snap[snap.size() / 2] = static_cast<char>(snap[snap.size() / 2] ^ 0x01);
-  const std::string wire = DeflateBytes(snap, 6);
-  Manifest m = s.m2;
-  m.diffs.clear();  // snapshot only
-  m.snapshot.size = wire.size();
-  m.snapshot.sha256 = Sha256(wire);
-  s.ServeManifest(m);
-  s.server.Override(m.snapshot.path, wire);
+  Manifest m = s.ServeSnapshotOnly(DeflateBytes(snap, 6));
   SyncOutcome o = s.client.Sync(NowFor(2));
   ExpectFailedKeepingOld(o, StatusCode::kCorruption, "content checksum mismatch", s.client, 1);
-  std::set<std::string> files;
-  for (const auto& e : fs::recursive_directory_iterator(s.client.dir)) {
-    if (e.is_regular_file()) files.insert(fs::relative(e.path(), s.client.dir).string());
-  }
-  EXPECT_EQ(files, (std::set<std::string>{"current", "lock", "lists/phishing/1.ugs", "time-floor"}));
+  EXPECT_EQ(FilesBelow(s.client.dir),
+            (std::set<std::string>{"current", "lock", "lists/phishing/1.ugs", "time-floor"}));
   // The snapshot as published installs.
   s.server.ClearOverrides();
   m.snapshot = s.m2.snapshot;
@@ -893,12 +900,7 @@ TEST(Updater, DecompressionBombsAreCapped) {
   // inflated_size stays the real state size, so inflation stops there.
   const std::string bomb = DeflateBytes(std::string(size_t{64} << 20, '\0'), 9);
   ASSERT_LT(bomb.size(), size_t{1} << 20);
-  Manifest m = s.m2;
-  m.diffs.clear();  // snapshot only
-  m.snapshot.size = bomb.size();
-  m.snapshot.sha256 = Sha256(bomb);
-  s.ServeManifest(m);
-  s.server.Override(m.snapshot.path, bomb);
+  Manifest m = s.ServeSnapshotOnly(bomb);
   SyncOutcome o = s.client.Sync(NowFor(2));
   ExpectFailedKeepingOld(o, StatusCode::kResourceExhausted, m.snapshot.path, s.client, 1);
 
