@@ -293,16 +293,6 @@ Result<RpzExportReport> ExportRpz(const RpzExportOptions& o) {
 
 namespace {
 
-// The list's committed manifest, read and parsed (errors name the file).
-Result<Manifest> ReadListManifest(Env* env, const std::string& repo_dir, const std::string& list) {
-  const std::string path = JoinPath(PublicListDir(repo_dir, list), kManifestFileName);
-  auto bytes = env->ReadFile(path, kMaxManifestBytes);
-  if (!bytes.ok()) return bytes.status().WithContext(path);
-  auto m = ParseManifest(*bytes);
-  if (!m.ok()) return m.status().WithContext(path);
-  return m;
-}
-
 // What a checkpoint of a format 2 list's committed version `m` is made with, and its report before it runs.
 PublishOptions CheckpointOptions(const std::string& repo_dir, const std::string& list, const Manifest& m,
                                  ListCompactReport* report) {

@@ -1098,24 +1098,22 @@ constexpr int kMaxCheckpointPassMoves = 8;
 // pass moves to the newest committed version, whose map is there, and sets *version to it.
 Result<EpochMap> ReadEpochForPass(Env* env, const PublishOptions& o, uint64_t* version) {
   const std::string private_dir = PrivateListDir(o.repo_dir, o.list);
-  const std::string manifest_path = JoinPath(PublicListDir(o.repo_dir, o.list), kManifestFileName);
   for (int moves = 0;; ++moves) {
     Result<EpochMap> map = ReadEpochFile(env, JoinPath(private_dir, EpochMapFileName(*version)), o.list);
     if (map.ok() || map.status().code() != StatusCode::kNotFound || moves == kMaxCheckpointPassMoves) return map;
-    auto bytes = env->ReadFile(manifest_path, kMaxManifestBytes);
-    if (!bytes.ok()) return map;
-    auto m = ParseManifest(*bytes);
+    auto m = ReadListManifest(env, o.repo_dir, o.list);
     if (!m.ok() || m->version <= *version) return map;
     *version = m->version;
   }
 }
 
 // MakeCheckpoint once the epoch map of `version` is held: the checkpoint's only input a later version removes.
-Status CheckpointFromEpoch(Env* env, const PublishOptions& o, uint64_t version, EpochMap epoch) {
+// True when it made one; false when `version` already is the newest checkpoint.
+Result<bool> CheckpointFromEpoch(Env* env, const PublishOptions& o, uint64_t version, EpochMap epoch) {
   const std::string private_dir = PrivateListDir(o.repo_dir, o.list);
   const std::string public_dir = PublicListDir(o.repo_dir, o.list);
   const uint64_t previous = NewestCheckpoint(env, private_dir, version);
-  if (previous == version) return Status::Ok();
+  if (previous == version) return false;
   if (previous == 0) return Status::FailedPrecondition("list " + o.list + " has no checkpoint: publish it in full "
                                                        "with manifest format 2 first");
   // Before the new bases are written: the disk then holds at most two generations of them. Housekeeping: a
@@ -1308,7 +1306,8 @@ Status CheckpointFromEpoch(Env* env, const PublishOptions& o, uint64_t version, 
   URLGUARD_FAULT_POINT("publish.checkpoint.before-record-rename");
   URLGUARD_RETURN_IF_ERROR(env->RenameFile(record_path + ".tmp", record_path));
   URLGUARD_FAULT_POINT("publish.checkpoint.after-record-rename");
-  return env->SyncDir(private_dir);
+  URLGUARD_RETURN_IF_ERROR(env->SyncDir(private_dir));
+  return true;
 }
 
 }  // namespace
@@ -1318,7 +1317,7 @@ Status MakeCheckpoint(Env* env, const PublishOptions& o, uint64_t version) {
   if (NewestCheckpoint(env, private_dir, version) == version) return Status::Ok();
   URLGUARD_ASSIGN_OR_RETURN(EpochMap epoch,
                             ReadEpochFile(env, JoinPath(private_dir, EpochMapFileName(version)), o.list));
-  return CheckpointFromEpoch(env, o, version, std::move(epoch));
+  return CheckpointFromEpoch(env, o, version, std::move(epoch)).status();
 }
 
 // Whether the fingerprints touched since `checkpoint` call for a new one: more than options.checkpoint_changes, or
@@ -1336,6 +1335,15 @@ bool CheckpointDue(const EpochMap& map, uint64_t checkpoint, uint64_t checkpoint
   return map.TouchedSince(checkpoint) > std::min(checkpoint_changes, by_list);
 }
 
+Result<Manifest> ReadListManifest(Env* env, const std::string& repo_dir, const std::string& list) {
+  const std::string path = JoinPath(PublicListDir(repo_dir, list), kManifestFileName);
+  auto bytes = env->ReadFile(path, kMaxManifestBytes);
+  if (!bytes.ok()) return bytes.status().WithContext(path);
+  auto m = ParseManifest(*bytes);
+  if (!m.ok()) return m.status().WithContext(path);
+  return m;
+}
+
 Status EmptyTrash(Env* env, const std::string& repo_dir, const std::string& list) {
   const std::string trash = PrivateTrashDir(repo_dir, list);
   auto names = env->ListDir(trash);
@@ -1349,9 +1357,7 @@ Status EmptyTrash(Env* env, const std::string& repo_dir, const std::string& list
 
 Result<bool> MakeCheckpointBeside(Env* env, const PublishOptions& o, uint64_t* version) {
   URLGUARD_ASSIGN_OR_RETURN(EpochMap map, ReadEpochForPass(env, o, version));
-  if (NewestCheckpoint(env, PrivateListDir(o.repo_dir, o.list), *version) == *version) return false;
-  URLGUARD_RETURN_IF_ERROR(CheckpointFromEpoch(env, o, *version, std::move(map)));
-  return true;
+  return CheckpointFromEpoch(env, o, *version, std::move(map));
 }
 
 Result<bool> MakeCheckpointIfDue(Env* env, const PublishOptions& o, uint64_t* version) {
@@ -1360,8 +1366,7 @@ Result<bool> MakeCheckpointIfDue(Env* env, const PublishOptions& o, uint64_t* ve
   (void)EmptyTrash(env, o.repo_dir, o.list);  // housekeeping, after the read: a trash that cannot be emptied blocks nothing
   const uint64_t checkpoint = std::max(map.checkpoint(), NewestCheckpoint(env, private_dir, *version));
   if (checkpoint >= *version || !CheckpointDue(map, checkpoint, o.checkpoint_changes)) return false;
-  URLGUARD_RETURN_IF_ERROR(CheckpointFromEpoch(env, o, *version, std::move(map)));
-  return true;
+  return CheckpointFromEpoch(env, o, *version, std::move(map));
 }
 
 namespace {

@@ -44,6 +44,7 @@
 #include "platform/env.h"
 #include "feeds/feeds.h"
 #include "signing/signer.h"
+#include "format/manifest.h"
 #include "format/repository_files.h"
 #include "format/version_store.h"
 #include "urlguard/publish.h"
@@ -203,6 +204,8 @@ using ProgressFn = std::function<void(uint64_t entries)>;
 // kFailedPrecondition without an earlier checkpoint; kCorruption when the snapshot disagrees with the versions'
 // digest sums (never published); I/O errors.
 Status MakeCheckpoint(Env* env, const PublishOptions& options, uint64_t version);
+// The list's committed manifest (REPO/public/.../LIST/manifest.json), read and parsed; errors name the file.
+Result<Manifest> ReadListManifest(Env* env, const std::string& repo_dir, const std::string& list);
 // MakeCheckpoint beside publishing (`urlguard-publish compact`): `*version` is the committed version the caller
 // read. Versions keep the epoch maps of the newest two versions only, so when versions committed since have removed
 // its map, the pass makes the newest committed version a checkpoint instead and sets *version to it. True when it

@@ -30,6 +30,7 @@ namespace urlguard {
 namespace {
 
 namespace fs = std::filesystem;
+using ::urlguard::testing::FilesBelow;
 using ::urlguard::testing::ReadFileOrDie;
 using ::urlguard::testing::ScratchDir;
 using ::urlguard::testing::SourcePath;
@@ -82,15 +83,6 @@ InstalledList Meta(const std::string& list, uint64_t version, const std::string&
   return m;
 }
 
-// Every file below `dir`, relative, sorted.
-std::set<std::string> Tree(const std::string& dir) {
-  std::set<std::string> out;
-  for (const auto& e : fs::recursive_directory_iterator(dir)) {
-    if (e.is_regular_file()) out.insert(fs::relative(e.path(), dir).string());
-  }
-  return out;
-}
-
 void CopyTree(const std::string& from, const std::string& to) {
   fs::remove_all(to);
   fs::copy(from, to, fs::copy_options::recursive);
@@ -132,7 +124,7 @@ StoreState ReopenAndCheck(const std::string& dir) {
       EXPECT_TRUE(view.ok()) << view.status().ToString();
     }
   }
-  EXPECT_EQ(Tree(dir), expected_files);
+  EXPECT_EQ(FilesBelow(dir), expected_files);
   return st;
 }
 
@@ -239,7 +231,7 @@ TEST(Store, InstallRefusesRollbackEquivocationAndBadBytes) {
   const std::string s3 = MakeSnapshot("phishing", 3, 3);
   ASSERT_TRUE(store->Install(Meta("phishing", 3, s3), s3).ok());
   const StoreState before = store->state();
-  const std::set<std::string> files = Tree(dir);
+  const std::set<std::string> files = FilesBelow(dir);
 
   const std::string s2 = MakeSnapshot("phishing", 2, 2);
   Status s = store->Install(Meta("phishing", 2, s2), s2);
@@ -264,13 +256,13 @@ TEST(Store, InstallRefusesRollbackEquivocationAndBadBytes) {
 
   EXPECT_EQ(store->state(), before);
   EXPECT_EQ(*ReadStoreState(Env::Default(), dir), before);
-  EXPECT_EQ(Tree(dir), files);  // nothing left behind
+  EXPECT_EQ(FilesBelow(dir), files);  // nothing left behind
 
   // The same version with the same manifest bytes is allowed (a repair), and changes nothing visible but the
   // generation.
   ASSERT_TRUE(store->Install(Meta("phishing", 3, s3), s3).ok());
   EXPECT_EQ(store->state().FindInstalled("phishing")->version, 3u);
-  EXPECT_EQ(Tree(dir), files);
+  EXPECT_EQ(FilesBelow(dir), files);
 }
 
 TEST(Store, CorruptOrMissingStateFileIsDroppedAndHighWaterKept) {
@@ -309,7 +301,7 @@ TEST(Store, CorruptOrMissingStateFileIsDroppedAndHighWaterKept) {
     EXPECT_EQ(l.high_water_manifest_sha256, before.Find(l.list)->high_water_manifest_sha256);
   }
   EXPECT_EQ(*ReadStoreState(Env::Default(), dir), st);  // persisted
-  EXPECT_EQ(Tree(dir), (std::set<std::string>{"current", "lock"}));
+  EXPECT_EQ(FilesBelow(dir), (std::set<std::string>{"current", "lock"}));
 
   // Below the mark is still refused; the same version with the same manifest bytes repairs.
   const std::string p6 = MakeSnapshot("phishing", 6, 6), p7 = MakeSnapshot("phishing", 7, 1);
@@ -341,7 +333,7 @@ TEST(Store, DirectoryPlantedAtAnInstallPathIsRemovedAndTheListReinstalls) {
   auto store = OpenOrDie(dir);
   ASSERT_NE(store, nullptr);
   EXPECT_FALSE(store->state().Find("phishing")->installed.has_value());  // dropped, high-water mark kept
-  EXPECT_EQ(Tree(dir), (std::set<std::string>{"current", "lock"}));
+  EXPECT_EQ(FilesBelow(dir), (std::set<std::string>{"current", "lock"}));
   EXPECT_TRUE(fs::exists("/etc/passwd"));
   EXPECT_EQ(ReadFileOrDie(elsewhere + "/keep.ugs"), "not ours");
   EXPECT_FALSE(fs::exists(dir + "/lists/malware"));
@@ -559,7 +551,7 @@ TEST(Store, AFifoInTheDataDirectoryIsRepairedNotWaitedFor) {
   ASSERT_NE(store, nullptr);
   EXPECT_TRUE(store->state().lists.empty());
   EXPECT_EQ(*ReadStoreState(Env::Default(), dir), store->state());
-  EXPECT_EQ(Tree(dir), (std::set<std::string>{"current", "lock"}));
+  EXPECT_EQ(FilesBelow(dir), (std::set<std::string>{"current", "lock"}));
   bool warned = false;
   for (const std::string& w : store->warnings()) warned |= w.find("current: not a regular file") != std::string::npos;
   EXPECT_TRUE(warned);
@@ -602,7 +594,7 @@ TEST(Store, CorruptCurrentIsSetAsideAndStartsOver) {
   EXPECT_NE(store->state().generation, 0u);
   EXPECT_EQ(ReadFileOrDie(dir + "/current.corrupt"), bytes);
   EXPECT_EQ(*ReadStoreState(Env::Default(), dir), store->state());
-  EXPECT_EQ(Tree(dir), (std::set<std::string>{"current", "current.corrupt", "lock"}));
+  EXPECT_EQ(FilesBelow(dir), (std::set<std::string>{"current", "current.corrupt", "lock"}));
 }
 
 TEST(Store, OpenRemovesLeftovers) {
@@ -621,7 +613,7 @@ TEST(Store, OpenRemovesLeftovers) {
   WriteFileOrDie(dir + "/lists/stray", "x");
   WriteFileOrDie(dir + "/sync-state.json", "{}");  // not the store's: kept
   auto store = OpenOrDie(dir);
-  EXPECT_EQ(Tree(dir), (std::set<std::string>{"current", "lock", "lists/phishing/2.ugs", "sync-state.json"}));
+  EXPECT_EQ(FilesBelow(dir), (std::set<std::string>{"current", "lock", "lists/phishing/2.ugs", "sync-state.json"}));
   EXPECT_EQ(store->warnings().size(), 3u);  // 1.ugs, gone/4.ugs, stray (tmp files silently)
 }
 
@@ -760,7 +752,7 @@ TEST(StoreCrash, FailureAtEveryStepLeavesOldOrNewAndTheStoreUsable) {
       auto disk = ReadStoreState(Env::Default(), dir);
       ASSERT_TRUE(disk.ok());
       EXPECT_EQ(*disk, store->state());
-      for (const std::string& file : Tree(dir)) EXPECT_EQ(file.find(".tmp"), std::string::npos) << file;
+      for (const std::string& file : FilesBelow(dir)) EXPECT_EQ(file.find(".tmp"), std::string::npos) << file;
       if (!is_new) {
         EXPECT_FALSE(fs::exists(dir + "/lists/phishing/2.ugs"));
       }
@@ -784,7 +776,7 @@ TEST(StoreCrash, DiskFullLeavesTheOldState) {
   EXPECT_EQ(s.code(), StatusCode::kResourceExhausted) << s.ToString();
   EXPECT_EQ(store->state(), f.old_state);
   EXPECT_EQ(*ReadStoreState(Env::Default(), dir), f.old_state);
-  EXPECT_EQ(Tree(dir), (std::set<std::string>{"current", "lock", "lists/phishing/1.ugs"}));
+  EXPECT_EQ(FilesBelow(dir), (std::set<std::string>{"current", "lock", "lists/phishing/1.ugs"}));
   store.reset();
   EXPECT_EQ(ReopenAndCheck(dir), f.old_state);
 }

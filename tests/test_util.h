@@ -21,6 +21,7 @@
 #include <memory>
 #include <mutex>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <system_error>
@@ -79,6 +80,15 @@ inline std::string ScratchDir(const std::string& name) {
   std::lock_guard<std::mutex> l(mu);
   dirs.push_back(std::make_unique<TempDir>(name));
   return dirs.back()->path();
+}
+
+// The regular files below `dir`, relative to it, sorted.
+inline std::set<std::string> FilesBelow(const std::string& dir) {
+  std::set<std::string> files;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
+    if (e.is_regular_file()) files.insert(std::filesystem::relative(e.path(), dir).string());
+  }
+  return files;
 }
 
 inline std::string ReadFileOrDie(const std::string& path) {

@@ -44,6 +44,7 @@ namespace urlguard {
 namespace {
 
 namespace fs = std::filesystem;
+using ::urlguard::testing::FilesBelow;
 using ::urlguard::testing::ReadFileOrDie;
 using ::urlguard::testing::ScratchDir;
 using ::urlguard::testing::WriteFileOrDie;
@@ -772,15 +773,6 @@ struct DiffWorld : World {
     return m;
   }
 };
-
-// The regular files below `dir`, relative to it.
-std::set<std::string> FilesBelow(const std::string& dir) {
-  std::set<std::string> files;
-  for (const auto& e : fs::recursive_directory_iterator(dir)) {
-    if (e.is_regular_file()) files.insert(fs::relative(e.path(), dir).string());
-  }
-  return files;
-}
 
 TEST(Updater, WrongDiffFallsBackToTheSnapshot) {
   DiffWorld s("updater-wrongdiff");
