@@ -149,13 +149,18 @@ std::vector<SyncReport> Syncer::RunDue(int64_t now, bool force) {
   UpdaterOptions uo;
   uo.server_base_url = options_.server_url;
   uo.trusted_keys = options_.trusted_keys;
+  // Each list's pass runs at its own time: `now` plus the time the passes before it took (a 200 MB snapshot of
+  // one list can take minutes). Its manifest's Date is compared with that time, so the clock offset, and the
+  // place of the list's next poll on the publisher's clock, do not carry the earlier lists' downloads.
+  const int64_t pass_clock = env_->NowUnixSeconds();
   for (ListSyncState& st : schedule_) {
     if (!Selected(st.list)) continue;
     if (!force && st.next_attempt_unix > now) continue;
-    SyncOutcome out = SyncList(*fetcher_, *store_, uo, st.list, st.manifest_etag, now);
+    const int64_t list_now = now + std::max<int64_t>(0, env_->NowUnixSeconds() - pass_clock);
+    SyncOutcome out = SyncList(*fetcher_, *store_, uo, st.list, st.manifest_etag, list_now);
     SyncReport r = ToSyncReport(st.list, out);
     if (out.kind == SyncOutcome::kFailed) {
-      RecordSyncFailure(&st, now, r.error, out.min_wait_seconds, out.retry_after_seconds, rand_);
+      RecordSyncFailure(&st, list_now, r.error, out.min_wait_seconds, out.retry_after_seconds, rand_);
     } else {
       if (!out.etag.empty() || out.kind != SyncOutcome::kNotModified) st.manifest_etag = out.etag;
       // The client's place in the cadence is where the previous process scheduled this poll, not where the
@@ -163,8 +168,8 @@ std::vector<SyncReport> Syncer::RunDue(int64_t now, bool force) {
       if (auto due = persisted_due_.find(st.list); due != persisted_due_.end()) st.next_attempt_unix = due->second;
       PublisherClock publisher;
       publisher.created_unix = out.created_unix;
-      if (out.server_date_unix >= 0) publisher.clock_offset_seconds = out.server_date_unix - now;
-      RecordSyncSuccess(&st, now, out.kind == SyncOutcome::kNotModified, out.min_wait_seconds,
+      if (out.server_date_unix >= 0) publisher.clock_offset_seconds = out.server_date_unix - list_now;
+      RecordSyncSuccess(&st, list_now, out.kind == SyncOutcome::kNotModified, out.min_wait_seconds,
                         out.retry_after_seconds, rand_, publisher);
     }
     persisted_due_.erase(st.list);

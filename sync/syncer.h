@@ -69,6 +69,9 @@ class Syncer {
   static Result<std::unique_ptr<Syncer>> Open(Env* env, const SyncerOptions& options);
 
   // Runs every list whose next attempt is due at `now` (all of them when `force`). Saves the schedule.
+  // Each list's pass is timed at `now` plus the Env's clock elapsed since the call began (never less than `now`):
+  // its expiry checks, its sync times and its clock offset (the manifest's Date minus that time) are its own,
+  // whatever the lists before it downloaded.
   // When the index is followed (see above), first fetches it (when due, or `force`): on success D/subscriptions
   // is rewritten first, each list it drops gets a kUnsubscribed report, and each list it adds runs in the same
   // pass; on failure one kFailed report with an empty `list` comes first, the next attempt of the index backs

@@ -1103,6 +1103,61 @@ TEST(Syncer, AListWhoseFirstSyncFailedStaysSubscribedStaleAndIsRetried) {
   EXPECT_EQ((*client)->CheckLocal("http://evil-beta0.example/").kind, VerdictKind::kHit);
 }
 
+// The process clock at a test's time, moved on by `step` seconds once, when a list file of `slow_list` is
+// installed: that list's download "took" `step` seconds.
+class SlowListClockEnv : public EnvWrapper {
+ public:
+  SlowListClockEnv(int64_t now, std::string slow_list, int64_t step)
+      : EnvWrapper(Env::Default()), now_(now), marker_("/" + slow_list + "/"), step_(step) {}
+  int64_t NowUnixSeconds() override { return now_.load(); }
+  Status RenameFile(const std::string& from, const std::string& to) override {
+    Status s = EnvWrapper::RenameFile(from, to);
+    // The list file's path goes through the store's held D/lists (/proc/self/fd/N/LIST/V.ugs).
+    const bool list_file = to.find(marker_) != std::string::npos && to.ends_with(".ugs");
+    if (s.ok() && list_file && !stepped_.exchange(true)) now_ += step_;
+    return s;
+  }
+
+ private:
+  std::atomic<int64_t> now_;
+  std::atomic<bool> stepped_{false};
+  const std::string marker_;
+  const int64_t step_;
+};
+
+// Each list's pass is timed when it starts: a list synced after a 10-minute download of another is recorded at
+// its own time, and its next poll (placed through its manifest's Date against that time) comes a whole interval
+// after it, not 10 minutes early.
+TEST(Syncer, EachListOfAPassIsTimedWhenItsOwnPassStarts) {
+  const std::string root = ScratchDir("syncer-list-clock");
+  Repo repo(root + "/repo");
+  repo.Publish(1, "alpha");
+  repo.Publish(1, "beta");
+  TestServer server(repo.dir + "/public");
+  const int64_t t = NowFor(1);
+  SlowListClockEnv env(t, "alpha", 600);
+  auto syncer = Syncer::Open(&env, SyncerFor(root + "/D", server, repo));
+  ASSERT_TRUE(syncer.ok()) << syncer.status().ToString();
+  auto reports = (*syncer)->RunDue(t, /*force=*/true);
+  ASSERT_EQ(reports.size(), 2u) << Describe(reports);
+  EXPECT_EQ(reports[0].result, SyncResult::kUpdated) << Describe(reports);
+  EXPECT_EQ(reports[1].result, SyncResult::kUpdated) << Describe(reports);
+  const std::vector<ListSyncState>& schedule = (*syncer)->schedule();
+  ASSERT_EQ(schedule.size(), 2u);
+  EXPECT_EQ(schedule[0].list, "alpha");
+  EXPECT_EQ(schedule[0].last_success_unix, t);
+  EXPECT_EQ(schedule[1].list, "beta");
+  EXPECT_EQ(schedule[1].last_success_unix, t + 600);
+  EXPECT_GE(schedule[1].next_attempt_unix, t + 600 + kMinPollIntervalSeconds);
+  EXPECT_LT(schedule[1].next_attempt_unix, t + 600 + kPollIntervalSeconds + kPollJitterSeconds);
+  // The schedule as saved says the same.
+  syncer->reset();
+  LoadedSyncState saved = LoadSyncState(&env, root + "/D");
+  ASSERT_TRUE(saved.warning.ok()) << saved.warning.ToString();
+  const ListSyncState* beta = FindOrAddListSyncState(&saved.lists, "beta");
+  EXPECT_EQ(beta->last_success_unix, t + 600);
+}
+
 // A list a newer signed index no longer names is unsubscribed on purpose: reported, removed from the store (so it
 // neither serves nor turns every verdict stale when it expires unsynced); a list the index adds is subscribed and
 // installed in the same pass. A list the user named (--list) stays whatever the index says.
