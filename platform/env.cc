@@ -20,12 +20,17 @@ Result<std::unique_ptr<WritableFile>> CreateTempFile(Env* env, const std::string
 }
 
 Status WriteFileAtomic(Env* env, const std::string& path, std::string_view data, bool private_file) {
+  return WriteFileAtomicWith(env, path, [data](WritableFile& f) { return f.Append(data); }, private_file);
+}
+
+Status WriteFileAtomicWith(Env* env, const std::string& path, const std::function<Status(WritableFile&)>& write,
+                           bool private_file) {
   const std::string tmp = path + ".tmp";
   Status s;
   {
     auto file = CreateTempFile(env, tmp, private_file);
     if (!file.ok()) return file.status();
-    s = (*file)->Append(data);
+    s = write(**file);
     if (s.ok()) s = (*file)->Sync();
     if (s.ok()) s = (*file)->Close();
   }

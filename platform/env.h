@@ -8,6 +8,7 @@
 #ifndef URLGUARD_PLATFORM_ENV_H_
 #define URLGUARD_PLATFORM_ENV_H_
 
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -27,6 +28,11 @@ Result<std::unique_ptr<WritableFile>> CreateTempFile(Env* env, const std::string
 // to `path + ".tmp"` (created with CreateTempFile), fsync, rename over `path`, fsync the directory. The
 // temporary file is removed on failure.
 Status WriteFileAtomic(Env* env, const std::string& path, std::string_view data, bool private_file = false);
+// The same with the bytes `write` appends to the temporary file (as many Appends as it likes): for a file too
+// large to build in memory first (a catch-up archive of a 100 M list is 1.4 GB). Its first error is returned and
+// the temporary file removed; nothing is renamed then.
+Status WriteFileAtomicWith(Env* env, const std::string& path, const std::function<Status(WritableFile&)>& write,
+                           bool private_file = false);
 
 // Ok when `dir` (after resolving symlinks) is a directory owned by the effective user of this process that
 // neither its group nor others may write to, so nobody else can plant or swap files in it. Otherwise

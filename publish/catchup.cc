@@ -313,39 +313,72 @@ uint64_t EpochMap::TouchedSince(uint64_t from) const {
 std::string EpochMap::Encode(std::string_view list) const {
   std::string out;
   out.reserve(kEpochFixedBytes + list.size() + 8 * touched_counts_.size() + kEpochMapRecordBytes * entries_.size());
-  out.append(kEpochMapMagic, sizeof(kEpochMapMagic));
-  AppendLE32(&out, kEpochMapFormatVersion);
-  out.push_back(static_cast<char>(list.size()));
-  out.append(list);
-  AppendLE64(&out, checkpoint_);
-  AppendLE64(&out, version_);
-  for (const LayerSetSum& s : sums_) {
-    AppendLE64(&out, s.count);
-    AppendLE64(&out, s.sum);
-  }
-  AppendLE64(&out, touched_counts_.size());
-  for (uint64_t c : touched_counts_) AppendLE64(&out, c);
-  AppendLE64(&out, entries_.size());
-  for (const EpochEntry& e : entries_) {
-    AppendLE64(&out, e.fingerprint);
-    AppendLE64(&out, e.last_version);
-    out.push_back(static_cast<char>(e.layer));
-    out.push_back(static_cast<char>(e.present ? 1 : 0));
-    out.append(6, '\0');
-  }
-  Sha256Digest sum = Sha256(out);
-  out.append(reinterpret_cast<const char*>(sum.data()), sum.size());
+  Status s = EncodeTo(list, [&out](std::string_view piece) {
+    out.append(piece);
+    return Status::Ok();
+  });
+  assert(s.ok());
+  (void)s;
   return out;
 }
 
-Result<EpochMap> EpochMap::Decode(std::string_view bytes, std::string_view list, size_t room) {
+Status EpochMap::EncodeTo(std::string_view list, const std::function<Status(std::string_view)>& out) const {
+  Sha256Hasher hasher;
+  std::string buf;
+  buf.reserve(kEpochEncodePieceBytes + kEpochMapRecordBytes);
+  auto flush = [&]() -> Status {
+    hasher.Update(buf);
+    Status s = out(buf);
+    buf.clear();
+    return s;
+  };
+  buf.append(kEpochMapMagic, sizeof(kEpochMapMagic));
+  AppendLE32(&buf, kEpochMapFormatVersion);
+  buf.push_back(static_cast<char>(list.size()));
+  buf.append(list);
+  AppendLE64(&buf, checkpoint_);
+  AppendLE64(&buf, version_);
+  for (const LayerSetSum& s : sums_) {
+    AppendLE64(&buf, s.count);
+    AppendLE64(&buf, s.sum);
+  }
+  AppendLE64(&buf, touched_counts_.size());
+  for (uint64_t c : touched_counts_) {
+    AppendLE64(&buf, c);
+    if (buf.size() >= kEpochEncodePieceBytes) URLGUARD_RETURN_IF_ERROR(flush());
+  }
+  AppendLE64(&buf, entries_.size());
+  for (const EpochEntry& e : entries_) {
+    AppendLE64(&buf, e.fingerprint);
+    AppendLE64(&buf, e.last_version);
+    buf.push_back(static_cast<char>(e.layer));
+    buf.push_back(static_cast<char>(e.present ? 1 : 0));
+    buf.append(6, '\0');
+    if (buf.size() >= kEpochEncodePieceBytes) URLGUARD_RETURN_IF_ERROR(flush());
+  }
+  if (!buf.empty()) URLGUARD_RETURN_IF_ERROR(flush());
+  const Sha256Digest sum = hasher.Finish();
+  return out(std::string_view(reinterpret_cast<const char*>(sum.data()), sum.size()));
+}
+
+Result<EpochMap> EpochMap::Decode(std::string_view bytes, std::string_view list, size_t room,
+                                  const std::function<void(size_t offset, size_t length)>& done_with) {
   const auto* p = reinterpret_cast<const uint8_t*>(bytes.data());
   const size_t size = bytes.size();
   if (size < kEpochFixedBytes + 1) return Corrupt("file too short");
   if (std::memcmp(p, kEpochMapMagic, sizeof(kEpochMapMagic)) != 0) return Corrupt("bad magic");
   if (LoadLE32(p + 8) != kEpochMapFormatVersion) return Corrupt("unsupported format version");
-  Sha256Digest want = Sha256(bytes.substr(0, size - 32));
-  if (std::memcmp(want.data(), p + size - 32, 32) != 0) return Corrupt("checksum mismatch");
+  {
+    Sha256Hasher hasher;
+    for (size_t at = 0; at < size - 32;) {
+      const size_t n = std::min(kEpochDecodePieceBytes, size - 32 - at);
+      hasher.Update(p + at, n);
+      if (done_with) done_with(at, n);
+      at += n;
+    }
+    const Sha256Digest want = hasher.Finish();
+    if (std::memcmp(want.data(), p + size - 32, 32) != 0) return Corrupt("checksum mismatch");
+  }
   const size_t name_length = p[12];
   if (size < kEpochFixedBytes + name_length) return Corrupt("file too short for its name");
   std::string_view name(bytes.data() + 13, name_length);
@@ -379,7 +412,12 @@ Result<EpochMap> EpochMap::Decode(std::string_view bytes, std::string_view list,
   }
   m.entries_.reserve(count + std::min<uint64_t>(room, kMaxEpochMapEntries));
   m.entries_.resize(count);
+  size_t done = 0;  // bytes [0, done) told to done_with
   for (uint64_t i = 0; i < count; ++i, at += kEpochMapRecordBytes) {
+    if (done_with && at - done >= kEpochDecodePieceBytes) {
+      done_with(done, at - done);
+      done = at;
+    }
     EpochEntry& e = m.entries_[i];
     e.fingerprint = LoadLE64(p + at);
     e.last_version = LoadLE64(p + at + 8);
@@ -398,6 +436,7 @@ Result<EpochMap> EpochMap::Decode(std::string_view bytes, std::string_view list,
       return Corrupt("entries not sorted and unique at " + std::to_string(i));
     }
   }
+  if (done_with && size > done) done_with(done, size - done);
   return m;
 }
 

@@ -22,6 +22,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -42,6 +43,9 @@ constexpr size_t kEpochMapRecordBytes = 24;
 constexpr uint64_t kMaxEpochMapEntries = uint64_t{1} << 31;
 // Versions one epoch may span (the per-version touched counts are kept for the anchor plan).
 constexpr uint64_t kMaxEpochVersions = uint64_t{1} << 20;
+// The pieces EncodeTo hands out and Decode reads between two done_with calls.
+constexpr size_t kEpochEncodePieceBytes = size_t{1} << 20;
+constexpr size_t kEpochDecodePieceBytes = size_t{64} << 20;
 
 // One fingerprint a version touched: present before it (in V - 1) and after it (in V).
 struct TouchedFingerprint {
@@ -132,11 +136,19 @@ class EpochMap {
   uint64_t TouchedSince(uint64_t from) const;
 
   std::string Encode(std::string_view list) const;
+  // Encode's bytes handed to `out` in order, a piece of at most about kEpochEncodePieceBytes at a time, the
+  // trailer hashed on the way: the file of an archive of 60 M entries is 1.4 GB, which Encode would hold beside
+  // the map. Stops at `out`'s first error and returns it.
+  Status EncodeTo(std::string_view list, const std::function<Status(std::string_view)>& out) const;
   // Checks magic, format, the list name, sizes against the byte count (before allocating), the SHA-256
   // trailer, sorted unique entries with last_version in (checkpoint, version]. kCorruption naming the
   // problem. `room`: entries to reserve beyond the file's, so that an Apply of up to that many fingerprints
-  // merges in place.
-  static Result<EpochMap> Decode(std::string_view bytes, std::string_view list, size_t room = 0);
+  // merges in place. `done_with(offset, length)`, when set, is told of each stretch of `bytes` (at most about
+  // kEpochDecodePieceBytes) as Decode is through with it for now: the checksum pass, then the entries, read it
+  // once each, so a caller decoding a mapped file can hand its pages back (ReleaseMappedPages) instead of
+  // holding the whole file beside the map.
+  static Result<EpochMap> Decode(std::string_view bytes, std::string_view list, size_t room = 0,
+                                 const std::function<void(size_t offset, size_t length)>& done_with = nullptr);
 
   uint64_t checkpoint() const { return checkpoint_; }
   uint64_t version() const { return version_; }

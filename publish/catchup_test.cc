@@ -316,5 +316,65 @@ TEST(EpochMap, GoldenBytes) {
   EXPECT_FALSE(EpochMap::Decode(flipped, "phishing").ok());
 }
 
+// EncodeTo hands out Encode's bytes in pieces, and stops at its output's first error; Decode tells done_with of
+// every byte of the file, each pass in order and in pieces of about kEpochDecodePieceBytes, and decodes the same
+// map. A map of 3 M entries is a 72 MB file: two pieces.
+TEST(EpochMap, EncodesInPiecesAndTellsWhatItDecodedIsDone) {
+  EpochMap map(10, {});
+  std::vector<TouchedFingerprint> t;
+  const uint64_t n = 3'000'000;
+  t.reserve(n);
+  for (uint64_t i = 0; i < n; ++i) t.push_back({LayerKind::kUrl, i * 7 + 1, false, true});
+  ASSERT_TRUE(map.Apply(11, t).ok());
+  const std::string whole = map.Encode("phishing");
+  ASSERT_GT(whole.size(), kEpochDecodePieceBytes);
+
+  std::string pieced;
+  size_t pieces = 0;
+  Status s = map.EncodeTo("phishing", [&](std::string_view piece) {
+    EXPECT_LE(piece.size(), kEpochEncodePieceBytes + kEpochMapRecordBytes);
+    pieced.append(piece);
+    ++pieces;
+    return Status::Ok();
+  });
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(pieced, whole);
+  EXPECT_GT(pieces, whole.size() / (kEpochEncodePieceBytes + kEpochMapRecordBytes));
+  size_t calls = 0;
+  s = map.EncodeTo("phishing", [&](std::string_view) {
+    return ++calls == 3 ? Status::IoError("disk full") : Status::Ok();
+  });
+  EXPECT_EQ(s.code(), StatusCode::kIoError);
+  EXPECT_EQ(calls, 3u);
+
+  std::vector<std::pair<size_t, size_t>> told;
+  auto back = EpochMap::Decode(whole, "phishing", 0, [&](size_t offset, size_t length) {
+    told.emplace_back(offset, length);
+  });
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->entries(), map.entries());
+  // Two passes (the checksum's, then the entries'), each from 0 in order without gaps; the first stops at the
+  // trailer, the second ends at the file's end.
+  size_t pass = 0, next = 0;
+  for (const auto& [offset, length] : told) {
+    if (offset == 0 && next != 0) {
+      EXPECT_EQ(next, whole.size() - 32) << "the checksum pass covers all but the trailer";
+      ++pass;
+      next = 0;
+    }
+    EXPECT_EQ(offset, next);
+    EXPECT_GT(length, 0u);
+    EXPECT_LE(length, kEpochDecodePieceBytes + kEpochMapRecordBytes);
+    next = offset + length;
+  }
+  EXPECT_EQ(pass, 1u);
+  EXPECT_EQ(next, whole.size());
+  // A damaged file is refused whatever done_with is given.
+  std::string flipped = whole;
+  flipped[whole.size() / 2] ^= 1;
+  EXPECT_EQ(EpochMap::Decode(flipped, "phishing", 0, [](size_t, size_t) {}).status().code(),
+            StatusCode::kCorruption);
+}
+
 }  // namespace
 }  // namespace urlguard

@@ -830,8 +830,6 @@ uint64_t NewestCheckpoint(Env* env, const std::string& private_dir, uint64_t at)
   return newest;
 }
 
-// Mapped, not read: the file is immutable once renamed into place, and a copy of it (24 bytes per fingerprint
-// touched since the checkpoint) was fresh memory to fault in on every version. `room`: EpochMap::Decode's.
 // The catch-up archive's window in touched fingerprints: `configured`, or with 0 (the default) one that follows
 // the list: 3/5 of its fingerprints, within [16 Mi, 64 Mi]. A client that missed t touched fingerprints downloads
 // a range diff of about 3.7 bytes each, or the checkpoint snapshot at about 2.1 bytes per listed fingerprint
@@ -845,12 +843,25 @@ uint64_t CatchupRetention(uint64_t configured, uint64_t listed) {
   return std::clamp(listed / 5 * 3, kMinCatchupRetention, kMaxCatchupRetention);
 }
 
+// Mapped, not read: the file is immutable once renamed into place, and a copy of it (24 bytes per fingerprint
+// touched since the checkpoint) was fresh memory to fault in on every version. Its pages go back as Decode is
+// through with them, so the map is held, not the map and its file (an archive of 60 M entries: 1.4 GB each).
+// `room`: EpochMap::Decode's.
 Result<EpochMap> ReadEpochFile(Env* env, const std::string& path, const std::string& list, size_t room = 0) {
   URLGUARD_ASSIGN_OR_RETURN(std::unique_ptr<MappedFile> file, env->MapReadOnly(path));
   auto map = EpochMap::Decode(std::string_view(reinterpret_cast<const char*>(file->data()), file->size()),
-                              list, room);
+                              list, room,
+                              [&file](size_t offset, size_t length) { ReleaseMappedPages(*file, offset, length); });
   if (!map.ok()) return Status::Corruption(path + ": " + map.status().message());
   return map;
+}
+
+// Writes `map` to `path` (private, atomically) a piece at a time, never its whole file in memory.
+Status WriteEpochFile(Env* env, const std::string& path, const EpochMap& map, const std::string& list) {
+  auto write = [&](WritableFile& f) {
+    return map.EncodeTo(list, [&f](std::string_view piece) { return f.Append(piece); });
+  };
+  return WriteFileAtomicWith(env, path, write, /*private_file=*/true);
 }
 
 // The full-hash delta of a version from its effective change (docs/full-hash-format.md, "Delta files").
@@ -1287,8 +1298,7 @@ Result<bool> CheckpointFromEpoch(Env* env, const PublishOptions& o, uint64_t ver
     std::reverse(rec.diffs.begin(), rec.diffs.end());
     std::reverse(rec.large_diffs.begin(), rec.large_diffs.end());
   }
-  URLGUARD_RETURN_IF_ERROR(
-      WriteFileAtomic(env, JoinPath(private_dir, ArchiveFileName(version)), archive.Encode(o.list), true));
+  URLGUARD_RETURN_IF_ERROR(WriteEpochFile(env, JoinPath(private_dir, ArchiveFileName(version)), archive, o.list));
   URLGUARD_FAULT_POINT("publish.checkpoint.after-archive");
   for (int li = 0; li < kLayerKindCount; ++li) {
     if (rec.universe[li] == 0) rec.universe[li] = bo.universe_override[li];
@@ -1487,8 +1497,7 @@ Result<PublishReport> PublishRangeVersion(Env* env, const SigningKey& key, const
     if (t.before && !t.after) ++report.removed[static_cast<int>(t.layer)];
     if (!t.before && t.after) ++report.added[static_cast<int>(t.layer)];
   }
-  URLGUARD_RETURN_IF_ERROR(WriteFileAtomic(env, JoinPath(run.private_dir, EpochMapFileName(version)),
-                                           map.Encode(o.list), /*private_file=*/true));
+  URLGUARD_RETURN_IF_ERROR(WriteEpochFile(env, JoinPath(run.private_dir, EpochMapFileName(version)), map, o.list));
 
   // 5. The manifest: V's counts and digest, the checkpoint, its to-checkpoint diffs, the range diffs to V.
   Manifest m;
@@ -1544,8 +1553,7 @@ Result<PublishReport> PublishRangeVersion(Env* env, const SigningKey& key, const
     std::vector<RangeDiff> diffs = map.Diffs(target, anchors);  // one pass over the map for every anchor
     for (size_t ai = 0; ai < anchors.size(); ++ai) {
       const uint64_t a = anchors[ai];
-      auto md = WriteRangeDiffFile(env, run.public_dir, diffs[ai], o.range_diff_value_cap);
-      std::vector<RangeLayerDiff>().swap(diffs[ai].layers);  // written: give its memory back
+      auto md = WriteRangeDiffFile(env, run.public_dir, std::move(diffs[ai]), o.range_diff_value_cap);
       if (!md.ok() && md.status().code() == StatusCode::kResourceExhausted) {
         if (a != checkpoint) continue;  // clients at or after `a` take a farther anchor's diff
         too_large = true;               // the first anchor (ascending): nothing written yet
@@ -2130,10 +2138,8 @@ Result<PublishReport> Publish(Env* env, const SigningKey& key, const PublishOpti
     v2.state_digest = SetDigest(digest);
     for (int li = 0; li < kLayerKindCount; ++li) v2.universe[li] = digest.universe[li];
     EpochMap empty(version, digest.layers);
-    URLGUARD_RETURN_IF_ERROR(
-        WriteFileAtomic(env, JoinPath(private_dir, EpochMapFileName(version)), empty.Encode(o.list), true));
-    URLGUARD_RETURN_IF_ERROR(
-        WriteFileAtomic(env, JoinPath(private_dir, ArchiveFileName(version)), empty.Encode(o.list), true));
+    URLGUARD_RETURN_IF_ERROR(WriteEpochFile(env, JoinPath(private_dir, EpochMapFileName(version)), empty, o.list));
+    URLGUARD_RETURN_IF_ERROR(WriteEpochFile(env, JoinPath(private_dir, ArchiveFileName(version)), empty, o.list));
     Manifest record = v2;
     for (int li = 0; li < kLayerKindCount; ++li) {
       if (record.universe[li] == 0) record.universe[li] = bo.universe_override[li];

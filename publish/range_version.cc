@@ -113,10 +113,10 @@ Result<std::vector<TouchedFingerprint>> TouchedFingerprintsOf(
   return out;
 }
 
-Result<ManifestDiff> WriteRangeDiffFile(Env* env, const std::string& public_dir, const RangeDiff& diff,
+Result<ManifestDiff> WriteRangeDiffFile(Env* env, const std::string& public_dir, RangeDiff diff,
                                         uint64_t value_cap, const RangeDiffCaps* large, bool* is_large) {
-  const std::string name =
-      "range diff (" + std::to_string(diff.from_version) + ", " + std::to_string(diff.to_version) + "]";
+  const uint64_t from = diff.from_version, to = diff.to_version;
+  const std::string name = "range diff (" + std::to_string(from) + ", " + std::to_string(to) + "]";
   const RangeDiffCaps regular{kMaxDiffBytes, std::min(value_cap, kMaxDiffEntries)};
   // Checked before encoding: EncodeRangeDiff stops the process on a diff no reader takes.
   uint64_t most = 0;
@@ -136,6 +136,7 @@ Result<ManifestDiff> WriteRangeDiffFile(Env* env, const std::string& public_dir,
   }
   const uint64_t byte_cap = large != nullptr ? std::max(large->max_bytes, regular.max_bytes) : regular.max_bytes;
   std::string bytes = EncodeRangeDiff(diff, caps);
+  std::vector<RangeLayerDiff>().swap(diff.layers);  // encoded: its values are not needed beside the file
   if (bytes.size() > byte_cap) {
     return Status::ResourceExhausted(name + ": " + std::to_string(bytes.size()) + " bytes, more than a reader takes");
   }
@@ -147,9 +148,9 @@ Result<ManifestDiff> WriteRangeDiffFile(Env* env, const std::string& public_dir,
     *is_large = most > regular.max_values || bytes.size() > regular.max_bytes || z.size() > regular.max_bytes;
   }
   ManifestDiff md;
-  md.from_version = diff.from_version;
-  md.to_version = diff.to_version;
-  md.file.path = RangeDiffFileName(diff.from_version, diff.to_version);
+  md.from_version = from;
+  md.to_version = to;
+  md.file.path = RangeDiffFileName(from, to);
   md.file.size = z.size();
   md.file.sha256 = Sha256(z);
   md.file.inflated_size = bytes.size();
