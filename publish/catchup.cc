@@ -20,10 +20,6 @@ namespace {
 // version, the sums, the touched-count count; the entry count; the trailer.
 constexpr size_t kEpochFixedBytes = 8 + 4 + 1 + 8 + 8 + kLayerKindCount * 16 + 8 + 8 + 32;
 
-bool EntryLess(const EpochEntry& a, LayerKind layer, uint64_t fp) {
-  return a.layer != layer ? a.layer < layer : a.fingerprint < fp;
-}
-
 Status Corrupt(const std::string& what) { return Status::Corruption("epoch map: " + what); }
 
 }  // namespace
@@ -81,12 +77,12 @@ Status EpochMap::Apply(uint64_t version, std::span<const TouchedFingerprint> tou
   size_t i = 0;
   for (const TouchedFingerprint& f : touched) {
     i = static_cast<size_t>(std::lower_bound(entries_.begin() + static_cast<ptrdiff_t>(i), entries_.end(), f,
-                                             [](const EpochEntry& e, const TouchedFingerprint& t) {
-                                               return EntryLess(e, t.layer, t.fingerprint);
+                                             [](const Packed& e, const TouchedFingerprint& t) {
+                                               return Less(e, t.layer, t.fingerprint);
                                              }) -
                             entries_.begin());
-    bool known = i < entries_.size() && entries_[i].layer == f.layer && entries_[i].fingerprint == f.fingerprint;
-    if (known && entries_[i].present != f.before) {
+    bool known = i < entries_.size() && Same(entries_[i], f.layer, f.fingerprint);
+    if (known && entries_[i].present() != f.before) {
       return Status::InvalidArgument("epoch map: fingerprint " + std::to_string(f.fingerprint) + " of layer " +
                                      std::string(LayerKindName(f.layer)) + " disagrees with the map");
     }
@@ -113,15 +109,14 @@ Status EpochMap::Apply(uint64_t version, std::span<const TouchedFingerprint> tou
   size_t write = n + fresh;  // entries_[write, n + fresh) are placed
   for (size_t j = touched.size(); j-- > 0;) {
     const TouchedFingerprint& f = touched[j];
-    while (old_end > 0 && !EntryLess(entries_[old_end - 1], f.layer, f.fingerprint) &&
-           !(entries_[old_end - 1].layer == f.layer && entries_[old_end - 1].fingerprint == f.fingerprint)) {
+    while (old_end > 0 && !Less(entries_[old_end - 1], f.layer, f.fingerprint) &&
+           !Same(entries_[old_end - 1], f.layer, f.fingerprint)) {
       entries_[--write] = entries_[--old_end];
     }
-    if (old_end > 0 && entries_[old_end - 1].layer == f.layer &&
-        entries_[old_end - 1].fingerprint == f.fingerprint) {
+    if (old_end > 0 && Same(entries_[old_end - 1], f.layer, f.fingerprint)) {
       --old_end;  // replaced by the version's record
     }
-    entries_[--write] = {f.fingerprint, version, f.layer, f.after};
+    entries_[--write] = Pack(f.fingerprint, version, f.layer, f.after);
   }
   assert(write == old_end);  // the map's entries before every touched one are already in place
   sums_ = sums;
@@ -132,7 +127,18 @@ Status EpochMap::Apply(uint64_t version, std::span<const TouchedFingerprint> tou
 
 void EpochMap::Rebase(uint64_t checkpoint) {
   checkpoint = std::clamp(checkpoint, checkpoint_, version_);
-  std::erase_if(entries_, [&](const EpochEntry& e) { return e.last_version <= checkpoint; });
+  // Entries last touched at or before the new checkpoint go; the others' distances shrink by the step.
+  const uint64_t step = checkpoint - checkpoint_;
+  if (step != 0) {
+    size_t kept = 0;
+    for (size_t i = 0; i < entries_.size(); ++i) {
+      if (entries_[i].offset() < step) continue;
+      Packed e = entries_[i];
+      e.word -= static_cast<uint32_t>(step << 3);
+      entries_[kept++] = e;
+    }
+    entries_.resize(kept);
+  }
   touched_counts_.erase(touched_counts_.begin(), touched_counts_.begin() + static_cast<ptrdiff_t>(checkpoint - checkpoint_));
   checkpoint_ = checkpoint;
 }
@@ -153,14 +159,15 @@ Result<EpochMap> EpochMap::Concatenate(const EpochMap& older, const EpochMap& ne
   m.touched_counts_ = older.touched_counts_;
   m.touched_counts_.insert(m.touched_counts_.end(), newer.touched_counts_.begin(), newer.touched_counts_.end());
   m.entries_.reserve(older.entries_.size() + newer.entries_.size());
+  // newer's distances are from its checkpoint, older's version: the merged map's are from older's checkpoint.
+  const uint32_t shift = static_cast<uint32_t>((newer.checkpoint_ - older.checkpoint_) << 3);
   size_t i = 0;
-  for (const EpochEntry& e : newer.entries_) {
-    while (i < older.entries_.size() && EntryLess(older.entries_[i], e.layer, e.fingerprint)) {
+  for (Packed e : newer.entries_) {
+    while (i < older.entries_.size() && Less(older.entries_[i], e.layer(), e.fingerprint())) {
       m.entries_.push_back(older.entries_[i++]);
     }
-    if (i < older.entries_.size() && older.entries_[i].layer == e.layer && older.entries_[i].fingerprint == e.fingerprint) {
-      ++i;
-    }
+    if (i < older.entries_.size() && Same(older.entries_[i], e.layer(), e.fingerprint())) ++i;
+    e.word += shift;
     m.entries_.push_back(e);
   }
   while (i < older.entries_.size()) m.entries_.push_back(older.entries_[i++]);
@@ -187,6 +194,8 @@ Status EpochMap::Append(const EpochMap& newer, uint64_t max_touched) {
     --from;
   }
   Rebase(std::min(from, version_));  // drop what falls outside before growing
+  // newer's distances are from its checkpoint, this map's version: here they are from this map's checkpoint.
+  const uint32_t shift = static_cast<uint32_t>((newer.checkpoint_ - checkpoint_) << 3);
   // Merge from the back: newer's entries replace older ones of the same fingerprint; the gap duplicates leave
   // ends up at the front and is closed once.
   const size_t n_old = entries_.size();
@@ -196,16 +205,16 @@ Status EpochMap::Append(const EpochMap& newer, uint64_t max_touched) {
   size_t j = n_new;
   size_t k = n_old + n_new;
   while (j > 0) {
-    const EpochEntry& e = newer.entries_[j - 1];
-    if (i > 0 && !EntryLess(entries_[i - 1], e.layer, e.fingerprint)) {
-      const EpochEntry& o = entries_[i - 1];
-      if (o.layer == e.layer && o.fingerprint == e.fingerprint) {
+    Packed e = newer.entries_[j - 1];
+    if (i > 0 && !Less(entries_[i - 1], e.layer(), e.fingerprint())) {
+      if (Same(entries_[i - 1], e.layer(), e.fingerprint())) {
         --i;  // replaced by newer's entry
       } else {
         entries_[--k] = entries_[--i];
         continue;
       }
     }
+    e.word += shift;
     entries_[--k] = e;
     --j;
   }
@@ -235,16 +244,17 @@ RangeDiff EpochMap::Diff(const RangeDiffTarget& target, uint64_t from) const {
   d.list_name = target.list;
   d.from_version = from;
   d.to_version = target.version;
-  for (const EpochEntry& e : entries_) {
-    if (e.last_version <= from) continue;
-    if (d.layers.empty() || d.layers.back().layer != e.layer) {
+  for (const Packed& e : entries_) {
+    if (LastVersion(e) <= from) continue;
+    const LayerKind layer = e.layer();
+    if (d.layers.empty() || d.layers.back().layer != layer) {
       RangeLayerDiff l;
-      l.layer = e.layer;
-      l.universe = target.universe[static_cast<int>(e.layer)];
-      l.new_count = target.count[static_cast<int>(e.layer)];
+      l.layer = layer;
+      l.universe = target.universe[static_cast<int>(layer)];
+      l.new_count = target.count[static_cast<int>(layer)];
       d.layers.push_back(std::move(l));
     }
-    (e.present ? d.layers.back().present : d.layers.back().absent).push_back(e.fingerprint);
+    (e.present() ? d.layers.back().present : d.layers.back().absent).push_back(e.fingerprint());
   }
   return d;
 }
@@ -262,8 +272,7 @@ std::vector<RangeDiff> EpochMap::Diffs(const RangeDiffTarget& target, std::span<
   auto slot = [versions](int layer, bool present) {
     return (static_cast<size_t>(layer) * 2 + (present ? 1 : 0)) * versions;
   };
-  for (const EpochEntry& e : entries_)
-    ++hist[slot(static_cast<int>(e.layer), e.present) + (e.last_version - checkpoint_ - 1)];
+  for (const Packed& e : entries_) ++hist[slot(static_cast<int>(e.layer()), e.present()) + e.offset()];
   std::vector<RangeDiff> out(n);
   // layer_index[i][k]: position of layer k in out[i].layers, or -1.
   std::vector<std::array<int, kLayerKindCount>> layer_index(n);
@@ -292,13 +301,21 @@ std::vector<RangeDiff> EpochMap::Diffs(const RangeDiffTarget& target, std::span<
   }
   // Entries ascend by (layer, fingerprint), so every output vector receives its values in ascending order.
   // The ranges an entry belongs to are those starting before its last version: a prefix of `froms`.
-  for (const EpochEntry& e : entries_) {
-    const int k = static_cast<int>(e.layer);
-    for (size_t i = 0; i < n && froms[i] < e.last_version; ++i) {
+  for (const Packed& e : entries_) {
+    const int k = static_cast<int>(e.layer());
+    const uint64_t last = LastVersion(e);
+    for (size_t i = 0; i < n && froms[i] < last; ++i) {
       RangeLayerDiff& l = out[i].layers[static_cast<size_t>(layer_index[i][k])];
-      (e.present ? l.present : l.absent).push_back(e.fingerprint);
+      (e.present() ? l.present : l.absent).push_back(e.fingerprint());
     }
   }
+  return out;
+}
+
+std::vector<EpochEntry> EpochMap::entries() const {
+  std::vector<EpochEntry> out;
+  out.reserve(entries_.size());
+  for (const Packed& e : entries_) out.push_back({e.fingerprint(), LastVersion(e), e.layer(), e.present()});
   return out;
 }
 
@@ -348,11 +365,11 @@ Status EpochMap::EncodeTo(std::string_view list, const std::function<Status(std:
     if (buf.size() >= kEpochEncodePieceBytes) URLGUARD_RETURN_IF_ERROR(flush());
   }
   AppendLE64(&buf, entries_.size());
-  for (const EpochEntry& e : entries_) {
-    AppendLE64(&buf, e.fingerprint);
-    AppendLE64(&buf, e.last_version);
-    buf.push_back(static_cast<char>(e.layer));
-    buf.push_back(static_cast<char>(e.present ? 1 : 0));
+  for (const Packed& e : entries_) {
+    AppendLE64(&buf, e.fingerprint());
+    AppendLE64(&buf, LastVersion(e));
+    buf.push_back(static_cast<char>(e.layer()));
+    buf.push_back(static_cast<char>(e.present() ? 1 : 0));
     buf.append(6, '\0');
     if (buf.size() >= kEpochEncodePieceBytes) URLGUARD_RETURN_IF_ERROR(flush());
   }
@@ -418,23 +435,21 @@ Result<EpochMap> EpochMap::Decode(std::string_view bytes, std::string_view list,
       done_with(done, at - done);
       done = at;
     }
-    EpochEntry& e = m.entries_[i];
-    e.fingerprint = LoadLE64(p + at);
-    e.last_version = LoadLE64(p + at + 8);
+    const uint64_t fingerprint = LoadLE64(p + at);
+    const uint64_t last_version = LoadLE64(p + at + 8);
     const uint8_t layer = p[at + 16];
     const uint8_t present = p[at + 17];
     if (layer >= kLayerKindCount || present > 1) return Corrupt("bad layer or presence in entry " + std::to_string(i));
     for (int z = 18; z < 24; ++z) {
       if (p[at + z] != 0) return Corrupt("reserved bytes not zero in entry " + std::to_string(i));
     }
-    e.layer = static_cast<LayerKind>(layer);
-    e.present = present == 1;
-    if (e.last_version <= m.checkpoint_ || e.last_version > m.version_) {
+    if (last_version <= m.checkpoint_ || last_version > m.version_) {
       return Corrupt("entry " + std::to_string(i) + " last touched outside the epoch");
     }
-    if (i > 0 && !EntryLess(m.entries_[i - 1], e.layer, e.fingerprint)) {
+    if (i > 0 && !Less(m.entries_[i - 1], static_cast<LayerKind>(layer), fingerprint)) {
       return Corrupt("entries not sorted and unique at " + std::to_string(i));
     }
+    m.entries_[i] = m.Pack(fingerprint, last_version, static_cast<LayerKind>(layer), present == 1);
   }
   if (done_with && size > done) done_with(done, size - done);
   return m;

@@ -109,7 +109,7 @@ class EpochMap {
   // Concatenate in place (this map is the older one), keeping the retention window TrimToTouched(max_touched)
   // gives over both maps: entries outside it are dropped before the merge, so the memory is the entries kept plus
   // newer's (decode the older map with `room` >= newer's entries and nothing is reallocated). What a checkpoint
-  // makes its catch-up archive with: the archive of a 100 M list can hold 60 M entries (1.4 GB), and a copy
+  // makes its catch-up archive with: the archive of a 100 M list can hold 60 M entries (720 MB), and a copy
   // would double that. kInvalidArgument when the two do not meet, kResourceExhausted over the caps; the map is
   // unchanged then.
   Status Append(const EpochMap& newer, uint64_t max_touched = UINT64_MAX);
@@ -153,15 +153,43 @@ class EpochMap {
   uint64_t checkpoint() const { return checkpoint_; }
   uint64_t version() const { return version_; }
   const std::array<LayerSetSum, kLayerKindCount>& sums() const { return sums_; }
-  const std::vector<EpochEntry>& entries() const { return entries_; }
+  // The entries, sorted by (layer, fingerprint): a copy, unpacked (for tests and tools; size() is cheap).
+  std::vector<EpochEntry> entries() const;
+  size_t size() const { return entries_.size(); }
   const std::vector<uint64_t>& touched_counts() const { return touched_counts_; }
 
  private:
+  // An entry as the map holds it: 12 bytes where EpochEntry (and the file's record) takes 24, since the last
+  // version is kept as its distance from the checkpoint (below kMaxEpochVersions). A checkpoint's catch-up archive
+  // holds up to 64 Mi of them.
+  struct Packed {
+    uint32_t fp_lo = 0;
+    uint32_t fp_hi = 0;
+    uint32_t word = 0;  // (last_version - checkpoint_ - 1) << 3 | layer << 1 | present
+
+    uint64_t fingerprint() const { return uint64_t{fp_hi} << 32 | fp_lo; }
+    LayerKind layer() const { return static_cast<LayerKind>((word >> 1) & 3); }
+    bool present() const { return (word & 1) != 0; }
+    uint64_t offset() const { return word >> 3; }  // last_version - checkpoint_ - 1
+  };
+  static_assert(sizeof(Packed) == 12 && kLayerKindCount <= 4 && kMaxEpochVersions < (uint64_t{1} << 29));
+  static bool Less(const Packed& a, LayerKind layer, uint64_t fp) {
+    return a.layer() != layer ? a.layer() < layer : a.fingerprint() < fp;
+  }
+  static bool Same(const Packed& a, LayerKind layer, uint64_t fp) { return a.layer() == layer && a.fingerprint() == fp; }
+  // An entry last touched at `last_version` (in (checkpoint_, checkpoint_ + kMaxEpochVersions]).
+  Packed Pack(uint64_t fingerprint, uint64_t last_version, LayerKind layer, bool present) const {
+    return {static_cast<uint32_t>(fingerprint), static_cast<uint32_t>(fingerprint >> 32),
+            static_cast<uint32_t>((last_version - checkpoint_ - 1) << 3 | static_cast<uint64_t>(layer) << 1 |
+                                  (present ? 1 : 0))};
+  }
+  uint64_t LastVersion(const Packed& e) const { return checkpoint_ + 1 + e.offset(); }
+
   uint64_t checkpoint_ = 0;
   uint64_t version_ = 0;
   std::array<LayerSetSum, kLayerKindCount> sums_{};
   std::vector<uint64_t> touched_counts_;  // [i]: fingerprints version checkpoint_ + 1 + i touched
-  std::vector<EpochEntry> entries_;       // sorted by (layer, fingerprint)
+  std::vector<Packed> entries_;           // sorted by (layer, fingerprint)
 };
 
 }  // namespace urlguard

@@ -834,7 +834,7 @@ uint64_t NewestCheckpoint(Env* env, const std::string& private_dir, uint64_t at)
 // the list: 3/5 of its fingerprints, within [16 Mi, 64 Mi]. A client that missed t touched fingerprints downloads
 // a range diff of about 3.7 bytes each, or the checkpoint snapshot at about 2.1 bytes per listed fingerprint
 // (docs/versions.md §7b): past t = 0.57 N the snapshot is the smaller, so a longer window serves nobody. The
-// ceiling bounds the checkpoint's memory (24 bytes an entry: 1.5 GB) and covers a 100 M list whole; a 1.2 B list
+// ceiling bounds the checkpoint's memory (12 bytes an entry: 768 MB) and covers a 100 M list whole; a 1.2 B list
 // keeps about 6.7 hours at 1,400 new entries a second (the floor was the whole window before: 1.7 hours).
 constexpr uint64_t kMinCatchupRetention = uint64_t{16} << 20;
 constexpr uint64_t kMaxCatchupRetention = uint64_t{64} << 20;
@@ -845,7 +845,7 @@ uint64_t CatchupRetention(uint64_t configured, uint64_t listed) {
 
 // Mapped, not read: the file is immutable once renamed into place, and a copy of it (24 bytes per fingerprint
 // touched since the checkpoint) was fresh memory to fault in on every version. Its pages go back as Decode is
-// through with them, so the map is held, not the map and its file (an archive of 60 M entries: 1.4 GB each).
+// through with them, so the map is held, not the map and its file (an archive of 60 M entries: 720 MB and 1.4 GB).
 // `room`: EpochMap::Decode's.
 Result<EpochMap> ReadEpochFile(Env* env, const std::string& path, const std::string& list, size_t room = 0) {
   URLGUARD_ASSIGN_OR_RETURN(std::unique_ptr<MappedFile> file, env->MapReadOnly(path));
@@ -1236,8 +1236,8 @@ Result<bool> CheckpointFromEpoch(Env* env, const PublishOptions& o, uint64_t ver
     for (const LayerSetSum& l : digest.layers) listed += l.count;
     const uint64_t retention = CatchupRetention(o.catchup_retention, listed);
     // The previous archive, with room for the epoch's entries so that Append merges in place (an archive of a
-    // 100 M list holds up to 64 Mi entries, 1.5 GB). The first checkpoint after a full version has none yet.
-    auto old = ReadEpochFile(env, JoinPath(private_dir, ArchiveFileName(previous)), o.list, epoch.entries().size());
+    // 100 M list holds up to 64 Mi entries, 768 MB). The first checkpoint after a full version has none yet.
+    auto old = ReadEpochFile(env, JoinPath(private_dir, ArchiveFileName(previous)), o.list, epoch.size());
     if (old.ok() && old->version() == epoch.checkpoint()) {
       archive = std::move(old).value();
       URLGUARD_RETURN_IF_ERROR(archive.Append(epoch, retention));
